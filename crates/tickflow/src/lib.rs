@@ -1,0 +1,36 @@
+//! tickflow: exact, deterministic time services for game loops, simulations and game servers.
+//!
+//! - [`time`]: exact integer time (flicks), [`Span`], [`Time`] and the three clocks.
+//! - [`timer`]: [`TimerManager`], one-shot and looping timers with generational handles.
+//!
+//! ```
+//! use tickflow::prelude::*;
+//!
+//! struct Game { score: u32 }
+//!
+//! let mut timers = TimerManager::<Game>::new();
+//! timers.every(secs(0.5)).call(|game, _| game.score += 1);
+//!
+//! let mut game = Game { score: 0 };
+//! for _ in 0..60 {
+//!     timers.tick(Span::frames(1, 60), &mut game); // one second of 60 Hz frames
+//! }
+//! assert_eq!(game.score, 2);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+#![doc(test(attr(deny(warnings))))]
+
+pub mod time;
+pub mod timer;
+
+pub use time::{millis, secs, Domain, Span, Time, TimeError, FLICKS_PER_SECOND};
+pub use timer::{
+    CatchUp, OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState,
+};
+
+/// The names most programs use, for `use tickflow::prelude::*`.
+pub mod prelude {
+    pub use crate::time::{millis, secs, Domain, Span, Time};
+    pub use crate::timer::{CatchUp, OwnerId, TimerHandle, TimerManager};
+}

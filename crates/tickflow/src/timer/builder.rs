@@ -1,0 +1,229 @@
+//! [`TimerBuilder`]: the options of a new timer.
+
+use std::fmt;
+
+use super::manager::CancelHook;
+use super::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
+use crate::time::{Domain, Span};
+
+/// A timer's settings before [`call`](TimerBuilder::call) stores it.
+pub(crate) struct Spec<C> {
+    pub(crate) domain: Domain,
+    /// Time to the first call.
+    pub(crate) delay: u64,
+    pub(crate) period: u64,
+    pub(crate) looping: bool,
+    pub(crate) catch_up: CatchUp,
+    pub(crate) times: Option<u64>,
+    pub(crate) owner: Option<OwnerId>,
+    pub(crate) name: Option<Box<str>>,
+    pub(crate) tag: Option<u64>,
+    pub(crate) on_cancel: Option<CancelHook<C>>,
+}
+
+impl<C> Spec<C> {
+    pub(crate) fn one_shot(domain: Domain, delay: u64) -> Self {
+        Spec::new(domain, delay, false)
+    }
+
+    pub(crate) fn looping(domain: Domain, period: u64) -> Self {
+        Spec::new(domain, period, true)
+    }
+
+    fn new(domain: Domain, delay: u64, looping: bool) -> Self {
+        Spec {
+            domain,
+            delay,
+            period: delay,
+            looping,
+            catch_up: CatchUp::Burst,
+            times: None,
+            owner: None,
+            name: None,
+            tag: None,
+            on_cancel: None,
+        }
+    }
+}
+
+/// Options for a new timer, from [`TimerManager::after`], [`every`](TimerManager::every),
+/// [`after_frames`](TimerManager::after_frames) or [`every_frames`](TimerManager::every_frames).
+/// Nothing is stored until [`call`](TimerBuilder::call).
+///
+/// # Examples
+///
+/// ```
+/// use tickflow::time::{secs, Domain};
+/// use tickflow::timer::{CatchUp, OwnerId, TimerHandle, TimerManager};
+///
+/// let mut timers = TimerManager::<u32>::new();
+/// let mut cooldown = TimerHandle::default();
+/// timers
+///     .every(secs(0.5))
+///     .first_delay(secs(0.0)) // first call in the next tick
+///     .times(3)
+///     .catch_up(CatchUp::Once)
+///     .domain(Domain::Real)
+///     .owner(OwnerId::from(7))
+///     .name("regen")
+///     .on_cancel(|hp| *hp = 0)
+///     .replace(&mut cooldown)
+///     .call(|hp, _| *hp += 10);
+/// let mut hp = 0;
+/// timers.tick(secs(0.1), &mut hp);
+/// assert_eq!(hp, 10);
+/// assert_eq!(timers.clear_owner(OwnerId::from(7)), 1);
+/// timers.tick(secs(0.1), &mut hp); // on_cancel runs at the start of the next tick
+/// assert_eq!(hp, 0);
+/// ```
+#[must_use = "a timer is stored only by .call(f)"]
+pub struct TimerBuilder<'a, C> {
+    mgr: &'a mut TimerManager<C>,
+    spec: Spec<C>,
+    replace: Option<&'a mut TimerHandle>,
+}
+
+impl<'a, C: 'static> TimerBuilder<'a, C> {
+    pub(crate) fn new(mgr: &'a mut TimerManager<C>, spec: Spec<C>) -> Self {
+        TimerBuilder {
+            mgr,
+            spec,
+            replace: None,
+        }
+    }
+
+    fn is_frames(&self) -> bool {
+        self.spec.domain == Domain::Frames
+    }
+
+    /// Time to the first call, instead of the period (looping) or delay (one-shot). Zero
+    /// means the next tick.
+    ///
+    /// # Panics
+    ///
+    /// On a frame timer: use [`first_delay_frames`](Self::first_delay_frames).
+    #[track_caller]
+    pub fn first_delay(mut self, delay: Span) -> Self {
+        assert!(
+            !self.is_frames(),
+            "first_delay takes a Span: use first_delay_frames on a frame timer"
+        );
+        self.spec.delay = delay.flicks();
+        self
+    }
+
+    /// Frames to the first call of a frame timer.
+    ///
+    /// # Panics
+    ///
+    /// On a timer that counts time: use [`first_delay`](Self::first_delay).
+    #[track_caller]
+    pub fn first_delay_frames(mut self, n: u64) -> Self {
+        assert!(
+            self.is_frames(),
+            "first_delay_frames is for frame timers: use first_delay"
+        );
+        self.spec.delay = n;
+        self
+    }
+
+    /// Makes exactly `n` calls, then finishes. On a one-shot, `n > 1` makes it repeat with its
+    /// delay as the period.
+    ///
+    /// # Panics
+    ///
+    /// When `n` is zero (a timer that may never call is a mistake at the call site).
+    #[track_caller]
+    pub fn times(mut self, n: u64) -> Self {
+        assert!(n > 0, "times(n) needs n >= 1");
+        self.spec.times = Some(n);
+        if n > 1 {
+            self.spec.looping = true;
+        }
+        self
+    }
+
+    /// What to do when a tick finds this looping timer several periods late.
+    pub fn catch_up(mut self, policy: CatchUp) -> Self {
+        self.spec.catch_up = policy;
+        self
+    }
+
+    /// The clock to count on: [`Domain::Game`] (default) or [`Domain::Real`].
+    ///
+    /// # Panics
+    ///
+    /// For [`Domain::Frames`] (use [`after_frames`](TimerManager::after_frames) /
+    /// [`every_frames`](TimerManager::every_frames)), or on a frame timer.
+    #[track_caller]
+    pub fn domain(mut self, domain: Domain) -> Self {
+        assert!(
+            domain != Domain::Frames && !self.is_frames(),
+            "spans cannot count frames: use after_frames/every_frames for frame timers"
+        );
+        self.spec.domain = domain;
+        self
+    }
+
+    /// The owner, for [`clear_owner`](TimerManager::clear_owner) and
+    /// [`pause_owner`](TimerManager::pause_owner).
+    pub fn owner(mut self, owner: OwnerId) -> Self {
+        self.spec.owner = Some(owner);
+        self
+    }
+
+    /// A name, for [`clear_named`](TimerManager::clear_named), debugging, and rebinding the
+    /// callback after a snapshot.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.spec.name = Some(name.into().into_boxed_str());
+        self
+    }
+
+    /// A user key, reported in [`TimerInfo`](super::TimerInfo) (for rebinding callbacks after a
+    /// snapshot, where a name is too costly).
+    pub fn tag(mut self, tag: u64) -> Self {
+        self.spec.tag = Some(tag);
+        self
+    }
+
+    /// A hook that runs, with the context, at the start of the next tick after this timer is
+    /// cleared before it finished. It never runs when the timer completes.
+    pub fn on_cancel(mut self, f: impl FnOnce(&mut C) + 'static) -> Self {
+        self.spec.on_cancel = Some(Box::new(f));
+        self
+    }
+
+    /// Clears the timer `handle` names (if any) and writes the new timer's handle into it
+    /// when [`call`](Self::call) stores it.
+    pub fn replace(mut self, handle: &'a mut TimerHandle) -> Self {
+        self.replace = Some(handle);
+        self
+    }
+
+    /// Stores the timer with its callback and returns its handle.
+    pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + 'static) -> TimerHandle {
+        let TimerBuilder { mgr, spec, replace } = self;
+        let cb = Box::new(f);
+        if let Some(old) = replace.as_deref() {
+            mgr.clear(*old);
+        }
+        let handle = mgr.insert(spec, cb);
+        if let Some(slot) = replace {
+            *slot = handle;
+        }
+        handle
+    }
+}
+
+impl<C> fmt::Debug for TimerBuilder<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimerBuilder")
+            .field("domain", &self.spec.domain)
+            .field("delay", &self.spec.delay)
+            .field("period", &self.spec.period)
+            .field("looping", &self.spec.looping)
+            .field("catch_up", &self.spec.catch_up)
+            .field("times", &self.spec.times)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,301 @@
+//! Advancing the clocks and making the calls: `begin_frame`, `tick`, `fire_now`.
+
+use std::panic::{self, AssertUnwindSafe};
+
+use super::manager::Callback;
+use super::ready::Call;
+use super::slot::{State, NEVER, NIL};
+use super::{CatchUp, TimerCx, TimerHandle, TimerManager};
+use crate::time::{Domain, Span};
+
+/// Panic payload of a callback, carried to the caller of `tick`.
+type Payload = Box<dyn std::any::Any + Send>;
+
+impl<C: 'static> TimerManager<C> {
+    /// Tells the manager that a new frame has begun: until the next [`tick`](Self::tick),
+    /// new timers are *pending* and count their delay from the time that tick reaches (the
+    /// delta of the frame they were set in never counts). The [`Scheduler`](crate) calls this.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u32>::new();
+    /// timers.begin_frame();
+    /// let h = timers.after(secs(1.0)).call(|n, _| *n += 1);
+    /// assert!(timers.is_pending(h));
+    /// let mut n = 0;
+    /// timers.tick(secs(0.5), &mut n); // the countdown starts at 0.5
+    /// assert_eq!(timers.remaining(h), Some(secs(1.0)));
+    /// ```
+    pub fn begin_frame(&mut self) {
+        self.frame_open = true;
+    }
+
+    /// Advances the game and real clocks by `dt` and the frame clock by one, then makes every
+    /// call that is due, in order. Returns how many calls it made.
+    ///
+    /// # Panics
+    ///
+    /// A panic in a callback reaches the caller after the manager is made consistent (the
+    /// remaining due calls run at the next tick). Calling `tick` from inside a callback panics.
+    pub fn tick(&mut self, dt: Span, ctx: &mut C) -> usize {
+        self.tick_step(dt, dt, ctx)
+    }
+
+    /// Like [`tick`](Self::tick) with separate deltas for the game clock (scaled, paused) and
+    /// the real clock.
+    ///
+    /// # Panics
+    ///
+    /// As [`tick`](Self::tick).
+    pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
+        assert!(
+            !self.in_tick,
+            "TimerManager::tick called from inside a timer callback"
+        );
+        self.in_tick = true;
+        if let Err(p) = self.run_cancel_hooks(ctx) {
+            self.in_tick = false;
+            panic::resume_unwind(p);
+        }
+        self.advance_clocks([game_dt.flicks(), real_dt.flicks(), 1]);
+        self.processing = true;
+        let mut calls = 0;
+        let result = loop {
+            if self.budget.is_some_and(|b| calls >= b) {
+                break Ok(());
+            }
+            let Some(call) = self.ready.pop(&self.span) else {
+                break Ok(());
+            };
+            if !self.is_current(&call) {
+                continue;
+            }
+            calls += 1;
+            if let Err(p) = self.fire(call, ctx) {
+                break Err(p);
+            }
+        };
+        self.processing = false;
+        self.in_tick = false;
+        if let Err(p) = result {
+            panic::resume_unwind(p);
+        }
+        calls
+    }
+
+    fn run_cancel_hooks(&mut self, ctx: &mut C) -> Result<(), Payload> {
+        while let Some(hook) = self.cancelled.pop_front() {
+            panic::catch_unwind(AssertUnwindSafe(|| hook(ctx)))?;
+        }
+        Ok(())
+    }
+
+    /// Moves the clocks and collects everything that became due into the ready queue.
+    fn advance_clocks(&mut self, deltas: [u64; 3]) {
+        self.span.prev = self.span.now;
+        for (d, dt) in deltas.into_iter().enumerate() {
+            // The clocks stop one flick short of NEVER so that "never" stays never.
+            self.span.now[d] = self.span.now[d].saturating_add(dt).min(NEVER - 1);
+        }
+        self.frame_open = false;
+        self.ready.admit_deferred();
+        for d in 0..3 {
+            let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
+            wheel.advance(&mut self.slots, self.span.now[d], |slots, idx| {
+                let e = slots.at_mut(idx);
+                e.state = State::Ready;
+                e.ticket = e.ticket.wrapping_add(1);
+                ready.push(Call {
+                    due: e.due,
+                    seq: e.seq,
+                    idx,
+                    gen: e.gen,
+                    ticket: e.ticket,
+                    domain: e.flags.domain(),
+                    burst: 0,
+                });
+            });
+        }
+        // Pending timers start counting at the time this tick reached.
+        let mut cur = self.pending.take().head;
+        while cur != NIL {
+            let e = self.slots.at_mut(cur);
+            let next = e.next;
+            e.next = NIL;
+            e.prev = NIL;
+            let (delay, d) = (e.due, e.flags.domain().index());
+            let start = self.span.now[d];
+            self.place(cur, start.checked_add(delay).unwrap_or(NEVER));
+            cur = next;
+        }
+    }
+
+    /// Whether a popped record still describes its timer (not cleared, paused or re-queued).
+    fn is_current(&self, call: &Call) -> bool {
+        self.slots
+            .get(call.idx, call.gen)
+            .is_some_and(|e| e.state == State::Ready && e.ticket == call.ticket)
+    }
+
+    /// Calls this timer gets in this tick from `due` on, this one included.
+    fn calls_due_from(&self, idx: u32, due: u64, now: u64) -> u64 {
+        let e = self.slots.at(idx);
+        let due_now = if e.flags.looping() && e.flags.catch_up() == CatchUp::Burst && e.period > 0
+        {
+            (now - due) / e.period + 1
+        } else {
+            1
+        };
+        match self.extras_of(idx).and_then(|x| x.times_left) {
+            Some(left) => due_now.min(left),
+            None => due_now,
+        }
+    }
+
+    /// Makes one call from the ready queue and reschedules its timer.
+    fn fire(&mut self, call: Call, ctx: &mut C) -> Result<(), Payload> {
+        let idx = call.idx;
+        let domain = call.domain;
+        let now = self.span.now[domain.index()];
+        self.slots.at_mut(idx).state = State::Executing;
+        let calls_this_tick = u64::from(call.burst) + self.calls_due_from(idx, call.due, now);
+        self.run_callback(idx, ctx, domain, call.due, calls_this_tick, |m, cb| {
+            m.after_tick_call(idx, call.gen, cb, call.due, call.burst)
+        })
+    }
+
+    /// Runs a timer's callback with a [`TimerCx`], then hands the callback to `after` (also
+    /// when the callback panicked, so the manager stays consistent).
+    fn run_callback(
+        &mut self,
+        idx: u32,
+        ctx: &mut C,
+        domain: Domain,
+        scheduled: u64,
+        calls_this_tick: u64,
+        after: impl FnOnce(&mut Self, Callback<C>),
+    ) -> Result<(), Payload> {
+        let mut cb = self.callbacks[idx as usize]
+            .take()
+            .expect("a timer that is not running has its callback");
+        let handle = self.handle_of(idx);
+        let call_index = self.calls_at(idx);
+        let outer = self.firing.replace((domain, scheduled));
+        let now = self.span.now[domain.index()];
+        let result = {
+            let mut cx = TimerCx::new(
+                self,
+                handle,
+                now,
+                scheduled,
+                call_index,
+                calls_this_tick,
+            );
+            panic::catch_unwind(AssertUnwindSafe(|| cb(ctx, &mut cx)))
+        };
+        self.firing = outer;
+        after(self, cb);
+        result
+    }
+
+    /// Counts a call; returns `true` if that was the timer's last one.
+    fn count_call(&mut self, idx: u32) -> bool {
+        let e = self.slots.at_mut(idx);
+        let looping = e.flags.looping();
+        e.calls = e.calls.wrapping_add(1);
+        let wrapped = e.calls == 0;
+        if wrapped {
+            let x = self.extras_mut(idx);
+            x.calls_hi = x.calls_hi.saturating_add(1);
+        }
+        let mut done = !looping;
+        if self.slots.at(idx).flags.has_extras() {
+            if let Some(left) = self.extras_mut(idx).times_left.as_mut() {
+                *left = left.saturating_sub(1);
+                done |= *left == 0;
+            }
+        }
+        done
+    }
+
+    fn after_tick_call(&mut self, idx: u32, gen: u32, cb: Callback<C>, due: u64, burst: u32) {
+        if self.slots.get(idx, gen).is_none() {
+            return; // cleared (or cleared and re-set) by its own callback
+        }
+        if self.count_call(idx) {
+            self.remove(idx, false);
+            return;
+        }
+        self.callbacks[idx as usize] = Some(cb);
+        let e = self.slots.at(idx);
+        let now = self.span.now[e.flags.domain().index()];
+        let period = e.period;
+        let on_grid = due.checked_add(period).unwrap_or(NEVER);
+        let next = if period == 0 {
+            now // once every tick: due again, but not in this one
+        } else if on_grid > now {
+            on_grid
+        } else {
+            match e.flags.catch_up() {
+                CatchUp::Burst => on_grid,
+                CatchUp::Once => due
+                    .checked_add(period.saturating_mul((now - due) / period + 1))
+                    .unwrap_or(NEVER),
+                CatchUp::Delay => now.checked_add(period).unwrap_or(NEVER),
+            }
+        };
+        if e.state == State::ExecutingPaused {
+            let e = self.slots.at_mut(idx);
+            e.state = State::Paused;
+            e.due = if next == NEVER { NEVER } else { next.saturating_sub(now) };
+        } else if period > 0 && next <= now {
+            self.slots.at_mut(idx).due = next;
+            let call = self.make_ready(idx, burst.saturating_add(1));
+            self.ready.push(call);
+        } else {
+            self.place(idx, next);
+        }
+    }
+
+    /// Calls a timer now, outside its schedule. It counts as a call (a one-shot, or a timer
+    /// on its last `times(n)` call, is then finished); a looping timer keeps its schedule.
+    /// Returns `false` for an unknown handle or a timer whose callback is already running.
+    ///
+    /// # Panics
+    ///
+    /// A panic in the callback reaches the caller after the manager is made consistent.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u32>::new();
+    /// let h = timers.every(secs(1.0)).call(|n, _| *n += 1);
+    /// let mut n = 0;
+    /// assert!(timers.fire_now(h, &mut n));
+    /// assert_eq!((n, timers.calls_made(h), timers.remaining(h)), (1, Some(1), Some(secs(1.0))));
+    /// ```
+    pub fn fire_now(&mut self, h: TimerHandle, ctx: &mut C) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        if self.callbacks[idx as usize].is_none() {
+            return false;
+        }
+        let domain = self.slots.at(idx).flags.domain();
+        let now = self.span.now[domain.index()];
+        let gen = h.gen();
+        let result = self.run_callback(idx, ctx, domain, now, 1, |m, cb| {
+            if m.slots.get(idx, gen).is_none() {
+                return;
+            }
+            if m.count_call(idx) {
+                m.remove(idx, false);
+            } else {
+                m.callbacks[idx as usize] = Some(cb);
+            }
+        });
+        if let Err(p) = result {
+            panic::resume_unwind(p);
+        }
+        true
+    }
+}

@@ -1,0 +1,721 @@
+//! [`TimerManager`]: storage, setting, clearing, pausing and queries. Firing is in `fire.rs`.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use super::builder::Spec;
+use super::ready::{Call, ReadyQueue, TickSpan};
+use super::slot::{Entry, Flags, List, Slots, State, NEVER};
+use super::wheel::Wheel;
+use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerState};
+use crate::time::{Domain, Span, Time};
+
+/// A timer callback: the context and the call's [`TimerCx`].
+pub(crate) type Callback<C> = Box<dyn for<'a> FnMut(&mut C, &mut TimerCx<'a, C>)>;
+/// An `on_cancel` hook.
+pub(crate) type CancelHook<C> = Box<dyn FnOnce(&mut C)>;
+
+/// What only some timers carry, kept off the 40-byte hot record.
+pub(crate) struct Extras<C> {
+    pub(crate) owner: Option<OwnerId>,
+    pub(crate) name: Option<Box<str>>,
+    pub(crate) tag: Option<u64>,
+    pub(crate) on_cancel: Option<CancelHook<C>>,
+    /// Calls left, for timers limited with `times(n)`; includes a call that is running.
+    pub(crate) times_left: Option<u64>,
+    /// The first delay of a looping timer whose first delay differs from its period.
+    pub(crate) first_delay: Option<u64>,
+    /// High 32 bits of the call count.
+    pub(crate) calls_hi: u32,
+}
+
+impl<C> Default for Extras<C> {
+    fn default() -> Self {
+        Extras {
+            owner: None,
+            name: None,
+            tag: None,
+            on_cancel: None,
+            times_left: None,
+            first_delay: None,
+            calls_hi: 0,
+        }
+    }
+}
+
+impl<C> Extras<C> {
+    fn is_empty(&self) -> bool {
+        self.owner.is_none()
+            && self.name.is_none()
+            && self.tag.is_none()
+            && self.on_cancel.is_none()
+            && self.times_left.is_none()
+            && self.first_delay.is_none()
+            && self.calls_hi == 0
+    }
+}
+
+/// Where a new countdown starts when no frame is open.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// From the running call's scheduled time when it runs on the same clock (chains of
+    /// timers do not drift), else from the clock's current time.
+    Call,
+    /// From the clock's current time (unpause).
+    Now,
+}
+
+/// One-shot and looping timers on three clocks, driven by [`tick`](TimerManager::tick).
+///
+/// `C` is your context (game state): every callback gets `&mut C`. See the [module
+/// docs](crate::timer) for the rules every method keeps.
+pub struct TimerManager<C> {
+    pub(crate) slots: Slots,
+    pub(crate) callbacks: Vec<Option<Callback<C>>>,
+    pub(crate) extras: FxHashMap<u32, Extras<C>>,
+    pub(crate) owners: FxHashMap<OwnerId, Vec<u32>>,
+    pub(crate) wheels: [Wheel; 3],
+    pub(crate) ready: ReadyQueue,
+    pub(crate) pending: List,
+    /// `prev` and `now` of every clock for the last tick; `now` is the current time.
+    pub(crate) span: TickSpan,
+    pub(crate) next_seq: u32,
+    /// A frame has begun and its timer tick has not run yet: new timers are pending.
+    pub(crate) frame_open: bool,
+    pub(crate) in_tick: bool,
+    /// Calls are running: anything that becomes due now waits for the next tick.
+    pub(crate) processing: bool,
+    /// Clock and scheduled time of the call that is running.
+    pub(crate) firing: Option<(Domain, u64)>,
+    pub(crate) budget: Option<usize>,
+    pub(crate) cancelled: VecDeque<CancelHook<C>>,
+}
+
+impl<C: 'static> Default for TimerManager<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C> fmt::Debug for TimerManager<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimerManager")
+            .field("len", &self.slots.live())
+            .field("game", &Time::from_flicks(self.span.now[0]))
+            .field("real", &Time::from_flicks(self.span.now[1]))
+            .field("frame", &self.span.now[2])
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: 'static> TimerManager<C> {
+    /// An empty manager with all clocks at zero.
+    pub fn new() -> Self {
+        TimerManager {
+            slots: Slots::new(),
+            callbacks: Vec::new(),
+            extras: FxHashMap::default(),
+            owners: FxHashMap::default(),
+            wheels: [Wheel::new(), Wheel::new(), Wheel::new()],
+            ready: ReadyQueue::default(),
+            pending: List::default(),
+            span: TickSpan::default(),
+            next_seq: 0,
+            frame_open: false,
+            in_tick: false,
+            processing: false,
+            firing: None,
+            budget: None,
+            cancelled: VecDeque::new(),
+        }
+    }
+
+    /// Starts a one-shot timer that fires once, `delay` from now (on the game clock unless
+    /// [`domain`](TimerBuilder::domain) says otherwise).
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u32>::new();
+    /// let h = timers.after(secs(1.0)).call(|n, _| *n += 1);
+    /// let mut n = 0;
+    /// timers.tick(secs(0.5), &mut n);
+    /// timers.tick(secs(0.5), &mut n); // inclusive: fires when the clock reaches 1.0
+    /// assert_eq!(n, 1);
+    /// assert!(!timers.exists(h));
+    /// ```
+    pub fn after(&mut self, delay: Span) -> TimerBuilder<'_, C> {
+        TimerBuilder::new(self, Spec::one_shot(Domain::Game, delay.flicks()))
+    }
+
+    /// Starts a looping timer that fires every `period` (the first call one period from now
+    /// unless [`first_delay`](TimerBuilder::first_delay) says otherwise). A zero period fires
+    /// once every tick.
+    pub fn every(&mut self, period: Span) -> TimerBuilder<'_, C> {
+        TimerBuilder::new(self, Spec::looping(Domain::Game, period.flicks()))
+    }
+
+    /// A one-shot timer on the frame clock: fires in the `n`-th tick from now (`n == 0`: the
+    /// next tick).
+    pub fn after_frames(&mut self, n: u64) -> TimerBuilder<'_, C> {
+        TimerBuilder::new(self, Spec::one_shot(Domain::Frames, n))
+    }
+
+    /// A looping timer on the frame clock: fires every `n` ticks (`n == 0`: every tick).
+    pub fn every_frames(&mut self, n: u64) -> TimerBuilder<'_, C> {
+        TimerBuilder::new(self, Spec::looping(Domain::Frames, n))
+    }
+
+    /// Unreal's `SetTimer`: clears the timer `handle` names (if any), then sets a new one and
+    /// writes its handle back. A zero `rate` only clears (and leaves `handle` at its default),
+    /// as in Unreal. `first_delay` is the time to the first call (default: `rate`).
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::{TimerHandle, TimerManager}};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let mut h = TimerHandle::default();
+    /// timers.set_timer(&mut h, secs(1.5), true, None, |_, _| {});
+    /// assert_eq!(timers.rate(h), Some(secs(1.5)));
+    /// timers.set_timer(&mut h, secs(0.0), true, None, |_, _| {});
+    /// assert!(!timers.exists(h) && timers.is_empty());
+    /// ```
+    pub fn set_timer(
+        &mut self,
+        handle: &mut TimerHandle,
+        rate: Span,
+        looping: bool,
+        first_delay: Option<Span>,
+        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + 'static,
+    ) {
+        if rate.is_zero() {
+            self.clear(*handle);
+            *handle = TimerHandle::default();
+            return;
+        }
+        let spec = if looping {
+            Spec::looping(Domain::Game, rate.flicks())
+        } else {
+            Spec::one_shot(Domain::Game, rate.flicks())
+        };
+        let mut b = TimerBuilder::new(self, spec).replace(handle);
+        if let Some(d) = first_delay {
+            b = b.first_delay(d);
+        }
+        b.call(f);
+    }
+
+    /// Unreal's `SetTimerForNextTick`: a one-shot that fires in the next timer tick (this
+    /// frame's, when set in an open frame before the timer stage). Its rate reads as zero.
+    pub fn set_timer_for_next_tick(
+        &mut self,
+        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + 'static,
+    ) -> TimerHandle {
+        self.after(Span::ZERO).call(f)
+    }
+
+    /// Stores a new timer and starts its countdown. The record and side-table entry are built
+    /// before any list is touched.
+    pub(crate) fn insert(&mut self, spec: Spec<C>, cb: Callback<C>) -> TimerHandle {
+        if self.next_seq == u32::MAX {
+            self.renumber();
+        }
+        let mut extras = Extras {
+            owner: spec.owner,
+            name: spec.name,
+            tag: spec.tag,
+            on_cancel: spec.on_cancel,
+            times_left: spec.times,
+            first_delay: (spec.looping && spec.delay != spec.period).then_some(spec.delay),
+            calls_hi: 0,
+        };
+        let idx = self.slots.alloc();
+        if self.callbacks.len() <= idx as usize {
+            self.callbacks.push(None);
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut flags = Flags::new(spec.domain, spec.catch_up, spec.looping);
+        flags.set_extras(!extras.is_empty());
+        let e = self.slots.at_mut(idx);
+        e.period = spec.period;
+        e.seq = seq;
+        e.calls = 0;
+        e.flags = flags;
+        e.state = State::Active;
+        let gen = e.gen;
+        if let Some(owner) = extras.owner {
+            self.owners.entry(owner).or_default().push(idx);
+        }
+        if flags.has_extras() {
+            self.extras.insert(idx, std::mem::take(&mut extras));
+        }
+        self.callbacks[idx as usize] = Some(cb);
+        self.schedule(idx, spec.delay, Base::Call);
+        TimerHandle::new(idx, gen)
+    }
+
+    /// Starts a countdown of `delay` for a timer that is in no structure.
+    pub(crate) fn schedule(&mut self, idx: u32, delay: u64, base: Base) {
+        let domain = self.slots.at(idx).flags.domain();
+        if self.frame_open {
+            let e = self.slots.at_mut(idx);
+            e.state = State::Pending;
+            e.due = delay;
+            self.pending.push_back(&mut self.slots, idx);
+            return;
+        }
+        let start = match (base, self.firing) {
+            (Base::Call, Some((d, scheduled))) if d == domain => scheduled,
+            _ => self.span.now[domain.index()],
+        };
+        self.place(idx, start.checked_add(delay).unwrap_or(NEVER));
+    }
+
+    /// Puts a timer due at `due` where it belongs: nowhere (never), the wheel, or the ready
+    /// queue (deferred to the next tick while calls are running).
+    pub(crate) fn place(&mut self, idx: u32, due: u64) {
+        let d = self.slots.at(idx).flags.domain().index();
+        let e = self.slots.at_mut(idx);
+        e.due = due;
+        if due == NEVER {
+            e.state = State::Active;
+        } else if due > self.wheels[d].elapsed() {
+            e.state = State::Active;
+            self.wheels[d].insert(&mut self.slots, idx);
+        } else {
+            let call = self.make_ready(idx, 0);
+            if self.processing {
+                self.ready.defer(call);
+            } else {
+                self.ready.push(call);
+            }
+        }
+    }
+
+    /// Marks a timer ready and makes its queue record.
+    pub(crate) fn make_ready(&mut self, idx: u32, burst: u32) -> Call {
+        let e = self.slots.at_mut(idx);
+        e.state = State::Ready;
+        e.ticket = e.ticket.wrapping_add(1);
+        Call {
+            due: e.due,
+            seq: e.seq,
+            idx,
+            gen: e.gen,
+            ticket: e.ticket,
+            domain: e.flags.domain(),
+            burst,
+        }
+    }
+
+    /// Takes a timer out of the wheel or pending list (ready records go stale by themselves).
+    fn unschedule(&mut self, idx: u32) {
+        let e = self.slots.at(idx);
+        match e.state {
+            State::Active if e.due != NEVER => {
+                let d = e.flags.domain().index();
+                self.wheels[d].remove(&mut self.slots, idx);
+            }
+            State::Pending => self.pending.unlink(&mut self.slots, idx),
+            _ => {}
+        }
+    }
+
+    /// Removes a timer for good; queues its `on_cancel` hook when `cancelled`.
+    pub(crate) fn remove(&mut self, idx: u32, cancelled: bool) {
+        self.unschedule(idx);
+        if self.slots.at(idx).flags.has_extras() {
+            if let Some(ex) = self.extras.remove(&idx) {
+                if let Some(owner) = ex.owner {
+                    self.forget_owner(owner, idx);
+                }
+                if let (true, Some(hook)) = (cancelled, ex.on_cancel) {
+                    self.cancelled.push_back(hook);
+                }
+            }
+        }
+        self.callbacks[idx as usize] = None;
+        self.slots.free(idx);
+    }
+
+    fn forget_owner(&mut self, owner: OwnerId, idx: u32) {
+        if let Some(list) = self.owners.get_mut(&owner) {
+            if let Some(pos) = list.iter().position(|&i| i == idx) {
+                list.swap_remove(pos);
+            }
+            if list.is_empty() {
+                self.owners.remove(&owner);
+            }
+        }
+    }
+
+    /// The slot of a live timer.
+    pub(crate) fn find(&self, h: TimerHandle) -> Option<u32> {
+        self.slots.get(h.index(), h.gen()).map(|_| h.index())
+    }
+
+    pub(crate) fn extras_of(&self, idx: u32) -> Option<&Extras<C>> {
+        if self.slots.at(idx).flags.has_extras() {
+            self.extras.get(&idx)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn extras_mut(&mut self, idx: u32) -> &mut Extras<C> {
+        self.slots.at_mut(idx).flags.set_extras(true);
+        self.extras.entry(idx).or_default()
+    }
+
+    /// Whether the timer's callback is running (in a tick or through `fire_now`).
+    fn is_running(&self, idx: u32) -> bool {
+        self.callbacks[idx as usize].is_none()
+    }
+
+    /// Whether a timer still has calls to make, so that removing it cancels it.
+    fn has_more_calls(&self, idx: u32) -> bool {
+        if !self.is_running(idx) {
+            return true;
+        }
+        let looping = self.slots.at(idx).flags.looping();
+        looping && self.extras_of(idx).and_then(|x| x.times_left) != Some(1)
+    }
+
+    /// Clears a timer. Returns `false` for an unknown or stale handle.
+    ///
+    /// A timer cleared before it finished has its `on_cancel` hook queued for the start of the
+    /// next tick. A timer clearing itself from its callback drops the rest of its burst.
+    pub fn clear(&mut self, h: TimerHandle) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        let cancelled = self.has_more_calls(idx);
+        self.remove(idx, cancelled);
+        true
+    }
+
+    /// Clears every timer of `owner`, in set order; returns how many.
+    pub fn clear_owner(&mut self, owner: OwnerId) -> usize {
+        let idxs = self.owned(owner);
+        for &idx in &idxs {
+            let cancelled = self.has_more_calls(idx);
+            self.remove(idx, cancelled);
+        }
+        idxs.len()
+    }
+
+    /// Clears every timer named `name`, in set order; returns how many.
+    pub fn clear_named(&mut self, name: &str) -> usize {
+        let mut idxs: Vec<u32> = self
+            .extras
+            .iter()
+            .filter(|(_, x)| x.name.as_deref() == Some(name))
+            .map(|(&i, _)| i)
+            .collect();
+        self.sort_by_seq(&mut idxs);
+        for &idx in &idxs {
+            let cancelled = self.has_more_calls(idx);
+            self.remove(idx, cancelled);
+        }
+        idxs.len()
+    }
+
+    /// Clears every timer (their `on_cancel` hooks run at the next tick, in set order).
+    pub fn clear_all(&mut self) {
+        let mut idxs = self.live_indices();
+        self.sort_by_seq(&mut idxs);
+        for idx in idxs {
+            let cancelled = self.has_more_calls(idx);
+            self.remove(idx, cancelled);
+        }
+        self.ready.clear();
+    }
+
+    fn owned(&self, owner: OwnerId) -> Vec<u32> {
+        let mut idxs = self.owners.get(&owner).cloned().unwrap_or_default();
+        self.sort_by_seq(&mut idxs);
+        idxs
+    }
+
+    fn sort_by_seq(&self, idxs: &mut [u32]) {
+        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
+    }
+
+    pub(crate) fn live_indices(&self) -> Vec<u32> {
+        (0..self.slots.entries.len() as u32)
+            .filter(|&i| self.slots.at(i).state != State::Free)
+            .collect()
+    }
+
+    /// Pauses a timer, keeping its remaining time exactly. Returns `true` if this call paused
+    /// it (`false`: unknown handle, or already paused). A timer pausing itself from its
+    /// callback pauses when the call returns, keeping the time to its next period.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let h = timers.after(secs(1.0)).call(|_, _| {});
+    /// timers.tick(secs(0.25), &mut ());
+    /// assert!(timers.pause(h));
+    /// timers.tick(secs(5.0), &mut ());
+    /// assert_eq!(timers.remaining(h), Some(secs(0.75)));
+    /// assert!(timers.unpause(h));
+    /// timers.tick(secs(0.75), &mut ());
+    /// assert!(!timers.exists(h)); // fired
+    /// ```
+    pub fn pause(&mut self, h: TimerHandle) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        let e = self.slots.at(idx);
+        let now = self.span.now[e.flags.domain().index()];
+        let remaining = match e.state {
+            State::Active if e.due == NEVER => NEVER,
+            State::Active => e.due - now,
+            State::Ready => 0,
+            State::Pending => e.due,
+            State::Executing => {
+                self.slots.at_mut(idx).state = State::ExecutingPaused;
+                return true;
+            }
+            State::Paused | State::ExecutingPaused | State::Free => return false,
+        };
+        self.unschedule(idx);
+        let e = self.slots.at_mut(idx);
+        e.state = State::Paused;
+        e.due = remaining;
+        true
+    }
+
+    /// Resumes a paused timer from its remaining time (following the pending rule in an open
+    /// frame). Returns `true` if this call resumed it.
+    pub fn unpause(&mut self, h: TimerHandle) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        match self.slots.at(idx).state {
+            State::Paused => {
+                let remaining = self.slots.at(idx).due;
+                self.schedule(idx, remaining, Base::Now);
+                true
+            }
+            State::ExecutingPaused => {
+                self.slots.at_mut(idx).state = State::Executing;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Pauses every timer of `owner`; returns how many this call paused.
+    pub fn pause_owner(&mut self, owner: OwnerId) -> usize {
+        let idxs = self.owned(owner);
+        idxs.into_iter()
+            .filter(|&i| self.pause(self.handle_of(i)))
+            .count()
+    }
+
+    /// Resumes every paused timer of `owner`; returns how many this call resumed.
+    pub fn unpause_owner(&mut self, owner: OwnerId) -> usize {
+        let idxs = self.owned(owner);
+        idxs.into_iter()
+            .filter(|&i| self.unpause(self.handle_of(i)))
+            .count()
+    }
+
+    pub(crate) fn handle_of(&self, idx: u32) -> TimerHandle {
+        TimerHandle::new(idx, self.slots.at(idx).gen)
+    }
+
+    /// Limits every tick to `calls_per_tick` calls (`None`: no limit, the default). Calls past
+    /// the budget run first in the next tick, in the same order.
+    pub fn set_fire_budget(&mut self, calls_per_tick: Option<usize>) {
+        self.budget = calls_per_tick;
+    }
+
+    // ----- queries -----
+
+    /// Whether the handle names a live timer (pending, active, paused or running).
+    pub fn exists(&self, h: TimerHandle) -> bool {
+        self.find(h).is_some()
+    }
+
+    /// Whether the timer exists and is not paused (a pending timer is active).
+    pub fn is_active(&self, h: TimerHandle) -> bool {
+        self.state(h)
+            .is_some_and(|s| !matches!(s, TimerState::Paused))
+    }
+
+    /// Whether the timer exists and is paused (or will pause when its running call returns).
+    pub fn is_paused(&self, h: TimerHandle) -> bool {
+        self.state(h) == Some(TimerState::Paused)
+    }
+
+    /// Whether the timer was set in the open frame and waits for the timer tick to start.
+    pub fn is_pending(&self, h: TimerHandle) -> bool {
+        self.state(h) == Some(TimerState::Pending)
+    }
+
+    /// The timer's state, or `None` for an unknown handle.
+    pub fn state(&self, h: TimerHandle) -> Option<TimerState> {
+        let idx = self.find(h)?;
+        Some(match self.slots.at(idx).state {
+            State::Pending => TimerState::Pending,
+            State::Active | State::Ready => TimerState::Active,
+            State::Executing => TimerState::Executing,
+            State::Paused | State::ExecutingPaused => TimerState::Paused,
+            State::Free => unreachable!("find() skips free slots"),
+        })
+    }
+
+    /// The timer's period (looping) or delay (one-shot); frames for a frame timer.
+    pub fn rate(&self, h: TimerHandle) -> Option<Span> {
+        let idx = self.find(h)?;
+        Some(Span::from_flicks(self.slots.at(idx).period))
+    }
+
+    /// Time left until the next call: never negative, zero while due or running, `Span::MAX`
+    /// for a timer that never fires.
+    pub fn remaining(&self, h: TimerHandle) -> Option<Span> {
+        let idx = self.find(h)?;
+        Some(Span::from_flicks(self.remaining_at(idx)))
+    }
+
+    pub(crate) fn remaining_at(&self, idx: u32) -> u64 {
+        let e = self.slots.at(idx);
+        match e.state {
+            State::Pending | State::Paused => e.due,
+            State::Active if e.due == NEVER => NEVER,
+            _ => e.due.saturating_sub(self.span.now[e.flags.domain().index()]),
+        }
+    }
+
+    /// Time since the current period began (the first delay, for a timer that has not been
+    /// called): never negative, never more than the period.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let h = timers.every(secs(1.0)).first_delay(secs(5.0)).call(|_, _| {});
+    /// timers.tick(secs(1.0), &mut ());
+    /// assert_eq!(timers.elapsed(h), Some(secs(1.0))); // Unreal says -4.0 here
+    /// assert_eq!(timers.remaining(h), Some(secs(4.0)));
+    /// ```
+    pub fn elapsed(&self, h: TimerHandle) -> Option<Span> {
+        let idx = self.find(h)?;
+        let e = self.slots.at(idx);
+        let len = match self.extras_of(idx).and_then(|x| x.first_delay) {
+            Some(first) if self.calls_at(idx) == 0 => first,
+            _ => e.period,
+        };
+        let remaining = self.remaining_at(idx);
+        Some(Span::from_flicks(if remaining == NEVER {
+            0
+        } else {
+            len.saturating_sub(remaining)
+        }))
+    }
+
+    /// Calls made so far.
+    pub fn calls_made(&self, h: TimerHandle) -> Option<u64> {
+        self.find(h).map(|idx| self.calls_at(idx))
+    }
+
+    pub(crate) fn calls_at(&self, idx: u32) -> u64 {
+        let hi = self.extras_of(idx).map_or(0, |x| x.calls_hi);
+        u64::from(hi) << 32 | u64::from(self.slots.at(idx).calls)
+    }
+
+    /// Live timers.
+    pub fn len(&self) -> usize {
+        self.slots.live()
+    }
+
+    /// No live timers.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The game clock.
+    pub fn now(&self) -> Time {
+        Time::from_flicks(self.span.now[0])
+    }
+
+    /// The real clock.
+    pub fn real_now(&self) -> Time {
+        Time::from_flicks(self.span.now[1])
+    }
+
+    /// Ticks so far (the frame clock).
+    pub fn frame(&self) -> u64 {
+        self.span.now[2]
+    }
+
+    /// The current time of one clock (frames count as flicks on [`Domain::Frames`]).
+    pub fn clock(&self, domain: Domain) -> Time {
+        Time::from_flicks(self.span.now[domain.index()])
+    }
+
+    /// One plain record per live timer, in set order.
+    pub fn list(&self) -> Vec<TimerInfo> {
+        let mut idxs = self.live_indices();
+        self.sort_by_seq(&mut idxs);
+        idxs.into_iter().map(|idx| self.info(idx)).collect()
+    }
+
+    /// The record of one timer, or `None` for an unknown handle.
+    pub fn info_of(&self, h: TimerHandle) -> Option<TimerInfo> {
+        self.find(h).map(|idx| self.info(idx))
+    }
+
+    fn info(&self, idx: u32) -> TimerInfo {
+        let e: &Entry = self.slots.at(idx);
+        let handle = self.handle_of(idx);
+        let x = self.extras_of(idx);
+        TimerInfo {
+            handle,
+            name: x.and_then(|x| x.name.as_deref().map(str::to_owned)),
+            tag: x.and_then(|x| x.tag),
+            owner: x.and_then(|x| x.owner),
+            state: self.state(handle).expect("live"),
+            domain: e.flags.domain(),
+            looping: e.flags.looping(),
+            catch_up: e.flags.catch_up(),
+            remaining: Span::from_flicks(self.remaining_at(idx)),
+            rate: Span::from_flicks(e.period),
+            calls_made: self.calls_at(idx),
+            calls_left: x.and_then(|x| x.times_left),
+        }
+    }
+
+    /// Bytes this manager holds on the heap for its own tables (callback closures excluded),
+    /// for memory measurements.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.slots.entries.capacity() * size_of::<Entry>()
+            + self.callbacks.capacity() * size_of::<Option<Callback<C>>>()
+            + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
+            + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
+            + self.ready.capacity_bytes()
+            + self.wheels.len() * Wheel::HEAP_BYTES
+    }
+
+    /// Compacts set-order numbers when the counter runs out (once per 4 billion sets), keeping
+    /// the relative order of every live timer and ready record.
+    pub(crate) fn renumber(&mut self) {
+        let mut idxs = self.live_indices();
+        self.sort_by_seq(&mut idxs);
+        for (seq, &idx) in idxs.iter().enumerate() {
+            self.slots.at_mut(idx).seq = seq as u32;
+        }
+        let slots = &self.slots;
+        self.ready.rebuild(|c| {
+            slots
+                .get(c.idx, c.gen)
+                .filter(|e| e.state == State::Ready && e.ticket == c.ticket)
+                .map(|e| e.seq)
+        });
+        self.next_seq = idxs.len() as u32;
+    }
+}

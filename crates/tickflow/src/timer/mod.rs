@@ -1,0 +1,240 @@
+//! The timer manager: one-shot and looping timers on exact integer time.
+//!
+//! [`TimerManager<C>`] is a complete timer library on its own (tick it from your loop) and the
+//! timer stage of the [`Scheduler`](crate). It is modelled on Unreal's `FTimerManager`, Unity's
+//! `vp_Timer` and the C# `TickTimer`/`FrameTimer`, with their disagreements settled as below.
+//!
+//! # Rules
+//!
+//! 1. [`after`](TimerManager::after)/[`every`](TimerManager::every) return a generational
+//!    [`TimerHandle`]: a handle of a cleared timer never reaches a newer timer in the same slot.
+//! 2. Boundaries are inclusive: a timer due at `t` fires in the first tick whose clock reaches
+//!    `t`. A period equal to the frame delta fires once every frame (Unreal: 0, 2, 0, 2).
+//! 3. The *pending rule*: after [`begin_frame`](TimerManager::begin_frame), timers set before
+//!    this frame's tick count their delay from the time that tick reaches, so the delta of the
+//!    frame they were created in never counts. A manager that is never told about frames treats
+//!    every set as made right after the last tick.
+//! 4. Calls run in exact global due order, ties in set order. A looping timer several periods
+//!    late follows its [`CatchUp`] policy, and every burst call takes its own place in the
+//!    order (A due at 0.3/0.6/0.9 and B at 0.5 run A, B, A, A).
+//! 5. A callback may set, clear, pause or query any timer, itself included; clearing itself
+//!    drops the rest of its burst. A timer set from a callback counts from that call's scheduled
+//!    time (chains of one-shots do not drift) but never fires in the tick that set it.
+//! 6. A zero period means "once every tick"; Unreal-style
+//!    [`set_timer`](TimerManager::set_timer) with a zero rate clears instead (Unreal's rule).
+//! 7. `on_cancel` hooks run at the start of the next tick for timers cleared before they
+//!    finished; `clear` itself never calls user code (beyond dropping the closure).
+//! 8. Pause keeps the remaining time exactly; unpause resumes from it.
+//! 9. Bad input never corrupts state: stale handles answer `false`/`None`, and a panicking
+//!    callback leaves the manager consistent (a one-shot counts as fired, a looping timer keeps
+//!    its schedule, the panic reaches the caller of `tick`, the next `tick` works).
+//!
+//! # Engine and limits
+//!
+//! Timers not yet due live in a hierarchical timing wheel per clock (Varghese & Lauck; see
+//! `wheel.rs`); due calls are ordered in a small heap. Insert, clear and pause are O(1); a tick
+//! costs O(due calls × log(due calls) + occupied wheel slots passed), never O(all timers).
+//!
+//! Memory per idle timer: a 40-byte record plus the callback's `Box` (a 16-byte pointer and the
+//! closure's own allocation, none for a closure that captures nothing). Owner, name, tag,
+//! `on_cancel`, `times(n)` and a first delay different from the period add a side-table entry
+//! only to the timers that use them. Resolution 1 flick (1.42 ns); range about 829 years; up to
+//! 2^32 − 2 timers at once.
+//!
+//! # Examples
+//!
+//! ```
+//! use tickflow::time::{secs, Span};
+//! use tickflow::timer::TimerManager;
+//!
+//! let mut timers = TimerManager::<Vec<&str>>::new();
+//! timers.after(secs(0.5)).call(|log, _| log.push("boom"));
+//! let tick = timers.every(secs(0.2)).times(3).call(|log, _| log.push("tick"));
+//!
+//! let mut log = Vec::new();
+//! for _ in 0..10 {
+//!     timers.tick(Span::frames(1, 10), &mut log); // 0.1 s frames
+//! }
+//! assert_eq!(log, ["tick", "tick", "boom", "tick"]);
+//! assert!(!timers.exists(tick)); // finished after three calls
+//! ```
+
+mod builder;
+mod cx;
+mod fire;
+mod manager;
+mod ready;
+mod slot;
+mod wheel;
+
+use std::fmt;
+use std::num::NonZeroU32;
+
+use crate::time::{Domain, Span};
+
+pub use builder::TimerBuilder;
+pub use cx::TimerCx;
+pub use manager::TimerManager;
+
+/// Identifies one timer in one [`TimerManager`].
+///
+/// Copy it freely: once the timer is cleared or finished, every query with the handle answers
+/// `false`/`None`, even after a new timer reuses its slot. The `Default` handle never names a
+/// timer (like Unreal's invalid `FTimerHandle`), which makes it a good initial value for a
+/// field passed to [`TimerManager::set_timer`]. 8 bytes; `Option<TimerHandle>` is 8 bytes too.
+///
+/// # Examples
+///
+/// ```
+/// use tickflow::time::secs;
+/// use tickflow::timer::{TimerHandle, TimerManager};
+///
+/// let mut timers = TimerManager::<()>::new();
+/// let old = timers.after(secs(1.0)).call(|_, _| {});
+/// assert!(timers.clear(old));
+/// let new = timers.after(secs(1.0)).call(|_, _| {}); // same slot, new generation
+/// assert!(!timers.exists(old) && timers.exists(new));
+/// assert!(!timers.exists(TimerHandle::default()));
+/// assert_eq!(std::mem::size_of::<Option<TimerHandle>>(), 8);
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TimerHandle {
+    index: u32,
+    gen: NonZeroU32,
+}
+
+impl TimerHandle {
+    pub(crate) fn new(index: u32, gen: u32) -> TimerHandle {
+        TimerHandle {
+            index,
+            gen: NonZeroU32::new(gen).expect("generations start at 1"),
+        }
+    }
+
+    pub(crate) fn index(self) -> u32 {
+        self.index
+    }
+
+    pub(crate) fn gen(self) -> u32 {
+        self.gen.get()
+    }
+
+    /// `true` for the `Default` handle, which never names a timer.
+    pub fn is_none(self) -> bool {
+        self == TimerHandle::default()
+    }
+}
+
+impl Default for TimerHandle {
+    fn default() -> TimerHandle {
+        // Slot index u32::MAX is never allocated.
+        TimerHandle::new(u32::MAX, 1)
+    }
+}
+
+impl fmt::Debug for TimerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_none() {
+            return f.write_str("TimerHandle(none)");
+        }
+        write!(f, "{}v{}", self.index, self.gen)
+    }
+}
+
+/// Who a timer (or tick function, or latent action) belongs to: an entity id, an actor id.
+///
+/// [`TimerManager::clear_owner`] and [`TimerManager::pause_owner`] act on all of an owner's
+/// timers at once (Unreal's `ClearAllTimersForObject`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OwnerId(u64);
+
+impl OwnerId {
+    /// The number this id was made from.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl From<u64> for OwnerId {
+    fn from(id: u64) -> OwnerId {
+        OwnerId(id)
+    }
+}
+
+impl fmt::Debug for OwnerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "owner#{}", self.0)
+    }
+}
+
+/// What a looping timer does when a tick finds it several periods late.
+///
+/// Timeline of a timer with period 0.1 s, due at 0.1, 0.2, ..., through one 0.35 s hitch
+/// (frames end at 0.1, 0.45, 0.55):
+///
+/// ```text
+/// tick at:   0.1    0.45                0.55
+/// Burst:     0.1    0.2, 0.3, 0.4       0.5      (every period called, each in its place)
+/// Once:      0.1    0.2 (0.3, 0.4 lost) 0.5      (period grid kept)
+/// Delay:     0.1    0.2                 0.55     (next period counted from 0.45)
+/// ```
+///
+/// A timer that is on time (its next period not yet due) behaves the same under all three.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum CatchUp {
+    /// Call once per missed period (Unreal's default, tokio's `Burst`).
+    #[default]
+    Burst = 0,
+    /// Call at most once per tick, drop the missed periods, keep the grid (Unreal 5's "max
+    /// once per frame", tokio's `Skip`).
+    Once = 1,
+    /// Call once, then count the next period from the tick that made the late call (tokio's
+    /// `Delay`).
+    Delay = 2,
+}
+
+/// The state of a live timer, as [`TimerInfo`] reports it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TimerState {
+    /// Set in an open frame; its countdown starts at this frame's timer tick.
+    Pending,
+    /// Counting down (or due and waiting for its call).
+    Active,
+    /// Paused; the remaining time is kept.
+    Paused,
+    /// Its callback is running now.
+    Executing,
+}
+
+/// A plain record of one live timer, for debugging and tools ([`TimerManager::list`]).
+///
+/// For [`Domain::Frames`] timers, `remaining` and `rate` count frames (`flicks()` is the
+/// number of frames).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerInfo {
+    /// The timer's handle.
+    pub handle: TimerHandle,
+    /// The name given with [`TimerBuilder::name`].
+    pub name: Option<String>,
+    /// The tag given with [`TimerBuilder::tag`].
+    pub tag: Option<u64>,
+    /// The owner given with [`TimerBuilder::owner`].
+    pub owner: Option<OwnerId>,
+    /// Pending, active, paused or executing.
+    pub state: TimerState,
+    /// The clock it counts on.
+    pub domain: Domain,
+    /// Whether it repeats.
+    pub looping: bool,
+    /// Its catch-up policy.
+    pub catch_up: CatchUp,
+    /// Time to its next call (`Span::MAX` for never).
+    pub remaining: Span,
+    /// Its period (looping) or delay (one-shot).
+    pub rate: Span,
+    /// Calls made so far.
+    pub calls_made: u64,
+    /// Calls left for a timer limited with [`TimerBuilder::times`].
+    pub calls_left: Option<u64>,
+}

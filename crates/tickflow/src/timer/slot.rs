@@ -1,0 +1,307 @@
+//! Timer records and their storage: a vector of fixed-size entries with a generational free
+//! list, and the intrusive doubly linked lists that the wheel and the pending list thread
+//! through those entries.
+//!
+//! Ground rules:
+//!
+//! - An entry is 40 bytes (asserted at compile time). Everything a timer rarely needs (owner,
+//!   name, cancel hook, repeat limit, a first delay that differs from its period) lives in a
+//!   side table keyed by slot index, so the common timer pays nothing for it.
+//! - A slot's generation changes every time it is freed, so a handle of a cleared timer never
+//!   reaches a newer timer in the same slot. A slot whose generation would wrap is retired
+//!   (never reused) instead: 40 bytes lost per 4 billion reuses of one slot.
+//! - The free list is LIFO and plain data: the same sequence of operations hands out the same
+//!   handles, which a restored snapshot relies on.
+
+use crate::time::Domain;
+use crate::timer::CatchUp;
+
+/// "No entry": the end of a list, or an unlinked entry.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// A due time that no clock reaches: the timer never fires.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// Where a timer is in its life. Decides which structure (if any) holds it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Unused slot; `next` links the free list.
+    Free,
+    /// Set during an open frame, waiting for the timer tick; `due` holds the delay.
+    Pending,
+    /// In the wheel (or unlinked when `due == NEVER`); `due` is absolute.
+    Active,
+    /// Due, in the ready queue (or its deferred list), identified there by `ticket`.
+    Ready,
+    /// Its callback is running right now.
+    Executing,
+    /// Running, and asked to pause when the call returns.
+    ExecutingPaused,
+    /// Paused; `due` holds the remaining time.
+    Paused,
+}
+
+/// Small per-timer settings, packed into one byte.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Flags(u8);
+
+impl Flags {
+    const LOOPING: u8 = 1 << 4;
+    const EXTRAS: u8 = 1 << 5;
+
+    pub(crate) fn new(domain: Domain, catch_up: CatchUp, looping: bool) -> Flags {
+        let mut bits = domain as u8 | (catch_up as u8) << 2;
+        if looping {
+            bits |= Self::LOOPING;
+        }
+        Flags(bits)
+    }
+
+    pub(crate) fn domain(self) -> Domain {
+        Domain::ALL[(self.0 & 0b11) as usize]
+    }
+
+    pub(crate) fn catch_up(self) -> CatchUp {
+        match (self.0 >> 2) & 0b11 {
+            0 => CatchUp::Burst,
+            1 => CatchUp::Once,
+            _ => CatchUp::Delay,
+        }
+    }
+
+    pub(crate) fn looping(self) -> bool {
+        self.0 & Self::LOOPING != 0
+    }
+
+    pub(crate) fn has_extras(self) -> bool {
+        self.0 & Self::EXTRAS != 0
+    }
+
+    pub(crate) fn set_extras(&mut self, on: bool) {
+        if on {
+            self.0 |= Self::EXTRAS;
+        } else {
+            self.0 &= !Self::EXTRAS;
+        }
+    }
+}
+
+/// One timer's hot record.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
+    pub(crate) due: u64,
+    /// Looping: the period. One-shot: its delay (reported as its rate).
+    pub(crate) period: u64,
+    pub(crate) next: u32,
+    pub(crate) prev: u32,
+    /// Generation of the current occupant; never 0.
+    pub(crate) gen: u32,
+    /// Global set order, for deterministic ties (renumbered when the counter runs out).
+    pub(crate) seq: u32,
+    /// Calls made, low 32 bits (the rest lives in the extras when it overflows).
+    pub(crate) calls: u32,
+    /// Identifies the current ready-queue record; older records for this slot are stale.
+    pub(crate) ticket: u16,
+    pub(crate) flags: Flags,
+    pub(crate) state: State,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 40);
+
+/// The slot vector with its free list.
+#[derive(Debug, Default)]
+pub(crate) struct Slots {
+    pub(crate) entries: Vec<Entry>,
+    free_head: u32,
+    live: usize,
+}
+
+impl Slots {
+    pub(crate) fn new() -> Slots {
+        Slots {
+            entries: Vec::new(),
+            free_head: NIL,
+            live: 0,
+        }
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Takes a free slot (or grows), returning its index. The caller fills every field but
+    /// `gen`, which is already the new occupant's generation.
+    pub(crate) fn alloc(&mut self) -> u32 {
+        self.live += 1;
+        if self.free_head != NIL {
+            let idx = self.free_head;
+            self.free_head = self.entries[idx as usize].next;
+            return idx;
+        }
+        let idx = u32::try_from(self.entries.len())
+            .ok()
+            .filter(|&i| i != NIL)
+            .expect("TimerManager: more than 4,294,967,294 timer slots");
+        self.entries.push(Entry {
+            due: 0,
+            period: 0,
+            next: NIL,
+            prev: NIL,
+            gen: 1,
+            seq: 0,
+            calls: 0,
+            ticket: 0,
+            flags: Flags::default(),
+            state: State::Free,
+        });
+        idx
+    }
+
+    /// Returns a slot to the free list with a new generation (or retires it).
+    pub(crate) fn free(&mut self, idx: u32) {
+        self.live -= 1;
+        let e = &mut self.entries[idx as usize];
+        e.state = State::Free;
+        e.prev = NIL;
+        if e.gen == u32::MAX {
+            e.next = NIL; // retired: no generation left that old handles cannot match
+            return;
+        }
+        e.gen += 1;
+        e.next = self.free_head;
+        self.free_head = idx;
+    }
+
+    /// The live entry at `idx` with generation `gen`, if any.
+    pub(crate) fn get(&self, idx: u32, gen: u32) -> Option<&Entry> {
+        self.entries
+            .get(idx as usize)
+            .filter(|e| e.gen == gen && e.state != State::Free)
+    }
+
+    #[inline]
+    pub(crate) fn at(&self, idx: u32) -> &Entry {
+        &self.entries[idx as usize]
+    }
+
+    #[inline]
+    pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Entry {
+        &mut self.entries[idx as usize]
+    }
+}
+
+/// An intrusive doubly linked list over [`Slots`], in insertion order.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct List {
+    pub(crate) head: u32,
+    tail: u32,
+}
+
+impl Default for List {
+    fn default() -> List {
+        List {
+            head: NIL,
+            tail: NIL,
+        }
+    }
+}
+
+impl List {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    pub(crate) fn push_back(&mut self, slots: &mut Slots, idx: u32) {
+        let tail = self.tail;
+        {
+            let e = slots.at_mut(idx);
+            e.prev = tail;
+            e.next = NIL;
+        }
+        if tail == NIL {
+            self.head = idx;
+        } else {
+            slots.at_mut(tail).next = idx;
+        }
+        self.tail = idx;
+    }
+
+    pub(crate) fn unlink(&mut self, slots: &mut Slots, idx: u32) {
+        let (prev, next) = {
+            let e = slots.at_mut(idx);
+            let links = (e.prev, e.next);
+            e.prev = NIL;
+            e.next = NIL;
+            links
+        };
+        if prev == NIL {
+            self.head = next;
+        } else {
+            slots.at_mut(prev).next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            slots.at_mut(next).prev = prev;
+        }
+    }
+
+    /// Empties the list, returning its old contents (walk it with `next`, reading each
+    /// entry's `next` before relinking that entry elsewhere).
+    pub(crate) fn take(&mut self) -> List {
+        std::mem::take(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_slots_get_a_new_generation_and_are_reused_lifo() {
+        let mut s = Slots::new();
+        let a = s.alloc();
+        let b = s.alloc();
+        s.at_mut(a).state = State::Active;
+        s.at_mut(b).state = State::Active;
+        assert_eq!(s.at(a).gen, 1);
+        s.free(a);
+        s.free(b);
+        assert_eq!(s.alloc(), b);
+        assert_eq!(s.alloc(), a);
+        assert_eq!(s.at(a).gen, 2);
+        assert_eq!(s.live(), 2);
+    }
+
+    #[test]
+    fn a_slot_whose_generation_would_wrap_is_retired() {
+        let mut s = Slots::new();
+        let a = s.alloc();
+        s.at_mut(a).gen = u32::MAX;
+        s.free(a);
+        assert_ne!(s.alloc(), a);
+    }
+
+    #[test]
+    fn list_unlink_keeps_order() {
+        let mut s = Slots::new();
+        let ids: Vec<u32> = (0..4).map(|_| s.alloc()).collect();
+        let mut l = List::default();
+        for &i in &ids {
+            l.push_back(&mut s, i);
+        }
+        l.unlink(&mut s, ids[0]);
+        l.unlink(&mut s, ids[2]);
+        let mut seen = vec![];
+        let mut cur = l.head;
+        while cur != NIL {
+            seen.push(cur);
+            cur = s.at(cur).next;
+        }
+        assert_eq!(seen, vec![ids[1], ids[3]]);
+        l.unlink(&mut s, ids[3]);
+        l.unlink(&mut s, ids[1]);
+        assert!(l.is_empty());
+    }
+}
