@@ -32,5 +32,5 @@ pub use timer::{
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
     pub use crate::time::{millis, secs, Domain, Span, Time};
-    pub use crate::timer::{CatchUp, OwnerId, TimerHandle, TimerManager};
+    pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
 }
