@@ -113,6 +113,7 @@ impl<C: 'static> TimerManager<C> {
                     ticket: e.ticket,
                     domain: e.flags.domain(),
                     burst: 0,
+                    tick: 0,
                 });
             });
         }
@@ -158,9 +159,14 @@ impl<C: 'static> TimerManager<C> {
         let domain = call.domain;
         let now = self.span.now[domain.index()];
         self.slots.at_mut(idx).state = State::Executing;
-        let calls_this_tick = u64::from(call.burst) + self.calls_due_from(idx, call.due, now);
+        let burst = if call.tick == self.span.now[2] as u32 {
+            call.burst
+        } else {
+            0
+        };
+        let calls_this_tick = u64::from(burst) + self.calls_due_from(idx, call.due, now);
         self.run_callback(idx, ctx, domain, call.due, calls_this_tick, |m, cb| {
-            m.after_tick_call(idx, call.gen, cb, call.due, call.burst)
+            m.after_tick_call(idx, call.gen, cb, call.due, burst)
         })
     }
 

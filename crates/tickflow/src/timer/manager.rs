@@ -306,6 +306,7 @@ impl<C: 'static> TimerManager<C> {
             ticket: e.ticket,
             domain: e.flags.domain(),
             burst,
+            tick: self.span.now[2] as u32,
         }
     }
 
@@ -717,5 +718,40 @@ impl<C: 'static> TimerManager<C> {
                 .map(|e| e.seq)
         });
         self.next_seq = idxs.len() as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_order_survives_renumbering_when_the_counter_runs_out() {
+        let mut timers = TimerManager::<Vec<u32>>::new();
+        timers.next_seq = u32::MAX - 3;
+        for i in 0..8u32 {
+            // all due together: only set order separates them
+            timers.after(Span::from_millis(10)).call(move |l, _| l.push(i));
+        }
+        assert!(timers.next_seq < 100, "renumbered");
+        let mut log = vec![];
+        timers.tick(Span::from_millis(10), &mut log);
+        assert_eq!(log, (0..8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn ready_records_are_renumbered_too() {
+        let mut timers = TimerManager::<Vec<u32>>::new();
+        timers.set_fire_budget(Some(1));
+        for i in 0..3u32 {
+            timers.after(Span::ZERO).call(move |l, _| l.push(i));
+        }
+        let mut log = vec![];
+        timers.tick(Span::ZERO, &mut log); // two calls left in the ready queue
+        timers.next_seq = u32::MAX;
+        timers.after(Span::ZERO).call(|l, _| l.push(3)); // forces a renumbering
+        timers.set_fire_budget(None);
+        timers.tick(Span::ZERO, &mut log);
+        assert_eq!(log, vec![0, 1, 2, 3]);
     }
 }

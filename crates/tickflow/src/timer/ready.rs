@@ -26,8 +26,11 @@ pub(crate) struct Call {
     pub(crate) gen: u32,
     pub(crate) ticket: u16,
     pub(crate) domain: Domain,
-    /// Calls this timer already made earlier in the same burst (same tick).
+    /// Calls this timer already made earlier in the same burst.
     pub(crate) burst: u32,
+    /// Low bits of the frame clock when `burst` was counted: a burst does not carry over
+    /// into the next tick (after a fire budget stopped it).
+    pub(crate) tick: u32,
 }
 
 /// Heap order: earliest `(due, seq)` on top.
@@ -55,13 +58,15 @@ pub(crate) struct TickSpan {
 
 impl TickSpan {
     /// The fraction of the tick at which `due` falls on `domain`'s clock, as `(num, den)`.
-    /// A clock that did not move puts everything due at its end (and anything earlier before).
+    ///
+    /// A clock that did not move counts as one flick long, so what is due now sits at its end
+    /// (1) and late calls before it, in due order. The map is increasing in `due` for each
+    /// clock, which keeps the order total (and the same-clock shortcut in `order` valid).
     fn fraction(&self, domain: Domain, due: u64) -> (i128, u128) {
         let d = domain.index();
         let off = i128::from(due) - i128::from(self.prev[d]);
         match self.now[d] - self.prev[d] {
-            0 if off < 0 => (-1, 1),
-            0 => (1, 1),
+            0 => (off + 1, 1),
             len => (off, u128::from(len)),
         }
     }
@@ -174,6 +179,7 @@ mod tests {
             ticket: 0,
             domain,
             burst: 0,
+            tick: 0,
         }
     }
 

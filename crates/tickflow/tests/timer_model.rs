@@ -1,0 +1,432 @@
+//! Model-based property test: random operation sequences run against `TimerManager` and a small
+//! reference model that rescans every timer for every call (obviously correct, O(n) per call).
+//! Every call (timer, handle, scheduled time, index, calls this tick, order) and every query
+//! answer is compared after every step.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use proptest::prelude::*;
+use tickflow::prelude::*;
+
+const NEVER: u64 = u64::MAX;
+
+/// One logged call: (timer ordinal, handle, scheduled, call index, calls this tick).
+type CallRec = (usize, TimerHandle, u64, u64, u64);
+type Log = Rc<RefCell<Vec<CallRec>>>;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Set {
+        domain: u8,
+        delay: u64,
+        period: Option<u64>,
+        catch_up: u8,
+        times: Option<u64>,
+        clear_at: Option<u64>,
+    },
+    Clear(usize),
+    Pause(usize),
+    Unpause(usize),
+    FireNow(usize),
+    BeginFrame,
+    Budget(Option<usize>),
+    Tick(u64, u64),
+}
+
+fn unit() -> u64 {
+    Span::frames(1, 100).flicks() // 10 ms
+}
+
+fn span_strategy() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => (0u64..40).prop_map(|k| k * unit()),
+        2 => 0u64..(40 * unit()),
+        1 => Just(0u64),
+        1 => Just(1u64 << 52), // huge, but clocks stay far from u64::MAX
+        1 => Just(NEVER),
+    ]
+}
+
+/// Periods are zero or at least 10 ms, so that a huge tick makes a burst of hundreds of calls,
+/// not billions.
+fn period_strategy() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => (1u64..40).prop_map(|k| k * unit()),
+        2 => unit()..(40 * unit()),
+        1 => Just(0u64),
+        1 => Just(1u64 << 52),
+        1 => Just(NEVER),
+    ]
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (
+            0u8..3,
+            span_strategy(),
+            proptest::option::of(period_strategy()),
+            0u8..3,
+            proptest::option::weighted(0.3, 1u64..5),
+            proptest::option::weighted(0.2, 0u64..4),
+        )
+            .prop_map(|(domain, delay, period, catch_up, times, clear_at)| Op::Set {
+                domain,
+                delay,
+                period,
+                catch_up,
+                times,
+                clear_at
+            }),
+        2 => (0usize..24).prop_map(Op::Clear),
+        2 => (0usize..24).prop_map(Op::Pause),
+        2 => (0usize..24).prop_map(Op::Unpause),
+        1 => (0usize..24).prop_map(Op::FireNow),
+        2 => Just(Op::BeginFrame),
+        1 => proptest::option::weighted(0.5, 0usize..4).prop_map(Op::Budget),
+        8 => (
+            prop_oneof![3 => 0u64..(30 * unit()), 1 => Just(0u64), 1 => Just(500 * unit())],
+            prop_oneof![3 => 0u64..(30 * unit()), 1 => Just(0u64), 1 => Just(500 * unit())]
+        )
+            .prop_map(|(g, r)| Op::Tick(g, r)),
+    ]
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum MState {
+    Pending(u64),
+    Active(u64),
+    Paused(u64),
+}
+
+#[derive(Clone, Debug)]
+struct MTimer {
+    domain: usize,
+    period: u64,
+    first: u64,
+    looping: bool,
+    catch_up: CatchUp,
+    times_left: Option<u64>,
+    clear_at: Option<u64>,
+    seq: usize,
+    calls: u64,
+    state: MState,
+    /// Tick number before which it may not fire (set in the tick that is running).
+    not_before: u64,
+    burst: u64,
+    burst_tick: u64,
+}
+
+#[derive(Default)]
+struct Model {
+    now: [u64; 3],
+    prev: [u64; 3],
+    tick_no: u64,
+    frame_open: bool,
+    budget: Option<usize>,
+    timers: Vec<Option<MTimer>>,
+    log: Vec<(usize, u64, u64, u64)>,
+}
+
+impl Model {
+    fn start(&mut self, id: usize, delay: u64) {
+        let t = self.timers[id].as_mut().unwrap();
+        t.state = if self.frame_open {
+            MState::Pending(delay)
+        } else {
+            MState::Active(self.now[t.domain].checked_add(delay).unwrap_or(NEVER))
+        };
+        t.not_before = if self.frame_open { 0 } else { self.tick_no + 1 };
+    }
+
+    fn fraction(&self, d: usize, due: u64) -> (i128, i128) {
+        let off = due as i128 - self.prev[d] as i128;
+        let len = (self.now[d] - self.prev[d]) as i128;
+        if len == 0 {
+            (off + 1, 1)
+        } else {
+            (off, len)
+        }
+    }
+
+    fn next_call(&self) -> Option<usize> {
+        let mut best: Option<(usize, (i128, i128), usize, usize, u64)> = None;
+        for (id, t) in self.timers.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let MState::Active(due) = t.state else { continue };
+            if due == NEVER || due > self.now[t.domain] || t.not_before > self.tick_no {
+                continue;
+            }
+            let f = self.fraction(t.domain, due);
+            let better = match &best {
+                None => true,
+                Some((_, bf, bseq, bd, bdue)) => {
+                    let place = if *bd == t.domain {
+                        due.cmp(bdue)
+                    } else {
+                        (f.0 * bf.1).cmp(&(bf.0 * f.1))
+                    };
+                    place.then(t.seq.cmp(bseq)) == Ordering::Less
+                }
+            };
+            if better {
+                best = Some((id, f, t.seq, t.domain, due));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// Records one call and returns whether the timer is finished (removed).
+    fn call(&mut self, id: usize, scheduled: u64, this_tick: u64) -> bool {
+        let t = self.timers[id].as_mut().unwrap();
+        self.log.push((id, scheduled, t.calls, this_tick));
+        let cleared = t.clear_at == Some(t.calls);
+        t.calls += 1;
+        if let Some(left) = t.times_left.as_mut() {
+            *left -= 1;
+        }
+        let done = cleared || !t.looping || t.times_left == Some(0);
+        if done {
+            self.timers[id] = None;
+        }
+        done
+    }
+
+    fn tick(&mut self, g: u64, r: u64) {
+        self.prev = self.now;
+        self.now[0] += g;
+        self.now[1] += r;
+        self.now[2] += 1;
+        self.tick_no += 1;
+        self.frame_open = false;
+        for t in self.timers.iter_mut().flatten() {
+            if let MState::Pending(delay) = t.state {
+                t.state = MState::Active(self.now[t.domain].checked_add(delay).unwrap_or(NEVER));
+            }
+        }
+        let mut made = 0;
+        while self.budget.is_none_or(|b| made < b) {
+            let Some(id) = self.next_call() else { break };
+            made += 1;
+            let t = self.timers[id].as_mut().unwrap();
+            let MState::Active(due) = t.state else { unreachable!() };
+            let now = self.now[t.domain];
+            if t.burst_tick != self.tick_no {
+                t.burst = 0;
+            }
+            let mut rest = if t.looping && t.catch_up == CatchUp::Burst && t.period > 0 {
+                (now - due) / t.period + 1
+            } else {
+                1
+            };
+            if let Some(left) = t.times_left {
+                rest = rest.min(left);
+            }
+            let this_tick = t.burst + rest;
+            if self.call(id, due, this_tick) {
+                continue;
+            }
+            let t = self.timers[id].as_mut().unwrap();
+            let p = t.period;
+            let grid = due.checked_add(p).unwrap_or(NEVER);
+            let next = if p == 0 {
+                t.not_before = self.tick_no + 1;
+                now
+            } else if grid > now {
+                grid
+            } else {
+                match t.catch_up {
+                    CatchUp::Burst => grid,
+                    CatchUp::Once => {
+                        let mut n = grid;
+                        while n <= now {
+                            n += p;
+                        }
+                        n
+                    }
+                    CatchUp::Delay => now.checked_add(p).unwrap_or(NEVER),
+                }
+            };
+            t.burst += 1;
+            t.burst_tick = self.tick_no;
+            t.state = MState::Active(next);
+        }
+    }
+
+    fn remaining(&self, t: &MTimer) -> u64 {
+        match t.state {
+            MState::Pending(r) | MState::Paused(r) => r,
+            MState::Active(NEVER) => NEVER,
+            MState::Active(due) => due.saturating_sub(self.now[t.domain]),
+        }
+    }
+}
+
+fn catch_up_of(k: u8) -> CatchUp {
+    [CatchUp::Burst, CatchUp::Once, CatchUp::Delay][k as usize]
+}
+
+fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let mut real = TimerManager::<()>::new();
+    let mut model = Model::default();
+    let log: Log = Rc::default();
+    let mut handles: Vec<TimerHandle> = vec![];
+    for op in ops {
+        match op {
+            Op::Set {
+                domain,
+                delay,
+                period,
+                catch_up,
+                times,
+                clear_at,
+            } => {
+                let id = handles.len();
+                let l = log.clone();
+                let cb = move |_: &mut (), cx: &mut TimerCx<'_, ()>| {
+                    l.borrow_mut().push((
+                        id,
+                        cx.handle(),
+                        cx.scheduled().flicks(),
+                        cx.call_index(),
+                        cx.calls_this_tick(),
+                    ));
+                    if clear_at == Some(cx.call_index()) {
+                        cx.clear_self();
+                    }
+                };
+                let frames = domain == 2;
+                // Frame timers count small numbers of frames.
+                let scale = |v: u64| if frames && v != NEVER { v / unit() % 5 } else { v };
+                let (delay, period) = (scale(delay), period.map(scale));
+                let mut b = match (frames, period) {
+                    (false, None) => real.after(Span::from_flicks(delay)),
+                    (false, Some(p)) => real
+                        .every(Span::from_flicks(p))
+                        .first_delay(Span::from_flicks(delay)),
+                    (true, None) => real.after_frames(delay),
+                    (true, Some(p)) => real.every_frames(p).first_delay_frames(delay),
+                };
+                if domain == 1 {
+                    b = b.domain(Domain::Real);
+                }
+                b = b.catch_up(catch_up_of(catch_up));
+                if let Some(n) = times {
+                    b = b.times(n);
+                }
+                handles.push(b.call(cb));
+                let looping = period.is_some() || times.is_some_and(|n| n > 1);
+                let p = period.unwrap_or(delay);
+                model.timers.push(Some(MTimer {
+                    domain: domain as usize,
+                    period: p,
+                    first: delay,
+                    looping,
+                    catch_up: catch_up_of(catch_up),
+                    times_left: times,
+                    clear_at,
+                    seq: id,
+                    calls: 0,
+                    state: MState::Active(0),
+                    not_before: 0,
+                    burst: 0,
+                    burst_tick: 0,
+                }));
+                model.start(id, delay);
+            }
+            Op::Clear(k) if k < handles.len() => {
+                let expect = model.timers[k].take().is_some();
+                prop_assert_eq!(real.clear(handles[k]), expect);
+            }
+            Op::Pause(k) if k < handles.len() => {
+                let mut expect = false;
+                if let Some(t) = model.timers[k].clone() {
+                    if !matches!(t.state, MState::Paused(_)) {
+                        let rem = model.remaining(&t);
+                        model.timers[k].as_mut().unwrap().state = MState::Paused(rem);
+                        expect = true;
+                    }
+                }
+                prop_assert_eq!(real.pause(handles[k]), expect);
+            }
+            Op::Unpause(k) if k < handles.len() => {
+                let mut expect = false;
+                if let Some(MState::Paused(rem)) = model.timers[k].as_ref().map(|t| t.state) {
+                    model.start(k, rem);
+                    expect = true;
+                }
+                prop_assert_eq!(real.unpause(handles[k]), expect);
+            }
+            Op::FireNow(k) if k < handles.len() => {
+                let expect = model.timers[k].is_some();
+                if expect {
+                    let d = model.timers[k].as_ref().unwrap().domain;
+                    let now = model.now[d];
+                    model.call(k, now, 1);
+                }
+                prop_assert_eq!(real.fire_now(handles[k], &mut ()), expect);
+            }
+            Op::BeginFrame => {
+                model.frame_open = true;
+                real.begin_frame();
+            }
+            Op::Budget(b) => {
+                model.budget = b;
+                real.set_fire_budget(b);
+            }
+            Op::Tick(g, r) => {
+                model.tick(g, r);
+                real.tick_step(Span::from_flicks(g), Span::from_flicks(r), &mut ());
+            }
+            _ => {}
+        }
+        // every call, in order
+        let got: Vec<(usize, u64, u64, u64)> = log
+            .borrow()
+            .iter()
+            .map(|&(id, h, s, i, n)| {
+                assert_eq!(h, handles[id], "the call sees its own handle");
+                (id, s, i, n)
+            })
+            .collect();
+        prop_assert_eq!(&got, &model.log);
+        // every query
+        prop_assert_eq!(real.len(), model.timers.iter().flatten().count());
+        for (k, &h) in handles.iter().enumerate() {
+            let m = model.timers[k].as_ref();
+            prop_assert_eq!(real.exists(h), m.is_some());
+            let paused = m.is_some_and(|t| matches!(t.state, MState::Paused(_)));
+            let pending = m.is_some_and(|t| matches!(t.state, MState::Pending(_)));
+            prop_assert_eq!(real.is_paused(h), paused);
+            prop_assert_eq!(real.is_active(h), m.is_some() && !paused);
+            prop_assert_eq!(real.is_pending(h), pending);
+            prop_assert_eq!(real.rate(h).map(Span::flicks), m.map(|t| t.period));
+            prop_assert_eq!(real.calls_made(h), m.map(|t| t.calls));
+            let rem = m.map(|t| model.remaining(t));
+            prop_assert_eq!(real.remaining(h).map(Span::flicks), rem);
+            let elapsed = m.map(|t| {
+                let len = if t.calls == 0 { t.first } else { t.period };
+                match model.remaining(t) {
+                    NEVER => 0,
+                    r => len.saturating_sub(r),
+                }
+            });
+            prop_assert_eq!(real.elapsed(h).map(Span::flicks), elapsed);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 10_000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn timer_manager_matches_the_reference_model(ops in proptest::collection::vec(op_strategy(), 1..60)) {
+        run(ops)?;
+    }
+}
