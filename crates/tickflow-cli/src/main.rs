@@ -1,1 +1,109 @@
-fn main() {}
+//! The `tickflow` tool. For now it runs a short demo of the timer manager; later issues turn it
+//! into the full tool (arena demo, trace, plots, bench).
+
+use tickflow::prelude::*;
+
+/// The demo's game state: a log of what fired, and a few counters the timers change.
+#[derive(Default)]
+struct Game {
+    events: Vec<String>,
+    hp: i32,
+    cooldown_ready: bool,
+}
+
+impl Game {
+    fn say(&mut self, now: Time, what: impl Into<String>) {
+        self.events
+            .push(format!("{:>7.3}s  {}", now.as_secs_f64(), what.into()));
+    }
+}
+
+fn main() {
+    let hz = 60;
+    let frame = Span::frames(1, hz);
+    let mut timers = TimerManager::<Game>::new();
+    let mut game = Game {
+        hp: 100,
+        ..Game::default()
+    };
+
+    timers
+        .after(secs(0.5))
+        .name("intro")
+        .call(|g, cx| g.say(cx.now(), "one-shot: intro text"));
+    timers
+        .every(secs(0.25))
+        .times(4)
+        .name("poison")
+        .call(|g, cx| {
+            g.hp -= 5;
+            let (i, hp) = (cx.call_index() + 1, g.hp);
+            g.say(cx.scheduled(), format!("poison tick {i}/4, hp {hp}"));
+        });
+    let ability = timers
+        .every(secs(0.4))
+        .catch_up(CatchUp::Once)
+        .name("ability cooldown")
+        .call(|g, cx| {
+            g.cooldown_ready = true;
+            g.say(cx.scheduled(), "looping (Once): ability ready");
+        });
+    timers.after_frames(30).call(|g, cx| {
+        let (frame, game_time) = (cx.now().flicks(), cx.timers().now());
+        g.say(
+            game_time,
+            format!("frame timer: 30 frames later (frame {frame})"),
+        );
+    });
+    timers
+        .after(secs(1.0))
+        .domain(Domain::Real)
+        .call(|g, cx| g.say(cx.now(), "real-time timer: 1 s of wall time"));
+    timers.after(secs(0.3)).call(|g, cx| {
+        g.say(cx.now(), "chain link 1 (sets link 2 for +0.3 s)");
+        cx.timers()
+            .after(secs(0.3))
+            .call(|g, cx| g.say(cx.scheduled(), "chain link 2, exactly on time"));
+    });
+    let doomed = timers
+        .after(secs(5.0))
+        .on_cancel(|g| {
+            g.events
+                .push("            on_cancel: the doomed timer was cleared".into())
+        })
+        .call(|g, cx| g.say(cx.now(), "never printed"));
+
+    let mut fired = 0;
+    let frames = hz as usize * 3 / 2; // 1.5 s of frames
+    for n in 0..frames {
+        timers.begin_frame();
+        if n == 45 {
+            timers.clear(doomed);
+            timers.pause(ability);
+            game.say(timers.now(), "paused the ability cooldown");
+        }
+        if n == 70 {
+            timers.unpause(ability);
+            game.say(timers.now(), "unpaused the ability cooldown");
+        }
+        fired += timers.tick(frame, &mut game);
+    }
+
+    println!("tickflow timer demo: {frames} frames at {hz} Hz\n");
+    for line in &game.events {
+        println!("{line}");
+    }
+    println!(
+        "\nsummary: {} calls in {} frames, game time {}, {} timers still live, hp {}, ability {}",
+        fired,
+        timers.frame(),
+        timers.now(),
+        timers.len(),
+        game.hp,
+        if game.cooldown_ready {
+            "ready"
+        } else {
+            "cooling down"
+        },
+    );
+}

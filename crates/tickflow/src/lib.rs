@@ -34,3 +34,8 @@ pub mod prelude {
     pub use crate::time::{millis, secs, Domain, Span, Time};
     pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
 }
+
+/// The README's example, compiled and run as a doctest so the front page cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

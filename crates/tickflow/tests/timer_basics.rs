@@ -23,7 +23,9 @@ fn frame_no(t: &TimerManager<Log>) -> u64 {
 #[test]
 fn one_shot_fires_once_at_its_delay_inclusive() {
     let mut timers = TimerManager::<Log>::new();
-    let h = timers.after(secs(0.3)).call(|log, cx| log.push(("a", cx.now().flicks())));
+    let h = timers
+        .after(secs(0.3))
+        .call(|log, cx| log.push(("a", cx.now().flicks())));
     let mut log = vec![];
     run(&mut timers, &mut log, 2);
     assert!(log.is_empty());
@@ -107,7 +109,9 @@ fn times_zero_panics_at_the_call_site() {
 #[test]
 fn frame_timers_count_ticks() {
     let mut timers = TimerManager::<Log>::new();
-    timers.after_frames(3).call(|log, cx| log.push(("once", cx.now().flicks())));
+    timers
+        .after_frames(3)
+        .call(|log, cx| log.push(("once", cx.now().flicks())));
     timers
         .every_frames(2)
         .first_delay_frames(1)

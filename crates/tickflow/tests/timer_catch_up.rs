@@ -14,8 +14,12 @@ fn sched(log: &mut Log, name: &'static str, t: Time) {
 fn burst_calls_take_their_own_place_in_the_global_order() {
     // A due at 0.3/0.6/0.9 and B at 0.5: Unreal runs A, A, A, B; tickflow A, B, A, A.
     let mut timers = TimerManager::<Log>::new();
-    timers.every(secs(0.3)).call(|l, cx| sched(l, "A", cx.scheduled()));
-    timers.after(secs(0.5)).call(|l, cx| sched(l, "B", cx.scheduled()));
+    timers
+        .every(secs(0.3))
+        .call(|l, cx| sched(l, "A", cx.scheduled()));
+    timers
+        .after(secs(0.5))
+        .call(|l, cx| sched(l, "B", cx.scheduled()));
     let mut log = vec![];
     timers.tick(secs(1.0), &mut log);
     assert_eq!(log, vec![("A", 0.3), ("B", 0.5), ("A", 0.6), ("A", 0.9)]);
@@ -72,7 +76,12 @@ fn once_drops_missed_periods_and_keeps_the_grid() {
     // Once:      0.1    0.2 (0.3, 0.4 lost) 0.5    0.6
     assert_eq!(
         hitch(CatchUp::Once),
-        vec![vec![(0.1, 1)], vec![(0.2, 1)], vec![(0.5, 1)], vec![(0.6, 1)]]
+        vec![
+            vec![(0.1, 1)],
+            vec![(0.2, 1)],
+            vec![(0.5, 1)],
+            vec![(0.6, 1)]
+        ]
     );
 }
 
@@ -81,7 +90,12 @@ fn delay_restarts_the_period_from_the_late_tick() {
     // Delay:     0.1    0.2                 0.55   0.65
     assert_eq!(
         hitch(CatchUp::Delay),
-        vec![vec![(0.1, 1)], vec![(0.2, 1)], vec![(0.55, 1)], vec![(0.65, 1)]]
+        vec![
+            vec![(0.1, 1)],
+            vec![(0.2, 1)],
+            vec![(0.55, 1)],
+            vec![(0.65, 1)]
+        ]
     );
 }
 
@@ -206,7 +220,13 @@ fn clocks_are_merged_by_place_in_the_tick() {
     timers.tick_step(secs(0.25), secs(0.5), &mut log);
     assert_eq!(
         log,
-        vec!["real fifth", "game half", "frame end", "real end", "game end"]
+        vec![
+            "real fifth",
+            "game half",
+            "frame end",
+            "real end",
+            "game end"
+        ]
     );
 }
 
@@ -220,8 +240,5 @@ fn lateness_and_call_index_are_reported() {
     timers.tick(secs(0.3), &mut log);
     timers.tick(secs(0.3), &mut log);
     timers.tick(secs(0.15), &mut log);
-    assert_eq!(
-        log,
-        vec![(0, secs(0.05)), (1, secs(0.1)), (2, Span::ZERO)]
-    );
+    assert_eq!(log, vec![(0, secs(0.05)), (1, secs(0.1)), (2, Span::ZERO)]);
 }

@@ -90,8 +90,16 @@ fn clear_and_pause_by_owner_and_by_name() {
     let mut timers = TimerManager::<Vec<&'static str>>::new();
     let (o1, o2) = (OwnerId::from(1), OwnerId::from(2));
     timers.every(frame()).owner(o1).call(|l, _| l.push("o1a"));
-    timers.every(frame()).owner(o1).name("x").call(|l, _| l.push("o1x"));
-    timers.every(frame()).owner(o2).name("x").call(|l, _| l.push("o2x"));
+    timers
+        .every(frame())
+        .owner(o1)
+        .name("x")
+        .call(|l, _| l.push("o1x"));
+    timers
+        .every(frame())
+        .owner(o2)
+        .name("x")
+        .call(|l, _| l.push("o2x"));
     timers.every(frame()).call(|l, _| l.push("free"));
     let mut log = vec![];
     assert_eq!(timers.pause_owner(o1), 2);
@@ -144,7 +152,13 @@ fn on_cancel_runs_at_the_next_tick_only_for_unfinished_timers() {
     timers.tick(frame(), &mut log);
     assert_eq!(
         log,
-        vec!["a cancelled", "b fired", "c fired", "d fired", "c cancelled"]
+        vec![
+            "a cancelled",
+            "b fired",
+            "c fired",
+            "d fired",
+            "c cancelled"
+        ]
     );
 }
 
@@ -180,7 +194,9 @@ fn fire_now_of_a_running_timer_is_refused() {
 fn the_fire_budget_spills_calls_into_the_next_tick_in_order() {
     let mut timers = TimerManager::<Vec<u32>>::new();
     for i in 0..5 {
-        timers.after(secs(0.1) * (i + 1)).call(move |l, _| l.push(i as u32));
+        timers
+            .after(secs(0.1) * (i + 1))
+            .call(move |l, _| l.push(i as u32));
     }
     timers.set_fire_budget(Some(2));
     let mut log = vec![];

@@ -4,7 +4,6 @@
 //! answer is compared after every step.
 
 use std::cell::RefCell;
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use proptest::prelude::*;
@@ -150,31 +149,34 @@ impl Model {
         }
     }
 
+    /// The timer with the earliest due call this tick: by place in the tick, then set order.
     fn next_call(&self) -> Option<usize> {
-        let mut best: Option<(usize, (i128, i128), usize, usize, u64)> = None;
-        for (id, t) in self.timers.iter().enumerate() {
-            let Some(t) = t else { continue };
-            let MState::Active(due) = t.state else { continue };
-            if due == NEVER || due > self.now[t.domain] || t.not_before > self.tick_no {
-                continue;
+        let place = |a: &MTimer, due: u64, b: &MTimer, bdue: u64| {
+            if a.domain == b.domain {
+                due.cmp(&bdue)
+            } else {
+                let (fa, fb) = (self.fraction(a.domain, due), self.fraction(b.domain, bdue));
+                (fa.0 * fb.1).cmp(&(fb.0 * fa.1))
             }
-            let f = self.fraction(t.domain, due);
-            let better = match &best {
-                None => true,
-                Some((_, bf, bseq, bd, bdue)) => {
-                    let place = if *bd == t.domain {
-                        due.cmp(bdue)
-                    } else {
-                        (f.0 * bf.1).cmp(&(bf.0 * f.1))
-                    };
-                    place.then(t.seq.cmp(bseq)) == Ordering::Less
+        };
+        self.timers
+            .iter()
+            .enumerate()
+            .filter_map(|(id, t)| {
+                let t = t.as_ref()?;
+                match t.state {
+                    MState::Active(due)
+                        if due != NEVER
+                            && due <= self.now[t.domain]
+                            && t.not_before <= self.tick_no =>
+                    {
+                        Some((id, t, due))
+                    }
+                    _ => None,
                 }
-            };
-            if better {
-                best = Some((id, f, t.seq, t.domain, due));
-            }
-        }
-        best.map(|b| b.0)
+            })
+            .min_by(|(_, a, ad), (_, b, bd)| place(a, *ad, b, *bd).then(a.seq.cmp(&b.seq)))
+            .map(|(id, _, _)| id)
     }
 
     /// Records one call and returns whether the timer is finished (removed).
@@ -210,7 +212,9 @@ impl Model {
             let Some(id) = self.next_call() else { break };
             made += 1;
             let t = self.timers[id].as_mut().unwrap();
-            let MState::Active(due) = t.state else { unreachable!() };
+            let MState::Active(due) = t.state else {
+                unreachable!()
+            };
             let now = self.now[t.domain];
             if t.burst_tick != self.tick_no {
                 t.burst = 0;
@@ -298,7 +302,13 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 };
                 let frames = domain == 2;
                 // Frame timers count small numbers of frames.
-                let scale = |v: u64| if frames && v != NEVER { v / unit() % 5 } else { v };
+                let scale = |v: u64| {
+                    if frames && v != NEVER {
+                        v / unit() % 5
+                    } else {
+                        v
+                    }
+                };
                 let (delay, period) = (scale(delay), period.map(scale));
                 let mut b = match (frames, period) {
                     (false, None) => real.after(Span::from_flicks(delay)),

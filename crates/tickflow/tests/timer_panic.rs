@@ -44,8 +44,14 @@ fn a_panicking_looping_timer_keeps_its_schedule() {
 #[test]
 fn a_panicking_on_cancel_hook_does_not_lose_the_others() {
     let mut timers = TimerManager::<Vec<u32>>::new();
-    let a = timers.after(frame()).on_cancel(|_| panic!("hook")).call(|_, _| {});
-    let b = timers.after(frame()).on_cancel(|l| l.push(2)).call(|_, _| {});
+    let a = timers
+        .after(frame())
+        .on_cancel(|_| panic!("hook"))
+        .call(|_, _| {});
+    let b = timers
+        .after(frame())
+        .on_cancel(|l| l.push(2))
+        .call(|_, _| {});
     timers.clear(a);
     timers.clear(b);
     let mut log = vec![];

@@ -270,7 +270,11 @@ mod tests {
         for hz in [24u32, 25, 30, 48, 50, 60, 72, 90, 100, 120, 144, 240] {
             let frame = Span::frames(1, hz);
             assert_eq!(frame.flicks() * u64::from(hz), FLICKS_PER_SECOND, "{hz} Hz");
-            assert_eq!(Span::from_secs_f64(1.0 / f64::from(hz)), frame, "{hz} Hz via f64");
+            assert_eq!(
+                Span::from_secs_f64(1.0 / f64::from(hz)),
+                frame,
+                "{hz} Hz via f64"
+            );
         }
         assert_eq!(Span::from_millis(1).flicks() * 1000, FLICKS_PER_SECOND);
     }
@@ -316,7 +320,10 @@ mod tests {
 
     #[test]
     fn duration_round_trip_is_nearest() {
-        assert_eq!(Span::from(Duration::from_millis(250)), Span::from_millis(250));
+        assert_eq!(
+            Span::from(Duration::from_millis(250)),
+            Span::from_millis(250)
+        );
         // 1 ns is 0.7056 flicks: rounds to 1.
         assert_eq!(Span::from(Duration::from_nanos(1)), Span::from_flicks(1));
         assert_eq!(Duration::from(Span::from_secs(3)), Duration::from_secs(3));

@@ -141,8 +141,7 @@ impl<C: 'static> TimerManager<C> {
     /// Calls this timer gets in this tick from `due` on, this one included.
     fn calls_due_from(&self, idx: u32, due: u64, now: u64) -> u64 {
         let e = self.slots.at(idx);
-        let due_now = if e.flags.looping() && e.flags.catch_up() == CatchUp::Burst && e.period > 0
-        {
+        let due_now = if e.flags.looping() && e.flags.catch_up() == CatchUp::Burst && e.period > 0 {
             (now - due) / e.period + 1
         } else {
             1
@@ -189,14 +188,7 @@ impl<C: 'static> TimerManager<C> {
         let outer = self.firing.replace((domain, scheduled));
         let now = self.span.now[domain.index()];
         let result = {
-            let mut cx = TimerCx::new(
-                self,
-                handle,
-                now,
-                scheduled,
-                call_index,
-                calls_this_tick,
-            );
+            let mut cx = TimerCx::new(self, handle, now, scheduled, call_index, calls_this_tick);
             panic::catch_unwind(AssertUnwindSafe(|| cb(ctx, &mut cx)))
         };
         self.firing = outer;
@@ -253,7 +245,11 @@ impl<C: 'static> TimerManager<C> {
         if e.state == State::ExecutingPaused {
             let e = self.slots.at_mut(idx);
             e.state = State::Paused;
-            e.due = if next == NEVER { NEVER } else { next.saturating_sub(now) };
+            e.due = if next == NEVER {
+                NEVER
+            } else {
+                next.saturating_sub(now)
+            };
         } else if period > 0 && next <= now {
             self.slots.at_mut(idx).due = next;
             let call = self.make_ready(idx, burst.saturating_add(1));

@@ -588,7 +588,9 @@ impl<C: 'static> TimerManager<C> {
         match e.state {
             State::Pending | State::Paused => e.due,
             State::Active if e.due == NEVER => NEVER,
-            _ => e.due.saturating_sub(self.span.now[e.flags.domain().index()]),
+            _ => e
+                .due
+                .saturating_sub(self.span.now[e.flags.domain().index()]),
         }
     }
 
@@ -731,7 +733,9 @@ mod tests {
         timers.next_seq = u32::MAX - 3;
         for i in 0..8u32 {
             // all due together: only set order separates them
-            timers.after(Span::from_millis(10)).call(move |l, _| l.push(i));
+            timers
+                .after(Span::from_millis(10))
+                .call(move |l, _| l.push(i));
         }
         assert!(timers.next_seq < 100, "renumbered");
         let mut log = vec![];

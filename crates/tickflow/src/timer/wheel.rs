@@ -188,7 +188,17 @@ mod tests {
     fn advance_returns_exactly_the_due_entries() {
         let mut s = Slots::new();
         let mut w = Wheel::new();
-        let dues = [1u64, 63, 64, 65, 4095, 4096, 1 << 20, (1 << 40) + 7, u64::MAX - 1];
+        let dues = [
+            1u64,
+            63,
+            64,
+            65,
+            4095,
+            4096,
+            1 << 20,
+            (1 << 40) + 7,
+            u64::MAX - 1,
+        ];
         let ids: Vec<u32> = dues.iter().map(|&d| add(&mut w, &mut s, d)).collect();
         let mut got = vec![];
         for now in [0u64, 64, 5000, 1 << 30, 1 << 41, u64::MAX - 1] {
