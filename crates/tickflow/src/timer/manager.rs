@@ -132,6 +132,15 @@ impl<C: 'static> TimerManager<C> {
         }
     }
 
+    /// An empty manager with room for `capacity` timers before its tables grow (like
+    /// `Vec::with_capacity`): at 1e6 timers this saves the ~5 % slack of doubling growth.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut timers = Self::new();
+        timers.slots.entries.reserve_exact(capacity);
+        timers.callbacks.reserve_exact(capacity);
+        timers
+    }
+
     /// Starts a one-shot timer that fires once, `delay` from now (on the game clock unless
     /// [`domain`](TimerBuilder::domain) says otherwise).
     ///
