@@ -131,7 +131,8 @@ impl UnrealTimers {
                 self.free.push(top.index);
                 continue;
             }
-            if !(self.clock > t.expire) {
+            // Unreal fires only when the clock is strictly past the expiry.
+            if self.clock <= t.expire {
                 break;
             }
             self.pop();
