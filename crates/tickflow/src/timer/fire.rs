@@ -102,19 +102,7 @@ impl<C: 'static> TimerManager<C> {
         for d in 0..3 {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
             wheel.advance(&mut self.slots, self.span.now[d], |slots, idx| {
-                let e = slots.at_mut(idx);
-                e.state = State::Ready;
-                e.ticket = e.ticket.wrapping_add(1);
-                ready.push(Call {
-                    due: e.due,
-                    seq: e.seq,
-                    idx,
-                    gen: e.gen,
-                    ticket: e.ticket,
-                    domain: e.flags.domain(),
-                    burst: 0,
-                    tick: 0,
-                });
+                ready.push(Call::make(slots, idx, 0, 0));
             });
         }
         // Pending timers start counting at the time this tick reached.

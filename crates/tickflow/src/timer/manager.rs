@@ -304,19 +304,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// Marks a timer ready and makes its queue record.
     pub(crate) fn make_ready(&mut self, idx: u32, burst: u32) -> Call {
-        let e = self.slots.at_mut(idx);
-        e.state = State::Ready;
-        e.ticket = e.ticket.wrapping_add(1);
-        Call {
-            due: e.due,
-            seq: e.seq,
-            idx,
-            gen: e.gen,
-            ticket: e.ticket,
-            domain: e.flags.domain(),
-            burst,
-            tick: self.span.now[2] as u32,
-        }
+        Call::make(&mut self.slots, idx, burst, self.span.now[2] as u32)
     }
 
     /// Takes a timer out of the wheel or pending list (ready records go stale by themselves).

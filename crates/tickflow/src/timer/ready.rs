@@ -15,6 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::slot::{Slots, State};
 use crate::time::Domain;
 
 /// One due call.
@@ -31,6 +32,26 @@ pub(crate) struct Call {
     /// Low bits of the frame clock when `burst` was counted: a burst does not carry over
     /// into the next tick (after a fire budget stopped it).
     pub(crate) tick: u32,
+}
+
+impl Call {
+    /// Marks timer `idx` ready (a new ticket makes older records of it stale) and makes its
+    /// queue record.
+    pub(crate) fn make(slots: &mut Slots, idx: u32, burst: u32, tick: u32) -> Call {
+        let e = slots.at_mut(idx);
+        e.state = State::Ready;
+        e.ticket = e.ticket.wrapping_add(1);
+        Call {
+            due: e.due,
+            seq: e.seq,
+            idx,
+            gen: e.gen,
+            ticket: e.ticket,
+            domain: e.flags.domain(),
+            burst,
+            tick,
+        }
+    }
 }
 
 /// Heap order: earliest `(due, seq)` on top.
