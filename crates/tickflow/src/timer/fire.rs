@@ -4,7 +4,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use super::manager::Callback;
 use super::ready::Call;
-use super::slot::{State, NEVER, NIL};
+use super::slot::{State, NEVER};
 use super::{CatchUp, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Domain, Span};
 
@@ -101,22 +101,26 @@ impl<C: 'static> TimerManager<C> {
         self.ready.admit_deferred();
         for d in 0..3 {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
-            wheel.advance(&mut self.slots, self.span.now[d], |slots, idx| {
-                ready.push(Call::make(slots, idx, 0, 0));
+            wheel.advance(&mut self.slots, self.span.now[d], |slots, idx, due| {
+                let e = slots.at(idx);
+                if e.state == State::Active && e.due == due {
+                    ready.push(Call::make(slots, idx, 0, 0));
+                }
             });
         }
         // Pending timers start counting at the time this tick reached.
-        let mut cur = self.pending.take().head;
-        while cur != NIL {
-            let e = self.slots.at_mut(cur);
-            let next = e.next;
-            e.next = NIL;
-            e.prev = NIL;
+        let mut pending = std::mem::take(&mut self.pending);
+        for &idx in &pending {
+            let e = self.slots.at(idx);
+            if e.state != State::Pending {
+                continue; // cleared, paused, or a duplicate record of a re-pended timer
+            }
             let (delay, d) = (e.due, e.flags.domain().index());
             let start = self.span.now[d];
-            self.place(cur, start.checked_add(delay).unwrap_or(NEVER));
-            cur = next;
+            self.place(idx, start.checked_add(delay).unwrap_or(NEVER));
         }
+        pending.clear();
+        self.pending = pending; // keep the buffer
     }
 
     /// Whether a popped record still describes its timer (not cleared, paused or re-queued).

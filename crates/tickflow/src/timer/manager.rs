@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
-use super::slot::{Entry, Flags, List, Slots, State, NEVER};
+use super::slot::{Entry, Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
 use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerState};
 use crate::time::{Domain, Span, Time};
@@ -78,7 +78,8 @@ pub struct TimerManager<C> {
     pub(crate) owners: FxHashMap<OwnerId, Vec<u32>>,
     pub(crate) wheels: [Wheel; 3],
     pub(crate) ready: ReadyQueue,
-    pub(crate) pending: List,
+    /// Timers set in the open frame (stale records are skipped by state).
+    pub(crate) pending: Vec<u32>,
     /// `prev` and `now` of every clock for the last tick; `now` is the current time.
     pub(crate) span: TickSpan,
     pub(crate) next_seq: u32,
@@ -120,7 +121,7 @@ impl<C: 'static> TimerManager<C> {
             owners: FxHashMap::default(),
             wheels: [Wheel::new(), Wheel::new(), Wheel::new()],
             ready: ReadyQueue::default(),
-            pending: List::default(),
+            pending: Vec::new(),
             span: TickSpan::default(),
             next_seq: 0,
             frame_open: false,
@@ -271,7 +272,7 @@ impl<C: 'static> TimerManager<C> {
             let e = self.slots.at_mut(idx);
             e.state = State::Pending;
             e.due = delay;
-            self.pending.push_back(&mut self.slots, idx);
+            self.pending.push(idx);
             return;
         }
         let start = match (base, self.firing) {
@@ -291,7 +292,7 @@ impl<C: 'static> TimerManager<C> {
             e.state = State::Active;
         } else if due > self.wheels[d].elapsed() {
             e.state = State::Active;
-            self.wheels[d].insert(&mut self.slots, idx);
+            self.wheels[d].insert(&self.slots, idx);
         } else {
             let call = self.make_ready(idx, 0);
             if self.processing {
@@ -307,16 +308,13 @@ impl<C: 'static> TimerManager<C> {
         Call::make(&mut self.slots, idx, burst, self.span.now[2] as u32)
     }
 
-    /// Takes a timer out of the wheel or pending list (ready records go stale by themselves).
+    /// Takes a timer out of the wheel (pending and ready records go stale by themselves when
+    /// the caller changes the timer's state).
     fn unschedule(&mut self, idx: u32) {
         let e = self.slots.at(idx);
-        match e.state {
-            State::Active if e.due != NEVER => {
-                let d = e.flags.domain().index();
-                self.wheels[d].remove(&mut self.slots, idx);
-            }
-            State::Pending => self.pending.unlink(&mut self.slots, idx),
-            _ => {}
+        if e.state == State::Active && e.due != NEVER {
+            let d = e.flags.domain().index();
+            self.wheels[d].remove(&self.slots, idx);
         }
     }
 
@@ -698,7 +696,8 @@ impl<C: 'static> TimerManager<C> {
             + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
             + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
             + self.ready.capacity_bytes()
-            + self.wheels.len() * Wheel::HEAP_BYTES
+            + self.pending.capacity() * size_of::<u32>()
+            + self.wheels.iter().map(Wheel::heap_bytes).sum::<usize>()
     }
 
     /// Compacts set-order numbers when the counter runs out (once per 4 billion sets), keeping

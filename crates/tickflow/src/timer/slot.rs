@@ -1,10 +1,10 @@
 //! Timer records and their storage: a vector of fixed-size entries with a generational free
-//! list, and the intrusive doubly linked lists that the wheel and the pending list thread
-//! through those entries.
+//! list threaded through the free entries.
 //!
 //! Ground rules:
 //!
-//! - An entry is 40 bytes (asserted at compile time). Everything a timer rarely needs (owner,
+//! - An entry is 32 bytes (asserted at compile time); the wheel keeps an 8-byte record per
+//!   waiting timer beside it, so an idle timer costs 40 bytes plus its callback box. Everything a timer rarely needs (owner,
 //!   name, cancel hook, repeat limit, a first delay that differs from its period) lives in a
 //!   side table keyed by slot index, so the common timer pays nothing for it.
 //! - A slot's generation changes every time it is freed, so a handle of a cleared timer never
@@ -16,8 +16,8 @@
 use crate::time::Domain;
 use crate::timer::CatchUp;
 
-/// "No entry": the end of a list, or an unlinked entry.
-pub(crate) const NIL: u32 = u32::MAX;
+/// "No entry": the end of the free list.
+const NIL: u32 = u32::MAX;
 
 /// A due time that no clock reaches: the timer never fires.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -25,7 +25,7 @@ pub(crate) const NEVER: u64 = u64::MAX;
 /// Where a timer is in its life. Decides which structure (if any) holds it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum State {
-    /// Unused slot; `next` links the free list.
+    /// Unused slot; `due` holds the next free slot.
     Free,
     /// Set during an open frame, waiting for the timer tick; `due` holds the delay.
     Pending,
@@ -89,12 +89,11 @@ impl Flags {
 /// One timer's hot record.
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
-    /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
+    /// Active/Ready/Executing: absolute due time. Pending/Paused: time left. Free: the next
+    /// free slot.
     pub(crate) due: u64,
     /// Looping: the period. One-shot: its delay (reported as its rate).
     pub(crate) period: u64,
-    pub(crate) next: u32,
-    pub(crate) prev: u32,
     /// Generation of the current occupant; never 0.
     pub(crate) gen: u32,
     /// Global set order, for deterministic ties (renumbered when the counter runs out).
@@ -107,7 +106,7 @@ pub(crate) struct Entry {
     pub(crate) state: State,
 }
 
-const _: () = assert!(std::mem::size_of::<Entry>() == 40);
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 
 /// The slot vector with its free list.
 #[derive(Debug, Default)]
@@ -136,7 +135,7 @@ impl Slots {
         self.live += 1;
         if self.free_head != NIL {
             let idx = self.free_head;
-            self.free_head = self.entries[idx as usize].next;
+            self.free_head = self.entries[idx as usize].due as u32;
             return idx;
         }
         let idx = u32::try_from(self.entries.len())
@@ -146,8 +145,6 @@ impl Slots {
         self.entries.push(Entry {
             due: 0,
             period: 0,
-            next: NIL,
-            prev: NIL,
             gen: 1,
             seq: 0,
             calls: 0,
@@ -163,13 +160,11 @@ impl Slots {
         self.live -= 1;
         let e = &mut self.entries[idx as usize];
         e.state = State::Free;
-        e.prev = NIL;
         if e.gen == u32::MAX {
-            e.next = NIL; // retired: no generation left that old handles cannot match
-            return;
+            return; // retired: no generation left that old handles cannot match
         }
         e.gen += 1;
-        e.next = self.free_head;
+        e.due = u64::from(self.free_head);
         self.free_head = idx;
     }
 
@@ -188,69 +183,6 @@ impl Slots {
     #[inline]
     pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Entry {
         &mut self.entries[idx as usize]
-    }
-}
-
-/// An intrusive doubly linked list over [`Slots`], in insertion order.
-#[derive(Copy, Clone, Debug)]
-pub(crate) struct List {
-    pub(crate) head: u32,
-    tail: u32,
-}
-
-impl Default for List {
-    fn default() -> List {
-        List {
-            head: NIL,
-            tail: NIL,
-        }
-    }
-}
-
-impl List {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.head == NIL
-    }
-
-    pub(crate) fn push_back(&mut self, slots: &mut Slots, idx: u32) {
-        let tail = self.tail;
-        {
-            let e = slots.at_mut(idx);
-            e.prev = tail;
-            e.next = NIL;
-        }
-        if tail == NIL {
-            self.head = idx;
-        } else {
-            slots.at_mut(tail).next = idx;
-        }
-        self.tail = idx;
-    }
-
-    pub(crate) fn unlink(&mut self, slots: &mut Slots, idx: u32) {
-        let (prev, next) = {
-            let e = slots.at_mut(idx);
-            let links = (e.prev, e.next);
-            e.prev = NIL;
-            e.next = NIL;
-            links
-        };
-        if prev == NIL {
-            self.head = next;
-        } else {
-            slots.at_mut(prev).next = next;
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            slots.at_mut(next).prev = prev;
-        }
-    }
-
-    /// Empties the list, returning its old contents (walk it with `next`, reading each
-    /// entry's `next` before relinking that entry elsewhere).
-    pub(crate) fn take(&mut self) -> List {
-        std::mem::take(self)
     }
 }
 
@@ -281,27 +213,5 @@ mod tests {
         s.at_mut(a).gen = u32::MAX;
         s.free(a);
         assert_ne!(s.alloc(), a);
-    }
-
-    #[test]
-    fn list_unlink_keeps_order() {
-        let mut s = Slots::new();
-        let ids: Vec<u32> = (0..4).map(|_| s.alloc()).collect();
-        let mut l = List::default();
-        for &i in &ids {
-            l.push_back(&mut s, i);
-        }
-        l.unlink(&mut s, ids[0]);
-        l.unlink(&mut s, ids[2]);
-        let mut seen = vec![];
-        let mut cur = l.head;
-        while cur != NIL {
-            seen.push(cur);
-            cur = s.at(cur).next;
-        }
-        assert_eq!(seen, vec![ids[1], ids[3]]);
-        l.unlink(&mut s, ids[3]);
-        l.unlink(&mut s, ids[1]);
-        assert!(l.is_empty());
     }
 }
