@@ -15,22 +15,24 @@
 //! Two choices keep the wheel fast when it holds millions of timers, where every touch of a
 //! timer's record is a likely cache miss:
 //!
-//! - **Lazy removal.** Clearing or pausing a timer only counts a stale record in its slot; the
-//!   record is dropped when the slot is processed or compacted (when more than half of a slot
-//!   is stale). Inserting appends to a slot vector. Neither touches other timers.
-//! - **Blind cascading.** When the clock reaches a slot of level 1..=5, every record in it has
+//! - **Lazy removal.** Clearing or pausing a timer only adds its record to its slot's small
+//!   `dead` set; dead records are skipped when the slot is processed, and dropped by a compaction
+//!   when more than half of a slot is dead. Adding a record that is in the dead set revives it
+//!   instead of pushing a copy, so a slot never holds duplicates. Inserting appends to a slot
+//!   vector. Neither touches other timers.
+//! - **Blind cascading.** When the clock reaches a slot of level 0..=5, every record in it has
 //!   `due` sharing all bits from 30 up with the slot's start, so the record's low 32 bits give
 //!   the whole due time: records move down a level, or out as due, without reading the timer
-//!   entries at all. (Slots with stale records, and levels 6+ — timers more than ~97 s of
-//!   flicks away — read each entry once to check it.) The consumer of due records checks each
-//!   against its entry, which drops any stale or duplicate record that got this far.
+//!   entries at all. Levels 6+ (timers more than ~97 s of flicks away) read each entry once.
+//!   The consumer of due records checks each against its entry anyway.
 //!
 //! Ground rules (invariants):
 //!
 //! - Every live record is for an `Active` timer with `elapsed < due < NEVER`, in the slot
 //!   `position(elapsed, due)`; `position` stays the same while `elapsed` moves forward, because
 //!   `elapsed` never passes the start of a non-empty slot without processing it.
-//! - A slot whose `stale` count is zero holds only live, distinct records.
+//! - A slot holds distinct records; its `dead` set is a subset of them, and every other record
+//!   is live.
 //! - Every record at a lower level is due before every record at a higher level.
 //!
 //! # Cost
@@ -40,18 +42,20 @@
 //! delays of seconds over 60 Hz frames), mostly without a cache miss. Memory: 8 bytes per
 //! waiting timer plus vector growth slack, and 11 × 64 empty slot headers (22 KiB) per wheel.
 
-use super::slot::{Slots, State, NEVER};
+use rustc_hash::FxHashSet;
+
+use super::slot::{Slots, NEVER};
 
 const LEVELS: usize = 11;
 const SLOT_BITS: u32 = 6;
 const SLOT_MASK: u64 = 63;
 /// Levels up to this one hold only due times that share bits 32 and up with the slot start.
 const BLIND_LEVELS: usize = 5;
-/// A slot is compacted when it has more stale records than this and than live ones.
-const COMPACT_MIN: u32 = 16;
+/// A slot is compacted when it has more dead records than this and than live ones.
+const COMPACT_MIN: usize = 16;
 
 /// A waiting timer: its index and the low 32 bits of its due time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 struct Rec {
     idx: u32,
     due_lo: u32,
@@ -60,7 +64,7 @@ struct Rec {
 #[derive(Debug, Default)]
 struct Slot {
     recs: Vec<Rec>,
-    stale: u32,
+    dead: FxHashSet<Rec>,
 }
 
 #[derive(Debug)]
@@ -120,10 +124,14 @@ impl Wheel {
         headers + recs
     }
 
+    /// Adds a record to a slot, reviving it if it is there and dead.
     #[inline]
     fn push(&mut self, level: usize, slot: usize, rec: Rec) {
         let lvl = &mut self.levels[level];
-        lvl.slots[slot].recs.push(rec);
+        let s = &mut lvl.slots[slot];
+        if s.dead.is_empty() || !s.dead.remove(&rec) {
+            s.recs.push(rec);
+        }
         lvl.occupied |= 1 << slot;
     }
 
@@ -143,43 +151,26 @@ impl Wheel {
         );
     }
 
-    /// Forgets entry `idx`, which is in the wheel with its current `due`: its record goes stale.
+    /// Forgets entry `idx`, which is in the wheel with its current `due`: its record is dead.
     #[inline]
     pub(crate) fn remove(&mut self, slots: &Slots, idx: u32) {
-        let (level, slot) = position(self.elapsed, slots.at(idx).due);
-        let s = &mut self.levels[level].slots[slot];
-        s.stale += 1;
-        if s.stale as usize >= s.recs.len() {
-            s.recs = Vec::new();
-            s.stale = 0;
-            self.levels[level].occupied &= !(1 << slot);
-        } else if s.stale > COMPACT_MIN && s.stale as usize * 2 > s.recs.len() {
-            self.compact(slots, level, slot);
-        }
-    }
-
-    /// Whether `rec`, found in slot `(level, slot)` of a wheel at `elapsed`, is its timer's
-    /// current record.
-    fn is_live(slots: &Slots, elapsed: u64, level: usize, slot: usize, rec: Rec) -> bool {
-        let e = slots.at(rec.idx);
-        e.state == State::Active
-            && e.due != NEVER
-            && e.due as u32 == rec.due_lo
-            && position(elapsed, e.due) == (level, slot)
-    }
-
-    /// Drops the stale and duplicate records of one slot.
-    fn compact(&mut self, slots: &Slots, level: usize, slot: usize) {
-        let elapsed = self.elapsed;
-        let s = &mut self.levels[level].slots[slot];
-        s.recs.sort_unstable();
-        s.recs.dedup();
-        s.recs
-            .retain(|&r| Self::is_live(slots, elapsed, level, slot, r));
-        s.recs.shrink_to(s.recs.len() * 2);
-        s.stale = 0;
-        if s.recs.is_empty() {
-            self.levels[level].occupied &= !(1 << slot);
+        let due = slots.at(idx).due;
+        let (level, slot) = position(self.elapsed, due);
+        let lvl = &mut self.levels[level];
+        let s = &mut lvl.slots[slot];
+        s.dead.insert(Rec {
+            idx,
+            due_lo: due as u32,
+        });
+        let dead = s.dead.len();
+        if dead >= s.recs.len() {
+            *s = Slot::default();
+            lvl.occupied &= !(1 << slot);
+        } else if dead > COMPACT_MIN && dead * 2 > s.recs.len() {
+            let Slot { recs, dead } = s;
+            recs.retain(|r| !dead.contains(r));
+            recs.shrink_to(recs.len() * 2);
+            *dead = FxHashSet::default();
         }
     }
 
@@ -207,7 +198,7 @@ impl Wheel {
 
     /// Advances to `now`, handing `(index, due)` of every record due at or before `now` to
     /// `due` (in no particular order; the consumer sorts, and must check each against its
-    /// entry: `state == Active && entry.due == due`, which drops stale or duplicate records).
+    /// entry: `state == Active && entry.due == due`, which drops records of timers that changed since).
     pub(crate) fn advance(
         &mut self,
         slots: &mut Slots,
@@ -218,27 +209,23 @@ impl Wheel {
             if start > now {
                 break;
             }
-            let before = self.elapsed;
             // `start` is the earliest anything in the wheel can be due, so moving there keeps
             // every remaining record in front of `elapsed`.
             self.elapsed = self.elapsed.max(start);
             let lvl = &mut self.levels[level];
-            let mut recs = std::mem::take(&mut lvl.slots[slot].recs);
-            let stale = std::mem::take(&mut lvl.slots[slot].stale);
+            let Slot { recs, dead } = std::mem::take(&mut lvl.slots[slot]);
             lvl.occupied &= !(1 << slot);
-            if stale > 0 {
-                recs.sort_unstable();
-                recs.dedup();
-            }
-            let blind = stale == 0 && level <= BLIND_LEVELS;
             let high = start & !u64::from(u32::MAX);
             for rec in recs {
-                let at = if blind {
-                    high | u64::from(rec.due_lo)
-                } else if Self::is_live(slots, before, level, slot, rec) {
-                    slots.at(rec.idx).due
-                } else {
+                if !dead.is_empty() && dead.contains(&rec) {
                     continue;
+                }
+                let at = if level <= BLIND_LEVELS {
+                    high | u64::from(rec.due_lo)
+                } else {
+                    let due = slots.at(rec.idx).due;
+                    debug_assert_eq!(due as u32, rec.due_lo, "a live record matches its entry");
+                    due
                 };
                 if at <= now {
                     due(slots, rec.idx, at);
@@ -254,6 +241,7 @@ impl Wheel {
 
 #[cfg(test)]
 mod tests {
+    use super::super::slot::State;
     use super::*;
 
     fn add(w: &mut Wheel, s: &mut Slots, due: u64) -> u32 {
@@ -334,9 +322,7 @@ mod tests {
         let c = add(&mut w, &mut s, 5_000);
         assert!(take_due(&mut w, &mut s, 50).is_empty());
         w.remove(&s, a);
-        s.at_mut(a).state = State::Paused;
         w.remove(&s, c);
-        s.at_mut(c).state = State::Paused;
         assert_eq!(take_due(&mut w, &mut s, 10_000), vec![b]);
     }
 
@@ -344,14 +330,18 @@ mod tests {
     fn churn_keeps_slots_compact() {
         let mut s = Slots::new();
         let mut w = Wheel::new();
+        let keep = add(&mut w, &mut s, (1 << 20) + 1);
         let idx = add(&mut w, &mut s, 1 << 20);
-        for _ in 0..10_000 {
-            // remove and re-add at the same due: a duplicate record each time
-            w.remove(&s, idx);
-            w.insert(&s, idx);
-        }
         let (l, slot) = position(0, 1 << 20);
-        assert!(w.levels[l].slots[slot].recs.len() <= 2 * COMPACT_MIN as usize + 2);
-        assert_eq!(take_due(&mut w, &mut s, 1 << 21), vec![idx]);
+        for i in 0..10_000u64 {
+            // remove and re-add at the same due (revives the record), or at another due
+            w.remove(&s, idx);
+            s.at_mut(idx).due = (1 << 20) + 2 + i % 3;
+            w.insert(&s, idx);
+            assert!(w.levels[l].slots[slot].recs.len() <= 2 * COMPACT_MIN + 4);
+        }
+        let mut got = take_due(&mut w, &mut s, 1 << 21);
+        got.sort();
+        assert_eq!(got, vec![keep, idx]);
     }
 }
