@@ -2,8 +2,8 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use super::manager::Callback;
 use super::ready::Call;
+use super::slot::Callback;
 use super::slot::{State, NEVER};
 use super::{CatchUp, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Domain, Span};
@@ -172,7 +172,10 @@ impl<C: 'static> TimerManager<C> {
         calls_this_tick: u64,
         after: impl FnOnce(&mut Self, Callback<C>),
     ) -> Result<(), Payload> {
-        let mut cb = self.callbacks[idx as usize]
+        let mut cb = self
+            .slots
+            .at_mut(idx)
+            .callback
             .take()
             .expect("a timer that is not running has its callback");
         let handle = self.handle_of(idx);
@@ -216,7 +219,7 @@ impl<C: 'static> TimerManager<C> {
             self.remove(idx, false);
             return;
         }
-        self.callbacks[idx as usize] = Some(cb);
+        self.slots.at_mut(idx).callback = Some(cb);
         let e = self.slots.at(idx);
         let now = self.span.now[e.flags.domain().index()];
         let period = e.period;
@@ -271,7 +274,7 @@ impl<C: 'static> TimerManager<C> {
         let Some(idx) = self.find(h) else {
             return false;
         };
-        if self.callbacks[idx as usize].is_none() {
+        if self.slots.at(idx).callback.is_none() {
             return false;
         }
         let domain = self.slots.at(idx).flags.domain();
@@ -284,7 +287,7 @@ impl<C: 'static> TimerManager<C> {
             if m.count_call(idx) {
                 m.remove(idx, false);
             } else {
-                m.callbacks[idx as usize] = Some(cb);
+                m.slots.at_mut(idx).callback = Some(cb);
             }
         });
         if let Err(p) = result {

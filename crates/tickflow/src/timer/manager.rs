@@ -7,13 +7,11 @@ use rustc_hash::FxHashMap;
 
 use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
-use super::slot::{Entry, Flags, Slots, State, NEVER};
+use super::slot::{Callback, Entry, Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
 use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerState};
 use crate::time::{Domain, Span, Time};
 
-/// A timer callback: the context and the call's [`TimerCx`].
-pub(crate) type Callback<C> = Box<dyn for<'a> FnMut(&mut C, &mut TimerCx<'a, C>)>;
 /// An `on_cancel` hook.
 pub(crate) type CancelHook<C> = Box<dyn FnOnce(&mut C)>;
 
@@ -72,8 +70,7 @@ pub(crate) enum Base {
 /// `C` is your context (game state): every callback gets `&mut C`. See the [module
 /// docs](crate::timer) for the rules every method keeps.
 pub struct TimerManager<C> {
-    pub(crate) slots: Slots,
-    pub(crate) callbacks: Vec<Option<Callback<C>>>,
+    pub(crate) slots: Slots<C>,
     pub(crate) extras: FxHashMap<u32, Extras<C>>,
     pub(crate) owners: FxHashMap<OwnerId, Vec<u32>>,
     pub(crate) wheels: [Wheel; 3],
@@ -116,7 +113,6 @@ impl<C: 'static> TimerManager<C> {
     pub fn new() -> Self {
         TimerManager {
             slots: Slots::new(),
-            callbacks: Vec::new(),
             extras: FxHashMap::default(),
             owners: FxHashMap::default(),
             wheels: [Wheel::new(), Wheel::new(), Wheel::new()],
@@ -138,7 +134,6 @@ impl<C: 'static> TimerManager<C> {
     pub fn with_capacity(capacity: usize) -> Self {
         let mut timers = Self::new();
         timers.slots.entries.reserve_exact(capacity);
-        timers.callbacks.reserve_exact(capacity);
         timers
     }
 
@@ -240,9 +235,6 @@ impl<C: 'static> TimerManager<C> {
             calls_hi: 0,
         };
         let idx = self.slots.alloc();
-        if self.callbacks.len() <= idx as usize {
-            self.callbacks.push(None);
-        }
         let seq = self.next_seq;
         self.next_seq += 1;
         let mut flags = Flags::new(spec.domain, spec.catch_up, spec.looping);
@@ -253,6 +245,7 @@ impl<C: 'static> TimerManager<C> {
         e.calls = 0;
         e.flags = flags;
         e.state = State::Active;
+        e.callback = Some(cb);
         let gen = e.gen;
         if let Some(owner) = extras.owner {
             self.owners.entry(owner).or_default().push(idx);
@@ -260,7 +253,6 @@ impl<C: 'static> TimerManager<C> {
         if flags.has_extras() {
             self.extras.insert(idx, std::mem::take(&mut extras));
         }
-        self.callbacks[idx as usize] = Some(cb);
         self.schedule(idx, spec.delay, Base::Call);
         TimerHandle::new(idx, gen)
     }
@@ -331,7 +323,6 @@ impl<C: 'static> TimerManager<C> {
                 }
             }
         }
-        self.callbacks[idx as usize] = None;
         self.slots.free(idx);
     }
 
@@ -366,7 +357,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// Whether the timer's callback is running (in a tick or through `fire_now`).
     fn is_running(&self, idx: u32) -> bool {
-        self.callbacks[idx as usize].is_none()
+        self.slots.at(idx).callback.is_none()
     }
 
     /// Whether a timer still has calls to make, so that removing it cancels it.
@@ -668,7 +659,7 @@ impl<C: 'static> TimerManager<C> {
     }
 
     fn info(&self, idx: u32) -> TimerInfo {
-        let e: &Entry = self.slots.at(idx);
+        let e: &Entry<C> = self.slots.at(idx);
         let handle = self.handle_of(idx);
         let x = self.extras_of(idx);
         TimerInfo {
@@ -691,8 +682,7 @@ impl<C: 'static> TimerManager<C> {
     /// for memory measurements.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.slots.entries.capacity() * size_of::<Entry>()
-            + self.callbacks.capacity() * size_of::<Option<Callback<C>>>()
+        self.slots.entries.capacity() * size_of::<Entry<C>>()
             + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
             + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
             + self.ready.capacity_bytes()

@@ -37,7 +37,7 @@ pub(crate) struct Call {
 impl Call {
     /// Marks timer `idx` ready (a new ticket makes older records of it stale) and makes its
     /// queue record.
-    pub(crate) fn make(slots: &mut Slots, idx: u32, burst: u32, tick: u32) -> Call {
+    pub(crate) fn make<C>(slots: &mut Slots<C>, idx: u32, burst: u32, tick: u32) -> Call {
         let e = slots.at_mut(idx);
         e.state = State::Ready;
         e.ticket = e.ticket.wrapping_add(1);

@@ -3,8 +3,10 @@
 //!
 //! Ground rules:
 //!
-//! - An entry is 32 bytes (asserted at compile time); the wheel keeps an 8-byte record per
-//!   waiting timer beside it, so an idle timer costs 40 bytes plus its callback box. Everything a timer rarely needs (owner,
+//! - An entry is 48 bytes (asserted at compile time): 32 bytes of timer state and the 16-byte
+//!   callback pointer, kept together so that a call touches one place. The wheel keeps an
+//!   8-byte record per waiting timer beside it, so an idle timer costs 40 bytes plus its
+//!   callback box. Everything a timer rarely needs (owner,
 //!   name, cancel hook, repeat limit, a first delay that differs from its period) lives in a
 //!   side table keyed by slot index, so the common timer pays nothing for it.
 //! - A slot's generation changes every time it is freed, so a handle of a cleared timer never
@@ -14,7 +16,10 @@
 //!   handles, which a restored snapshot relies on.
 
 use crate::time::Domain;
-use crate::timer::CatchUp;
+use crate::timer::{CatchUp, TimerCx};
+
+/// A timer callback: the context and the call's [`TimerCx`].
+pub(crate) type Callback<C> = Box<dyn for<'a> FnMut(&mut C, &mut TimerCx<'a, C>)>;
 
 /// "No entry": the end of the free list.
 const NIL: u32 = u32::MAX;
@@ -87,8 +92,7 @@ impl Flags {
 }
 
 /// One timer's hot record.
-#[derive(Clone, Debug)]
-pub(crate) struct Entry {
+pub(crate) struct Entry<C> {
     /// Active/Ready/Executing: absolute due time. Pending/Paused: time left. Free: the next
     /// free slot.
     pub(crate) due: u64,
@@ -104,20 +108,34 @@ pub(crate) struct Entry {
     pub(crate) ticket: u16,
     pub(crate) flags: Flags,
     pub(crate) state: State,
+    /// `None` while the callback runs (or in a free slot).
+    pub(crate) callback: Option<Callback<C>>,
 }
 
-const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);
+
+impl<C> std::fmt::Debug for Entry<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("due", &self.due)
+            .field("period", &self.period)
+            .field("gen", &self.gen)
+            .field("seq", &self.seq)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The slot vector with its free list.
-#[derive(Debug, Default)]
-pub(crate) struct Slots {
-    pub(crate) entries: Vec<Entry>,
+#[derive(Debug)]
+pub(crate) struct Slots<C> {
+    pub(crate) entries: Vec<Entry<C>>,
     free_head: u32,
     live: usize,
 }
 
-impl Slots {
-    pub(crate) fn new() -> Slots {
+impl<C> Slots<C> {
+    pub(crate) fn new() -> Self {
         Slots {
             entries: Vec::new(),
             free_head: NIL,
@@ -151,6 +169,7 @@ impl Slots {
             ticket: 0,
             flags: Flags::default(),
             state: State::Free,
+            callback: None,
         });
         idx
     }
@@ -160,6 +179,7 @@ impl Slots {
         self.live -= 1;
         let e = &mut self.entries[idx as usize];
         e.state = State::Free;
+        e.callback = None;
         if e.gen == u32::MAX {
             return; // retired: no generation left that old handles cannot match
         }
@@ -169,19 +189,19 @@ impl Slots {
     }
 
     /// The live entry at `idx` with generation `gen`, if any.
-    pub(crate) fn get(&self, idx: u32, gen: u32) -> Option<&Entry> {
+    pub(crate) fn get(&self, idx: u32, gen: u32) -> Option<&Entry<C>> {
         self.entries
             .get(idx as usize)
             .filter(|e| e.gen == gen && e.state != State::Free)
     }
 
     #[inline]
-    pub(crate) fn at(&self, idx: u32) -> &Entry {
+    pub(crate) fn at(&self, idx: u32) -> &Entry<C> {
         &self.entries[idx as usize]
     }
 
     #[inline]
-    pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Entry {
+    pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Entry<C> {
         &mut self.entries[idx as usize]
     }
 }
@@ -192,7 +212,7 @@ mod tests {
 
     #[test]
     fn freed_slots_get_a_new_generation_and_are_reused_lifo() {
-        let mut s = Slots::new();
+        let mut s = Slots::<()>::new();
         let a = s.alloc();
         let b = s.alloc();
         s.at_mut(a).state = State::Active;
@@ -208,7 +228,7 @@ mod tests {
 
     #[test]
     fn a_slot_whose_generation_would_wrap_is_retired() {
-        let mut s = Slots::new();
+        let mut s = Slots::<()>::new();
         let a = s.alloc();
         s.at_mut(a).gen = u32::MAX;
         s.free(a);

@@ -137,7 +137,7 @@ impl Wheel {
 
     /// Adds entry `idx` (whose `due` is set, `elapsed < due < NEVER`).
     #[inline]
-    pub(crate) fn insert(&mut self, slots: &Slots, idx: u32) {
+    pub(crate) fn insert<C>(&mut self, slots: &Slots<C>, idx: u32) {
         let due = slots.at(idx).due;
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
@@ -153,7 +153,7 @@ impl Wheel {
 
     /// Forgets entry `idx`, which is in the wheel with its current `due`: its record is dead.
     #[inline]
-    pub(crate) fn remove(&mut self, slots: &Slots, idx: u32) {
+    pub(crate) fn remove<C>(&mut self, slots: &Slots<C>, idx: u32) {
         let due = slots.at(idx).due;
         let (level, slot) = position(self.elapsed, due);
         let lvl = &mut self.levels[level];
@@ -199,11 +199,11 @@ impl Wheel {
     /// Advances to `now`, handing `(index, due)` of every record due at or before `now` to
     /// `due` (in no particular order; the consumer sorts, and must check each against its
     /// entry: `state == Active && entry.due == due`, which drops records of timers that changed since).
-    pub(crate) fn advance(
+    pub(crate) fn advance<C>(
         &mut self,
-        slots: &mut Slots,
+        slots: &mut Slots<C>,
         now: u64,
-        mut due: impl FnMut(&mut Slots, u32, u64),
+        mut due: impl FnMut(&mut Slots<C>, u32, u64),
     ) {
         while let Some((level, slot, start)) = self.next_slot() {
             if start > now {
@@ -244,7 +244,7 @@ mod tests {
     use super::super::slot::State;
     use super::*;
 
-    fn add(w: &mut Wheel, s: &mut Slots, due: u64) -> u32 {
+    fn add(w: &mut Wheel, s: &mut Slots<()>, due: u64) -> u32 {
         let idx = s.alloc();
         s.at_mut(idx).due = due;
         s.at_mut(idx).state = State::Active;
@@ -252,7 +252,7 @@ mod tests {
         idx
     }
 
-    fn take_due(w: &mut Wheel, s: &mut Slots, now: u64) -> Vec<u32> {
+    fn take_due(w: &mut Wheel, s: &mut Slots<()>, now: u64) -> Vec<u32> {
         let mut out = vec![];
         w.advance(s, now, |s, i, due| {
             let e = s.at_mut(i);
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn advance_returns_exactly_the_due_entries() {
-        let mut s = Slots::new();
+        let mut s = Slots::<()>::new();
         let mut w = Wheel::new();
         let dues = [
             1u64,
@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn removed_entries_never_come_out() {
-        let mut s = Slots::new();
+        let mut s = Slots::<()>::new();
         let mut w = Wheel::new();
         let a = add(&mut w, &mut s, 100);
         let b = add(&mut w, &mut s, 100);
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn churn_keeps_slots_compact() {
-        let mut s = Slots::new();
+        let mut s = Slots::<()>::new();
         let mut w = Wheel::new();
         let keep = add(&mut w, &mut s, (1 << 20) + 1);
         let idx = add(&mut w, &mut s, 1 << 20);
