@@ -17,7 +17,7 @@
 //!
 //! - **Lazy removal.** Clearing or pausing a timer only adds its record to its slot's small
 //!   `dead` set; dead records are skipped when the slot is processed, and dropped by a compaction
-//!   when more than half of a slot is dead. Adding a record that is in the dead set revives it
+//!   when more than a quarter of a slot is dead. Adding a record that is in the dead set revives it
 //!   instead of pushing a copy, so a slot never holds duplicates. Inserting appends to a slot
 //!   vector. Neither touches other timers.
 //! - **Blind cascading.** When the clock reaches a slot of level 0..=5, every record in it has
@@ -51,7 +51,9 @@ const SLOT_BITS: u32 = 6;
 const SLOT_MASK: u64 = 63;
 /// Levels up to this one hold only due times that share bits 32 and up with the slot start.
 const BLIND_LEVELS: usize = 5;
-/// A slot is compacted when it has more dead records than this and than live ones.
+/// A slot is compacted when more than this many and more than a quarter of its records are
+/// dead. Compaction only scans the slot's records (no timer entries), so it is cheap enough to
+/// run often, which keeps dead records from costing more than a few bytes per timer.
 const COMPACT_MIN: usize = 16;
 
 /// A waiting timer: its index and the low 32 bits of its due time.
@@ -119,7 +121,10 @@ impl Wheel {
             .levels
             .iter()
             .flat_map(|l| l.slots.iter())
-            .map(|s| s.recs.capacity() * std::mem::size_of::<Rec>())
+            .map(|s| {
+                s.recs.capacity() * std::mem::size_of::<Rec>()
+                    + s.dead.capacity() * (std::mem::size_of::<Rec>() + 1)
+            })
             .sum();
         headers + recs
     }
@@ -130,6 +135,10 @@ impl Wheel {
         let lvl = &mut self.levels[level];
         let s = &mut lvl.slots[slot];
         if s.dead.is_empty() || !s.dead.remove(&rec) {
+            if s.recs.len() == s.recs.capacity() {
+                // Grow by half, not double: at a million timers the slack is bytes per timer.
+                s.recs.reserve_exact(s.recs.len() / 2 + 4);
+            }
             s.recs.push(rec);
         }
         lvl.occupied |= 1 << slot;
@@ -166,10 +175,10 @@ impl Wheel {
         if dead >= s.recs.len() {
             *s = Slot::default();
             lvl.occupied &= !(1 << slot);
-        } else if dead > COMPACT_MIN && dead * 2 > s.recs.len() {
+        } else if dead > COMPACT_MIN && dead * 4 > s.recs.len() {
             let Slot { recs, dead } = s;
             recs.retain(|r| !dead.contains(r));
-            recs.shrink_to(recs.len() * 2);
+            recs.shrink_to(recs.len() + recs.len() / 2);
             *dead = FxHashSet::default();
         }
     }
