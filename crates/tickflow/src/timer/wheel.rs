@@ -178,8 +178,10 @@ impl Wheel {
         } else if dead > COMPACT_MIN && dead * 4 > s.recs.len() {
             let Slot { recs, dead } = s;
             recs.retain(|r| !dead.contains(r));
-            recs.shrink_to(recs.len() + recs.len() / 2);
-            *dead = FxHashSet::default();
+            if recs.capacity() > 4 * recs.len() {
+                recs.shrink_to(recs.len() * 2);
+            }
+            dead.clear(); // keeps its table: churn refills it
         }
     }
 
