@@ -68,6 +68,7 @@ mod fire;
 mod manager;
 mod ready;
 mod slot;
+mod stage;
 mod wheel;
 
 use std::fmt;

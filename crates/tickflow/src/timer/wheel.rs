@@ -26,6 +26,11 @@
 //!   entries at all. Levels 6+ (timers more than ~97 s of flicks away) read each entry once.
 //!   The consumer of due records checks each against its entry anyway.
 //!
+//! - **Incremental cascading** (`stage.rs`): the records of the next non-empty slot of each
+//!   level 1..=5 are moved into a staged copy of the lower levels a slice per tick while the
+//!   current slot passes, and swapped in when the clock enters that slot. Without it, entering
+//!   a level-5 slot (1.5 s of flicks wide) moves every timer due in it in one frame.
+//!
 //! Ground rules (invariants):
 //!
 //! - Every live record is for an `Active` timer with `elapsed < due < NEVER`, in the slot
@@ -47,10 +52,10 @@ use rustc_hash::FxHashSet;
 use super::slot::{Slots, NEVER};
 
 const LEVELS: usize = 11;
-const SLOT_BITS: u32 = 6;
-const SLOT_MASK: u64 = 63;
+pub(super) const SLOT_BITS: u32 = 6;
+pub(super) const SLOT_MASK: u64 = 63;
 /// Levels up to this one hold only due times that share bits 32 and up with the slot start.
-const BLIND_LEVELS: usize = 5;
+pub(super) const BLIND_LEVELS: usize = 5;
 /// A slot is compacted when more than this many and more than a quarter of its records are
 /// dead. Compaction only scans the slot's records (no timer entries), so it is cheap enough to
 /// run often, which keeps dead records from costing more than a few bytes per timer.
@@ -58,28 +63,73 @@ const COMPACT_MIN: usize = 16;
 
 /// A waiting timer: its index and the low 32 bits of its due time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-struct Rec {
-    idx: u32,
-    due_lo: u32,
+pub(super) struct Rec {
+    pub(super) idx: u32,
+    pub(super) due_lo: u32,
+}
+
+impl Rec {
+    /// The whole due time of a record of a level-0..=5 slot that starts at `start`.
+    #[inline]
+    pub(super) fn blind_due(self, start: u64) -> u64 {
+        (start & !u64::from(u32::MAX)) | u64::from(self.due_lo)
+    }
 }
 
 #[derive(Debug, Default)]
-struct Slot {
-    recs: Vec<Rec>,
-    dead: FxHashSet<Rec>,
+pub(super) struct Slot {
+    pub(super) recs: Vec<Rec>,
+    pub(super) dead: FxHashSet<Rec>,
+}
+
+impl Slot {
+    /// Adds a record, reviving it if it is here and dead.
+    #[inline]
+    pub(super) fn push(&mut self, rec: Rec) {
+        if self.dead.is_empty() || !self.dead.remove(&rec) {
+            if self.recs.len() == self.recs.capacity() {
+                // Grow by half, not double: at a million timers the slack is bytes per timer.
+                self.recs.reserve_exact(self.recs.len() / 2 + 4);
+            }
+            self.recs.push(rec);
+        }
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.recs.capacity() * std::mem::size_of::<Rec>()
+            + self.dead.capacity() * (std::mem::size_of::<Rec>() + 1)
+    }
 }
 
 #[derive(Debug)]
-struct Level {
-    occupied: u64,
-    slots: [Slot; 64],
+pub(super) struct Level {
+    pub(super) occupied: u64,
+    pub(super) slots: [Slot; 64],
+}
+
+impl Level {
+    pub(super) fn new() -> Level {
+        Level {
+            occupied: 0,
+            slots: std::array::from_fn(|_| Slot::default()),
+        }
+    }
+
+    /// Adds a record to slot `slot` of this level.
+    #[inline]
+    pub(super) fn push(&mut self, slot: usize, rec: Rec) {
+        self.slots[slot].push(rec);
+        self.occupied |= 1 << slot;
+    }
 }
 
 /// A timing wheel over one clock.
 #[derive(Debug)]
 pub(crate) struct Wheel {
-    elapsed: u64,
-    levels: Box<[Level]>,
+    pub(super) elapsed: u64,
+    pub(super) levels: Box<[Level]>,
+    /// The slot of each level 1..=5 being moved down ahead of time (index: level).
+    pub(super) stages: [Option<super::stage::Stage>; BLIND_LEVELS + 1],
 }
 
 impl Default for Wheel {
@@ -90,7 +140,7 @@ impl Default for Wheel {
 
 /// The level and slot of a record due at `due` while the wheel is at `elapsed`.
 #[inline]
-fn position(elapsed: u64, due: u64) -> (usize, usize) {
+pub(super) fn position(elapsed: u64, due: u64) -> (usize, usize) {
     let masked = (elapsed ^ due) | SLOT_MASK;
     let significant = 63 - masked.leading_zeros();
     let level = (significant / SLOT_BITS) as usize;
@@ -100,13 +150,12 @@ fn position(elapsed: u64, due: u64) -> (usize, usize) {
 
 impl Wheel {
     pub(crate) fn new() -> Wheel {
-        let levels = (0..LEVELS)
-            .map(|_| Level {
-                occupied: 0,
-                slots: std::array::from_fn(|_| Slot::default()),
-            })
-            .collect();
-        Wheel { elapsed: 0, levels }
+        let levels = (0..LEVELS).map(|_| Level::new()).collect();
+        Wheel {
+            elapsed: 0,
+            levels,
+            stages: Default::default(),
+        }
     }
 
     /// The time the wheel has advanced to.
@@ -121,27 +170,9 @@ impl Wheel {
             .levels
             .iter()
             .flat_map(|l| l.slots.iter())
-            .map(|s| {
-                s.recs.capacity() * std::mem::size_of::<Rec>()
-                    + s.dead.capacity() * (std::mem::size_of::<Rec>() + 1)
-            })
+            .map(Slot::heap_bytes)
             .sum();
-        headers + recs
-    }
-
-    /// Adds a record to a slot, reviving it if it is there and dead.
-    #[inline]
-    fn push(&mut self, level: usize, slot: usize, rec: Rec) {
-        let lvl = &mut self.levels[level];
-        let s = &mut lvl.slots[slot];
-        if s.dead.is_empty() || !s.dead.remove(&rec) {
-            if s.recs.len() == s.recs.capacity() {
-                // Grow by half, not double: at a million timers the slack is bytes per timer.
-                s.recs.reserve_exact(s.recs.len() / 2 + 4);
-            }
-            s.recs.push(rec);
-        }
-        lvl.occupied |= 1 << slot;
+        headers + recs + self.stages_heap_bytes()
     }
 
     /// Adds entry `idx` (whose `due` is set, `elapsed < due < NEVER`).
@@ -150,8 +181,7 @@ impl Wheel {
         let due = slots.at(idx).due;
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
-        self.push(
-            level,
+        self.levels[level].push(
             slot,
             Rec {
                 idx,
@@ -165,12 +195,16 @@ impl Wheel {
     pub(crate) fn remove<C>(&mut self, slots: &Slots<C>, idx: u32) {
         let due = slots.at(idx).due;
         let (level, slot) = position(self.elapsed, due);
+        let staging = self.is_staging(level, slot);
         let lvl = &mut self.levels[level];
         let s = &mut lvl.slots[slot];
         s.dead.insert(Rec {
             idx,
             due_lo: due as u32,
         });
+        if staging {
+            return; // its records are being moved by index: no compaction until it is entered
+        }
         let dead = s.dead.len();
         if dead >= s.recs.len() {
             *s = Slot::default();
@@ -185,6 +219,18 @@ impl Wheel {
         }
     }
 
+    /// The start time of slot `slot` of `level` in the window `elapsed` is in.
+    pub(super) fn slot_start(&self, level: usize, slot: usize) -> u64 {
+        let shift = level as u32 * SLOT_BITS;
+        let level_bits = shift + SLOT_BITS;
+        let level_start = if level_bits >= 64 {
+            0
+        } else {
+            self.elapsed & !((1u64 << level_bits) - 1)
+        };
+        level_start + ((slot as u64) << shift)
+    }
+
     /// The earliest non-empty slot: `(level, slot, start time of the slot)`.
     fn next_slot(&self) -> Option<(usize, usize, u64)> {
         for (level, lvl) in self.levels.iter().enumerate() {
@@ -196,13 +242,7 @@ impl Wheel {
             let candidates = lvl.occupied & (u64::MAX << digit);
             debug_assert!(candidates != 0, "wheel invariant: slot behind elapsed");
             let slot = candidates.trailing_zeros() as usize;
-            let level_bits = shift + SLOT_BITS;
-            let level_start = if level_bits >= 64 {
-                0
-            } else {
-                self.elapsed & !((1u64 << level_bits) - 1)
-            };
-            return Some((level, slot, level_start + ((slot as u64) << shift)));
+            return Some((level, slot, self.slot_start(level, slot)));
         }
         None
     }
@@ -216,9 +256,15 @@ impl Wheel {
         now: u64,
         mut due: impl FnMut(&mut Slots<C>, u32, u64),
     ) {
+        self.stage_ahead(now);
         while let Some((level, slot, start)) = self.next_slot() {
             if start > now {
                 break;
+            }
+            if self.is_staging(level, slot) {
+                // Its records are (mostly) in place already: swap them in.
+                self.enter_staged(level, start);
+                continue;
             }
             // `start` is the earliest anything in the wheel can be due, so moving there keeps
             // every remaining record in front of `elapsed`.
@@ -226,13 +272,12 @@ impl Wheel {
             let lvl = &mut self.levels[level];
             let Slot { recs, dead } = std::mem::take(&mut lvl.slots[slot]);
             lvl.occupied &= !(1 << slot);
-            let high = start & !u64::from(u32::MAX);
             for rec in recs {
                 if !dead.is_empty() && dead.contains(&rec) {
                     continue;
                 }
                 let at = if level <= BLIND_LEVELS {
-                    high | u64::from(rec.due_lo)
+                    rec.blind_due(start)
                 } else {
                     let due = slots.at(rec.idx).due;
                     debug_assert_eq!(due as u32, rec.due_lo, "a live record matches its entry");
@@ -242,7 +287,7 @@ impl Wheel {
                     due(slots, rec.idx, at);
                 } else {
                     let (l, s) = position(self.elapsed, at);
-                    self.push(l, s, rec);
+                    self.levels[l].push(s, rec);
                 }
             }
         }
