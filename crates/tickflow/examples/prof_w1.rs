@@ -1,3 +1,4 @@
+//! W1 fire-all alone: one-shots with delays 1..10,000 ms at 60 Hz until all fired, for `perf record`.
 use std::time::Instant;
 use tickflow::prelude::*;
 fn main() {
