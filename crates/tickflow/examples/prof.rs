@@ -1,0 +1,126 @@
+//! One timer workload alone, for `perf record` and quick A/B runs (the full comparison with
+//! peers is `cargo bench -p tickflow --bench timers`).
+//!
+//! ```text
+//! cargo run --release -p tickflow --example prof -- w1 [timers]   # fire-all, ns per timer
+//! cargo run --release -p tickflow --example prof -- w2 [live]     # churn, ns per pair
+//! cargo run --release -p tickflow --example prof -- w3 [timers]   # steady, ms per frame (SLOW=1: slowest frames)
+//! cargo run --release -p tickflow --example prof -- w4            # heap bytes per timer, before/after churn
+//! ```
+
+use std::time::Instant;
+
+use tickflow::prelude::*;
+
+/// xorshift64: the same plan on every run, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn counting(id: u32) -> impl FnMut(&mut u64, &mut TimerCx<'_, u64>) + 'static {
+    move |n, _| *n += u64::from(id & 1) + 1
+}
+
+fn w1(n: usize) {
+    let mut rng = Rng(12345);
+    let s = Instant::now();
+    let mut t = TimerManager::<u64>::with_capacity(n);
+    for i in 0..n {
+        t.after(millis(1 + rng.below(9_999)))
+            .call(counting(i as u32));
+    }
+    let inserted = s.elapsed();
+    let mut c = 0;
+    while !t.is_empty() {
+        t.tick(Span::frames(1, 60), &mut c);
+    }
+    let per = |d: std::time::Duration| d.as_nanos() as f64 / n as f64;
+    println!(
+        "w1 {n}: insert {:.0} ns/timer, total {:.0} ns/timer",
+        per(inserted),
+        per(s.elapsed())
+    );
+}
+
+/// `n` live one-shots, then `ops` × (clear a random one + set a new one).
+fn churn(n: usize, ops: usize) -> (TimerManager<u64>, f64) {
+    let mut rng = Rng(99);
+    let mut t = TimerManager::<u64>::with_capacity(n);
+    let mut hs: Vec<TimerHandle> = (0..n)
+        .map(|_| t.after(millis(1 + rng.below(9_999))).call(|_, _| {}))
+        .collect();
+    let s = Instant::now();
+    for _ in 0..ops {
+        let k = rng.below(n as u64) as usize;
+        t.clear(hs[k]);
+        hs[k] = t.after(millis(1 + rng.below(9_999))).call(|_, _| {});
+    }
+    (t, s.elapsed().as_nanos() as f64 / ops.max(1) as f64)
+}
+
+fn w2(n: usize) {
+    let (_, ns) = churn(n, 1_000_000);
+    println!("w2 {n}: {ns:.0} ns per pair");
+}
+
+fn w3(n: usize) {
+    let mut rng = Rng(7);
+    let mut t = TimerManager::<u64>::with_capacity(n);
+    for i in 0..n {
+        t.every(millis(500 + rng.below(4_500)))
+            .call(counting(i as u32));
+    }
+    let (mut c, mut calls) = (0, vec![]);
+    let times: Vec<f64> = (0..600)
+        .map(|_| {
+            let s = Instant::now();
+            calls.push(t.tick(Span::frames(1, 60), &mut c));
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..times.len()).collect();
+    order.sort_by(|&a, &b| times[b].total_cmp(&times[a]));
+    if std::env::var_os("SLOW").is_some() {
+        for &i in &order[..8] {
+            println!("frame {i}: {:.3} ms, {} calls", times[i], calls[i]);
+        }
+    }
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let (p99, max) = (times[order[5]], times[order[0]]);
+    println!("w3 {n}: mean {mean:.3} ms, p99 {p99:.3}, max {max:.3}");
+}
+
+fn w4() {
+    let n = 1_000_000;
+    let (fresh, _) = churn(n, 0);
+    let (churned, _) = churn(n, n);
+    let (before, after) = (
+        fresh.heap_bytes() as f64 / n as f64,
+        churned.heap_bytes() as f64 / n as f64,
+    );
+    println!(
+        "w4 {n}: {before:.1} B/timer, after churn {after:.1} ({:.2}x)",
+        after / before
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n = args
+        .get(1)
+        .map_or(1_000_000, |s| s.parse().expect("a number of timers"));
+    match args.first().map(String::as_str) {
+        Some("w1") => w1(n),
+        Some("w2") => w2(n),
+        Some("w3") => w3(n),
+        Some("w4") => w4(),
+        _ => eprintln!("usage: prof w1|w2|w3|w4 [timers]"),
+    }
+}
