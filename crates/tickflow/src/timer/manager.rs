@@ -7,15 +7,15 @@ use rustc_hash::FxHashMap;
 
 use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
-use super::slot::{Callback, Entry, Flags, Slots, State, NEVER};
+use super::slot::{Callback, Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
-use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerState};
+use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle};
 use crate::time::{Domain, Span, Time};
 
 /// An `on_cancel` hook.
 pub(crate) type CancelHook<C> = Box<dyn FnOnce(&mut C)>;
 
-/// What only some timers carry, kept off the 40-byte hot record.
+/// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
     pub(crate) owner: Option<OwnerId>,
     pub(crate) name: Option<Box<str>>,
@@ -302,7 +302,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// Takes a timer out of the wheel (pending and ready records go stale by themselves when
     /// the caller changes the timer's state).
-    fn unschedule(&mut self, idx: u32) {
+    pub(crate) fn unschedule(&mut self, idx: u32) {
         let e = self.slots.at(idx);
         if e.state == State::Active && e.due != NEVER {
             let d = e.flags.domain().index();
@@ -355,162 +355,6 @@ impl<C: 'static> TimerManager<C> {
         self.extras.entry(idx).or_default()
     }
 
-    /// Whether the timer's callback is running (in a tick or through `fire_now`).
-    fn is_running(&self, idx: u32) -> bool {
-        self.slots.at(idx).callback.is_none()
-    }
-
-    /// Whether a timer still has calls to make, so that removing it cancels it.
-    fn has_more_calls(&self, idx: u32) -> bool {
-        if !self.is_running(idx) {
-            return true;
-        }
-        let looping = self.slots.at(idx).flags.looping();
-        looping && self.extras_of(idx).and_then(|x| x.times_left) != Some(1)
-    }
-
-    /// Clears a timer. Returns `false` for an unknown or stale handle.
-    ///
-    /// A timer cleared before it finished has its `on_cancel` hook queued for the start of the
-    /// next tick. A timer clearing itself from its callback drops the rest of its burst.
-    pub fn clear(&mut self, h: TimerHandle) -> bool {
-        let Some(idx) = self.find(h) else {
-            return false;
-        };
-        let cancelled = self.has_more_calls(idx);
-        self.remove(idx, cancelled);
-        true
-    }
-
-    /// Clears every timer of `owner`, in set order; returns how many.
-    pub fn clear_owner(&mut self, owner: OwnerId) -> usize {
-        let idxs = self.owned(owner);
-        for &idx in &idxs {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
-        }
-        idxs.len()
-    }
-
-    /// Clears every timer named `name`, in set order; returns how many.
-    pub fn clear_named(&mut self, name: &str) -> usize {
-        let mut idxs: Vec<u32> = self
-            .extras
-            .iter()
-            .filter(|(_, x)| x.name.as_deref() == Some(name))
-            .map(|(&i, _)| i)
-            .collect();
-        self.sort_by_seq(&mut idxs);
-        for &idx in &idxs {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
-        }
-        idxs.len()
-    }
-
-    /// Clears every timer (their `on_cancel` hooks run at the next tick, in set order).
-    pub fn clear_all(&mut self) {
-        let mut idxs = self.live_indices();
-        self.sort_by_seq(&mut idxs);
-        for idx in idxs {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
-        }
-        self.ready.clear();
-    }
-
-    fn owned(&self, owner: OwnerId) -> Vec<u32> {
-        let mut idxs = self.owners.get(&owner).cloned().unwrap_or_default();
-        self.sort_by_seq(&mut idxs);
-        idxs
-    }
-
-    fn sort_by_seq(&self, idxs: &mut [u32]) {
-        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
-    }
-
-    pub(crate) fn live_indices(&self) -> Vec<u32> {
-        (0..self.slots.entries.len() as u32)
-            .filter(|&i| self.slots.at(i).state != State::Free)
-            .collect()
-    }
-
-    /// Pauses a timer, keeping its remaining time exactly. Returns `true` if this call paused
-    /// it (`false`: unknown handle, or already paused). A timer pausing itself from its
-    /// callback pauses when the call returns, keeping the time to its next period.
-    ///
-    /// ```
-    /// # use tickflow::{time::secs, timer::TimerManager};
-    /// let mut timers = TimerManager::<()>::new();
-    /// let h = timers.after(secs(1.0)).call(|_, _| {});
-    /// timers.tick(secs(0.25), &mut ());
-    /// assert!(timers.pause(h));
-    /// timers.tick(secs(5.0), &mut ());
-    /// assert_eq!(timers.remaining(h), Some(secs(0.75)));
-    /// assert!(timers.unpause(h));
-    /// timers.tick(secs(0.75), &mut ());
-    /// assert!(!timers.exists(h)); // fired
-    /// ```
-    pub fn pause(&mut self, h: TimerHandle) -> bool {
-        let Some(idx) = self.find(h) else {
-            return false;
-        };
-        let e = self.slots.at(idx);
-        let now = self.span.now[e.flags.domain().index()];
-        let remaining = match e.state {
-            State::Active if e.due == NEVER => NEVER,
-            State::Active => e.due - now,
-            State::Ready => 0,
-            State::Pending => e.due,
-            State::Executing => {
-                self.slots.at_mut(idx).state = State::ExecutingPaused;
-                return true;
-            }
-            State::Paused | State::ExecutingPaused | State::Free => return false,
-        };
-        self.unschedule(idx);
-        let e = self.slots.at_mut(idx);
-        e.state = State::Paused;
-        e.due = remaining;
-        true
-    }
-
-    /// Resumes a paused timer from its remaining time (following the pending rule in an open
-    /// frame). Returns `true` if this call resumed it.
-    pub fn unpause(&mut self, h: TimerHandle) -> bool {
-        let Some(idx) = self.find(h) else {
-            return false;
-        };
-        match self.slots.at(idx).state {
-            State::Paused => {
-                let remaining = self.slots.at(idx).due;
-                self.schedule(idx, remaining, Base::Now);
-                true
-            }
-            State::ExecutingPaused => {
-                self.slots.at_mut(idx).state = State::Executing;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Pauses every timer of `owner`; returns how many this call paused.
-    pub fn pause_owner(&mut self, owner: OwnerId) -> usize {
-        let idxs = self.owned(owner);
-        idxs.into_iter()
-            .filter(|&i| self.pause(self.handle_of(i)))
-            .count()
-    }
-
-    /// Resumes every paused timer of `owner`; returns how many this call resumed.
-    pub fn unpause_owner(&mut self, owner: OwnerId) -> usize {
-        let idxs = self.owned(owner);
-        idxs.into_iter()
-            .filter(|&i| self.unpause(self.handle_of(i)))
-            .count()
-    }
-
     pub(crate) fn handle_of(&self, idx: u32) -> TimerHandle {
         TimerHandle::new(idx, self.slots.at(idx).gen)
     }
@@ -519,175 +363,6 @@ impl<C: 'static> TimerManager<C> {
     /// the budget run first in the next tick, in the same order.
     pub fn set_fire_budget(&mut self, calls_per_tick: Option<usize>) {
         self.budget = calls_per_tick;
-    }
-
-    // ----- queries -----
-
-    /// Whether the handle names a live timer (pending, active, paused or running).
-    pub fn exists(&self, h: TimerHandle) -> bool {
-        self.find(h).is_some()
-    }
-
-    /// Whether the timer exists and is not paused (a pending timer is active).
-    pub fn is_active(&self, h: TimerHandle) -> bool {
-        self.state(h)
-            .is_some_and(|s| !matches!(s, TimerState::Paused))
-    }
-
-    /// Whether the timer exists and is paused (or will pause when its running call returns).
-    pub fn is_paused(&self, h: TimerHandle) -> bool {
-        self.state(h) == Some(TimerState::Paused)
-    }
-
-    /// Whether the timer was set in the open frame and waits for the timer tick to start.
-    pub fn is_pending(&self, h: TimerHandle) -> bool {
-        self.state(h) == Some(TimerState::Pending)
-    }
-
-    /// The timer's state, or `None` for an unknown handle.
-    pub fn state(&self, h: TimerHandle) -> Option<TimerState> {
-        let idx = self.find(h)?;
-        Some(match self.slots.at(idx).state {
-            State::Pending => TimerState::Pending,
-            State::Active | State::Ready => TimerState::Active,
-            State::Executing => TimerState::Executing,
-            State::Paused | State::ExecutingPaused => TimerState::Paused,
-            State::Free => unreachable!("find() skips free slots"),
-        })
-    }
-
-    /// The timer's period (looping) or delay (one-shot); frames for a frame timer.
-    pub fn rate(&self, h: TimerHandle) -> Option<Span> {
-        let idx = self.find(h)?;
-        Some(Span::from_flicks(self.slots.at(idx).period))
-    }
-
-    /// Time left until the next call: never negative, zero while due or running, `Span::MAX`
-    /// for a timer that never fires.
-    pub fn remaining(&self, h: TimerHandle) -> Option<Span> {
-        let idx = self.find(h)?;
-        Some(Span::from_flicks(self.remaining_at(idx)))
-    }
-
-    pub(crate) fn remaining_at(&self, idx: u32) -> u64 {
-        let e = self.slots.at(idx);
-        match e.state {
-            State::Pending | State::Paused => e.due,
-            State::Active if e.due == NEVER => NEVER,
-            _ => e
-                .due
-                .saturating_sub(self.span.now[e.flags.domain().index()]),
-        }
-    }
-
-    /// Time since the current period began (the first delay, for a timer that has not been
-    /// called): never negative, never more than the period.
-    ///
-    /// ```
-    /// # use tickflow::{time::secs, timer::TimerManager};
-    /// let mut timers = TimerManager::<()>::new();
-    /// let h = timers.every(secs(1.0)).first_delay(secs(5.0)).call(|_, _| {});
-    /// timers.tick(secs(1.0), &mut ());
-    /// assert_eq!(timers.elapsed(h), Some(secs(1.0))); // Unreal says -4.0 here
-    /// assert_eq!(timers.remaining(h), Some(secs(4.0)));
-    /// ```
-    pub fn elapsed(&self, h: TimerHandle) -> Option<Span> {
-        let idx = self.find(h)?;
-        let e = self.slots.at(idx);
-        let len = match self.extras_of(idx).and_then(|x| x.first_delay) {
-            Some(first) if self.calls_at(idx) == 0 => first,
-            _ => e.period,
-        };
-        let remaining = self.remaining_at(idx);
-        Some(Span::from_flicks(if remaining == NEVER {
-            0
-        } else {
-            len.saturating_sub(remaining)
-        }))
-    }
-
-    /// Calls made so far.
-    pub fn calls_made(&self, h: TimerHandle) -> Option<u64> {
-        self.find(h).map(|idx| self.calls_at(idx))
-    }
-
-    pub(crate) fn calls_at(&self, idx: u32) -> u64 {
-        let hi = self.extras_of(idx).map_or(0, |x| x.calls_hi);
-        u64::from(hi) << 32 | u64::from(self.slots.at(idx).calls)
-    }
-
-    /// Live timers.
-    pub fn len(&self) -> usize {
-        self.slots.live()
-    }
-
-    /// No live timers.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The game clock.
-    pub fn now(&self) -> Time {
-        Time::from_flicks(self.span.now[0])
-    }
-
-    /// The real clock.
-    pub fn real_now(&self) -> Time {
-        Time::from_flicks(self.span.now[1])
-    }
-
-    /// Ticks so far (the frame clock).
-    pub fn frame(&self) -> u64 {
-        self.span.now[2]
-    }
-
-    /// The current time of one clock (frames count as flicks on [`Domain::Frames`]).
-    pub fn clock(&self, domain: Domain) -> Time {
-        Time::from_flicks(self.span.now[domain.index()])
-    }
-
-    /// One plain record per live timer, in set order.
-    pub fn list(&self) -> Vec<TimerInfo> {
-        let mut idxs = self.live_indices();
-        self.sort_by_seq(&mut idxs);
-        idxs.into_iter().map(|idx| self.info(idx)).collect()
-    }
-
-    /// The record of one timer, or `None` for an unknown handle.
-    pub fn info_of(&self, h: TimerHandle) -> Option<TimerInfo> {
-        self.find(h).map(|idx| self.info(idx))
-    }
-
-    fn info(&self, idx: u32) -> TimerInfo {
-        let e: &Entry<C> = self.slots.at(idx);
-        let handle = self.handle_of(idx);
-        let x = self.extras_of(idx);
-        TimerInfo {
-            handle,
-            name: x.and_then(|x| x.name.as_deref().map(str::to_owned)),
-            tag: x.and_then(|x| x.tag),
-            owner: x.and_then(|x| x.owner),
-            state: self.state(handle).expect("live"),
-            domain: e.flags.domain(),
-            looping: e.flags.looping(),
-            catch_up: e.flags.catch_up(),
-            remaining: Span::from_flicks(self.remaining_at(idx)),
-            rate: Span::from_flicks(e.period),
-            calls_made: self.calls_at(idx),
-            calls_left: x.and_then(|x| x.times_left),
-        }
-    }
-
-    /// Bytes this manager holds on the heap for its own tables (callback closures excluded),
-    /// for memory measurements.
-    pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        self.slots.entries.capacity() * size_of::<Entry<C>>()
-            + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
-            + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
-            + self.ready.capacity_bytes()
-            + self.pending.capacity() * size_of::<u32>()
-            + self.wheels.iter().map(Wheel::heap_bytes).sum::<usize>()
     }
 
     /// Compacts set-order numbers when the counter runs out (once per 4 billion sets), keeping

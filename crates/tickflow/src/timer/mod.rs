@@ -64,9 +64,11 @@
 //! ```
 
 mod builder;
+mod control;
 mod cx;
 mod fire;
 mod manager;
+mod query;
 mod ready;
 mod slot;
 mod stage;

@@ -1,0 +1,177 @@
+//! [`TimerManager`] queries: state, times, counts, clocks and debug records. None of them
+//! changes anything; every one answers `None`/`false` for an unknown or stale handle.
+
+use super::manager::Extras;
+use super::slot::{Entry, State, NEVER};
+use super::wheel::Wheel;
+use super::{OwnerId, TimerHandle, TimerInfo, TimerManager, TimerState};
+use crate::time::{Domain, Span, Time};
+
+impl<C: 'static> TimerManager<C> {
+    /// Whether the handle names a live timer (pending, active, paused or running).
+    pub fn exists(&self, h: TimerHandle) -> bool {
+        self.find(h).is_some()
+    }
+
+    /// Whether the timer exists and is not paused (a pending timer is active).
+    pub fn is_active(&self, h: TimerHandle) -> bool {
+        self.state(h)
+            .is_some_and(|s| !matches!(s, TimerState::Paused))
+    }
+
+    /// Whether the timer exists and is paused (or will pause when its running call returns).
+    pub fn is_paused(&self, h: TimerHandle) -> bool {
+        self.state(h) == Some(TimerState::Paused)
+    }
+
+    /// Whether the timer was set in the open frame and waits for the timer tick to start.
+    pub fn is_pending(&self, h: TimerHandle) -> bool {
+        self.state(h) == Some(TimerState::Pending)
+    }
+
+    /// The timer's state, or `None` for an unknown handle.
+    pub fn state(&self, h: TimerHandle) -> Option<TimerState> {
+        let idx = self.find(h)?;
+        Some(match self.slots.at(idx).state {
+            State::Pending => TimerState::Pending,
+            State::Active | State::Ready => TimerState::Active,
+            State::Executing => TimerState::Executing,
+            State::Paused | State::ExecutingPaused => TimerState::Paused,
+            State::Free => unreachable!("find() skips free slots"),
+        })
+    }
+
+    /// The timer's period (looping) or delay (one-shot); frames for a frame timer.
+    pub fn rate(&self, h: TimerHandle) -> Option<Span> {
+        let idx = self.find(h)?;
+        Some(Span::from_flicks(self.slots.at(idx).period))
+    }
+
+    /// Time left until the next call: never negative, zero while due or running, `Span::MAX`
+    /// for a timer that never fires.
+    pub fn remaining(&self, h: TimerHandle) -> Option<Span> {
+        let idx = self.find(h)?;
+        Some(Span::from_flicks(self.remaining_at(idx)))
+    }
+
+    pub(crate) fn remaining_at(&self, idx: u32) -> u64 {
+        let e = self.slots.at(idx);
+        match e.state {
+            State::Pending | State::Paused => e.due,
+            State::Active if e.due == NEVER => NEVER,
+            _ => e
+                .due
+                .saturating_sub(self.span.now[e.flags.domain().index()]),
+        }
+    }
+
+    /// Time since the current period began (the first delay, for a timer that has not been
+    /// called): never negative, never more than the period.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let h = timers.every(secs(1.0)).first_delay(secs(5.0)).call(|_, _| {});
+    /// timers.tick(secs(1.0), &mut ());
+    /// assert_eq!(timers.elapsed(h), Some(secs(1.0))); // Unreal says -4.0 here
+    /// assert_eq!(timers.remaining(h), Some(secs(4.0)));
+    /// ```
+    pub fn elapsed(&self, h: TimerHandle) -> Option<Span> {
+        let idx = self.find(h)?;
+        let e = self.slots.at(idx);
+        let len = match self.extras_of(idx).and_then(|x| x.first_delay) {
+            Some(first) if self.calls_at(idx) == 0 => first,
+            _ => e.period,
+        };
+        let remaining = self.remaining_at(idx);
+        Some(Span::from_flicks(if remaining == NEVER {
+            0
+        } else {
+            len.saturating_sub(remaining)
+        }))
+    }
+
+    /// Calls made so far.
+    pub fn calls_made(&self, h: TimerHandle) -> Option<u64> {
+        self.find(h).map(|idx| self.calls_at(idx))
+    }
+
+    pub(crate) fn calls_at(&self, idx: u32) -> u64 {
+        let hi = self.extras_of(idx).map_or(0, |x| x.calls_hi);
+        u64::from(hi) << 32 | u64::from(self.slots.at(idx).calls)
+    }
+
+    /// Live timers.
+    pub fn len(&self) -> usize {
+        self.slots.live()
+    }
+
+    /// No live timers.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The game clock.
+    pub fn now(&self) -> Time {
+        Time::from_flicks(self.span.now[0])
+    }
+
+    /// The real clock.
+    pub fn real_now(&self) -> Time {
+        Time::from_flicks(self.span.now[1])
+    }
+
+    /// Ticks so far (the frame clock).
+    pub fn frame(&self) -> u64 {
+        self.span.now[2]
+    }
+
+    /// The current time of one clock (frames count as flicks on [`Domain::Frames`]).
+    pub fn clock(&self, domain: Domain) -> Time {
+        Time::from_flicks(self.span.now[domain.index()])
+    }
+
+    /// One plain record per live timer, in set order.
+    pub fn list(&self) -> Vec<TimerInfo> {
+        let mut idxs = self.live_indices();
+        self.sort_by_seq(&mut idxs);
+        idxs.into_iter().map(|idx| self.info(idx)).collect()
+    }
+
+    /// The record of one timer, or `None` for an unknown handle.
+    pub fn info_of(&self, h: TimerHandle) -> Option<TimerInfo> {
+        self.find(h).map(|idx| self.info(idx))
+    }
+
+    fn info(&self, idx: u32) -> TimerInfo {
+        let e: &Entry<C> = self.slots.at(idx);
+        let handle = self.handle_of(idx);
+        let x = self.extras_of(idx);
+        TimerInfo {
+            handle,
+            name: x.and_then(|x| x.name.as_deref().map(str::to_owned)),
+            tag: x.and_then(|x| x.tag),
+            owner: x.and_then(|x| x.owner),
+            state: self.state(handle).expect("live"),
+            domain: e.flags.domain(),
+            looping: e.flags.looping(),
+            catch_up: e.flags.catch_up(),
+            remaining: Span::from_flicks(self.remaining_at(idx)),
+            rate: Span::from_flicks(e.period),
+            calls_made: self.calls_at(idx),
+            calls_left: x.and_then(|x| x.times_left),
+        }
+    }
+
+    /// Bytes this manager holds on the heap for its own tables (callback closures excluded),
+    /// for memory measurements.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.slots.entries.capacity() * size_of::<Entry<C>>()
+            + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
+            + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
+            + self.ready.capacity_bytes()
+            + self.pending.capacity() * size_of::<u32>()
+            + self.wheels.iter().map(Wheel::heap_bytes).sum::<usize>()
+    }
+}
