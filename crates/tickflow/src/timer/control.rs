@@ -29,19 +29,23 @@ impl<C: 'static> TimerManager<C> {
         let Some(idx) = self.find(h) else {
             return false;
         };
-        let cancelled = self.has_more_calls(idx);
-        self.remove(idx, cancelled);
+        self.clear_slots(&[idx]);
         true
+    }
+
+    /// Removes these timers in this order; a timer that still had calls to make is cancelled.
+    fn clear_slots(&mut self, idxs: &[u32]) -> usize {
+        for &idx in idxs {
+            let cancelled = self.has_more_calls(idx);
+            self.remove(idx, cancelled);
+        }
+        idxs.len()
     }
 
     /// Clears every timer of `owner`, in set order; returns how many.
     pub fn clear_owner(&mut self, owner: OwnerId) -> usize {
         let idxs = self.owned(owner);
-        for &idx in &idxs {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
-        }
-        idxs.len()
+        self.clear_slots(&idxs)
     }
 
     /// Clears every timer named `name`, in set order; returns how many.
@@ -53,21 +57,13 @@ impl<C: 'static> TimerManager<C> {
             .map(|(&i, _)| i)
             .collect();
         self.sort_by_seq(&mut idxs);
-        for &idx in &idxs {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
-        }
-        idxs.len()
+        self.clear_slots(&idxs)
     }
 
     /// Clears every timer (their `on_cancel` hooks run at the next tick, in set order).
     pub fn clear_all(&mut self) {
-        let mut idxs = self.live_indices();
-        self.sort_by_seq(&mut idxs);
-        for idx in idxs {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
-        }
+        let idxs = self.live_in_set_order();
+        self.clear_slots(&idxs);
         self.ready.clear();
     }
 
@@ -77,14 +73,17 @@ impl<C: 'static> TimerManager<C> {
         idxs
     }
 
-    pub(crate) fn sort_by_seq(&self, idxs: &mut [u32]) {
+    fn sort_by_seq(&self, idxs: &mut [u32]) {
         idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
     }
 
-    pub(crate) fn live_indices(&self) -> Vec<u32> {
-        (0..self.slots.entries.len() as u32)
+    /// Every live timer's slot, in set order.
+    pub(crate) fn live_in_set_order(&self) -> Vec<u32> {
+        let mut idxs: Vec<u32> = (0..self.slots.entries.len() as u32)
             .filter(|&i| self.slots.at(i).state != State::Free)
-            .collect()
+            .collect();
+        self.sort_by_seq(&mut idxs);
+        idxs
     }
 
     /// Pauses a timer, keeping its remaining time exactly. Returns `true` if this call paused

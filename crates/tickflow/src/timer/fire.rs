@@ -67,7 +67,7 @@ impl<C: 'static> TimerManager<C> {
             let Some(call) = self.ready.pop(&self.span) else {
                 break Ok(());
             };
-            if !self.is_current(&call) {
+            if call.current(&self.slots).is_none() {
                 continue;
             }
             calls += 1;
@@ -99,12 +99,13 @@ impl<C: 'static> TimerManager<C> {
         }
         self.frame_open = false;
         self.ready.admit_deferred();
+        let tick = self.span.now[2] as u32;
         for d in 0..3 {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
             wheel.advance(&mut self.slots, self.span.now[d], |slots, idx, due| {
                 let e = slots.at(idx);
                 if e.state == State::Active && e.due == due {
-                    ready.push(Call::make(slots, idx, 0, 0));
+                    ready.push(Call::make(slots, idx, 0, tick));
                 }
             });
         }
@@ -121,13 +122,6 @@ impl<C: 'static> TimerManager<C> {
         }
         pending.clear();
         self.pending = pending; // keep the buffer
-    }
-
-    /// Whether a popped record still describes its timer (not cleared, paused or re-queued).
-    fn is_current(&self, call: &Call) -> bool {
-        self.slots
-            .get(call.idx, call.gen)
-            .is_some_and(|e| e.state == State::Ready && e.ticket == call.ticket)
     }
 
     /// Calls this timer gets in this tick from `due` on, this one included.

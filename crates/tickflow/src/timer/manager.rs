@@ -1,4 +1,5 @@
-//! [`TimerManager`]: storage, setting, clearing, pausing and queries. Firing is in `fire.rs`.
+//! [`TimerManager`]: its storage, setting timers and placing them in the wheel or the ready
+//! queue. Clearing and pausing are in `control.rs`, queries in `query.rs`, firing in `fire.rs`.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -225,7 +226,7 @@ impl<C: 'static> TimerManager<C> {
         if self.next_seq == u32::MAX {
             self.renumber();
         }
-        let mut extras = Extras {
+        let extras = Extras {
             owner: spec.owner,
             name: spec.name,
             tag: spec.tag,
@@ -251,7 +252,7 @@ impl<C: 'static> TimerManager<C> {
             self.owners.entry(owner).or_default().push(idx);
         }
         if flags.has_extras() {
-            self.extras.insert(idx, std::mem::take(&mut extras));
+            self.extras.insert(idx, extras);
         }
         self.schedule(idx, spec.delay, Base::Call);
         TimerHandle::new(idx, gen)
@@ -368,18 +369,12 @@ impl<C: 'static> TimerManager<C> {
     /// Compacts set-order numbers when the counter runs out (once per 4 billion sets), keeping
     /// the relative order of every live timer and ready record.
     pub(crate) fn renumber(&mut self) {
-        let mut idxs = self.live_indices();
-        self.sort_by_seq(&mut idxs);
+        let idxs = self.live_in_set_order();
         for (seq, &idx) in idxs.iter().enumerate() {
             self.slots.at_mut(idx).seq = seq as u32;
         }
         let slots = &self.slots;
-        self.ready.rebuild(|c| {
-            slots
-                .get(c.idx, c.gen)
-                .filter(|e| e.state == State::Ready && e.ticket == c.ticket)
-                .map(|e| e.seq)
-        });
+        self.ready.rebuild(|c| c.current(slots).map(|e| e.seq));
         self.next_seq = idxs.len() as u32;
     }
 }

@@ -133,9 +133,10 @@ impl<C: 'static> TimerManager<C> {
 
     /// One plain record per live timer, in set order.
     pub fn list(&self) -> Vec<TimerInfo> {
-        let mut idxs = self.live_indices();
-        self.sort_by_seq(&mut idxs);
-        idxs.into_iter().map(|idx| self.info(idx)).collect()
+        self.live_in_set_order()
+            .into_iter()
+            .map(|idx| self.info(idx))
+            .collect()
     }
 
     /// The record of one timer, or `None` for an unknown handle.

@@ -15,7 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::slot::{Slots, State};
+use super::slot::{Entry, Slots, State};
 use crate::time::Domain;
 
 /// One due call.
@@ -51,6 +51,14 @@ impl Call {
             burst,
             tick,
         }
+    }
+
+    /// The entry this record describes, if the record is still current: same generation,
+    /// still ready, same ticket (not cleared, paused or re-queued since).
+    pub(crate) fn current<C>(self, slots: &Slots<C>) -> Option<&Entry<C>> {
+        slots
+            .get(self.idx, self.gen)
+            .filter(|e| e.state == State::Ready && e.ticket == self.ticket)
     }
 }
 

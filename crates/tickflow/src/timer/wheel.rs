@@ -133,12 +133,6 @@ pub(crate) struct Wheel {
     pub(super) stages: [Option<super::stage::Stage>; BLIND_LEVELS + 1],
 }
 
-impl Default for Wheel {
-    fn default() -> Wheel {
-        Wheel::new()
-    }
-}
-
 /// The level and slot of a record due at `due` while the wheel is at `elapsed`.
 #[inline]
 pub(super) fn position(elapsed: u64, due: u64) -> (usize, usize) {
