@@ -54,11 +54,14 @@ impl Wheel {
                 let digit = (self.elapsed >> (level as u32 * SLOT_BITS)) & SLOT_MASK;
                 let slot = (lvl.occupied & (u64::MAX << digit)).trailing_zeros() as usize;
                 let start = self.slot_start(level, slot);
+                let lower = self.spare[level]
+                    .take()
+                    .unwrap_or_else(|| (0..level).map(|_| Level::new()).collect());
                 self.stages[level] = Some(Stage {
                     slot,
                     start,
                     cursor: 0,
-                    lower: (0..level).map(|_| Level::new()).collect(),
+                    lower,
                 });
             }
             let stage = self.stages[level].as_ref().expect("set above");
@@ -110,13 +113,21 @@ impl Wheel {
             );
             std::mem::swap(&mut self.levels[l], staged);
         }
+        // The real levels swapped out are empty (every path that empties a slot resets it),
+        // so they serve the next stage of this level without allocating.
+        debug_assert!(stage
+            .lower
+            .iter()
+            .flat_map(|l| l.slots.iter())
+            .all(|s| s.recs.is_empty() && s.dead.is_empty()));
+        self.spare[level] = Some(stage.lower);
     }
 
     pub(super) fn stages_heap_bytes(&self) -> usize {
-        self.stages
-            .iter()
-            .flatten()
-            .flat_map(|s| s.lower.iter())
+        let staged = self.stages.iter().flatten().map(|s| &s.lower);
+        staged
+            .chain(self.spare.iter().flatten())
+            .flat_map(|lower| lower.iter())
             .map(|l| {
                 std::mem::size_of::<Level>() + l.slots.iter().map(|s| s.heap_bytes()).sum::<usize>()
             })

@@ -131,6 +131,9 @@ pub(crate) struct Wheel {
     pub(super) levels: Box<[Level]>,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
     pub(super) stages: [Option<super::stage::Stage>; BLIND_LEVELS + 1],
+    /// Empty level sets that a finished stage gave back, reused by the next stage of the
+    /// same level (index: level), so entering slots does not allocate.
+    pub(super) spare: [Option<Box<[Level]>>; BLIND_LEVELS + 1],
 }
 
 /// The level and slot of a record due at `due` while the wheel is at `elapsed`.
@@ -150,6 +153,7 @@ impl Wheel {
             elapsed: 0,
             levels,
             stages: Default::default(),
+            spare: Default::default(),
         }
     }
 
