@@ -152,18 +152,17 @@ fn w1_delay_queue(delays: &[u64]) -> f64 {
     })
 }
 
+/// One bevy `Timer` per entity, each with its boxed callback.
+fn bevy_entities(ms: &[u64], mode: TimerMode) -> Vec<(Timer, Callback)> {
+    ms.iter()
+        .enumerate()
+        .map(|(i, &ms)| (Timer::new(Duration::from_millis(ms), mode), cb(i as u32)))
+        .collect()
+}
+
 fn w1_bevy(delays: &[u64]) -> f64 {
     let start = Instant::now();
-    let mut timers: Vec<(Timer, Callback)> = delays
-        .iter()
-        .enumerate()
-        .map(|(i, &ms)| {
-            (
-                Timer::new(Duration::from_millis(ms), TimerMode::Once),
-                cb(i as u32),
-            )
-        })
-        .collect();
+    let mut timers = bevy_entities(delays, TimerMode::Once);
     let mut n = 0;
     while !timers.is_empty() {
         let mut i = 0;
@@ -363,16 +362,7 @@ fn w3_delay_queue(periods: &[u64]) -> (f64, f64, f64) {
 }
 
 fn w3_bevy(periods: &[u64]) -> (f64, f64, f64) {
-    let mut timers: Vec<(Timer, Callback)> = periods
-        .iter()
-        .enumerate()
-        .map(|(i, &ms)| {
-            (
-                Timer::new(Duration::from_millis(ms), TimerMode::Repeating),
-                cb(i as u32),
-            )
-        })
-        .collect();
+    let mut timers = bevy_entities(periods, TimerMode::Repeating);
     let mut n = 0;
     let times = (0..W3_FRAMES)
         .map(|_| {
