@@ -2,6 +2,10 @@
 //!
 //! - [`time`]: exact integer time (flicks), [`Span`], [`Time`] and the three clocks.
 //! - [`timer`]: [`TimerManager`], one-shot and looping timers with generational handles.
+//! - [`tick`]: tick functions in ordered groups, with prerequisites, intervals and parallel
+//!   groups ([`TickSettings`], [`TickCx`]).
+//! - [`tickable`]: light objects that just want `tick(dt)` ([`Tickable`]).
+//! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
 //!
 //! ```
 //! use tickflow::prelude::*;
@@ -21,9 +25,15 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod scheduler;
+pub mod tick;
+pub mod tickable;
 pub mod time;
 pub mod timer;
 
+pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
+pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
+pub use tickable::{Tickable, TickableHandle, TickableMode};
 pub use time::{millis, secs, Domain, Span, Time, TimeError, FLICKS_PER_SECOND};
 pub use timer::{
     CatchUp, OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState,
@@ -31,6 +41,9 @@ pub use timer::{
 
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
+    pub use crate::scheduler::{Commands, FrameReport, Scheduler};
+    pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
+    pub use crate::tickable::{Tickable, TickableHandle};
     pub use crate::time::{millis, secs, Domain, Span, Time};
     pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
 }

@@ -1,0 +1,402 @@
+//! The frame pipeline: clocks, tick groups, timers and tickables in one fixed order.
+//!
+//! [`Scheduler<C>`] is Unreal's `UWorld::Tick` for any game loop. It owns the clocks, the
+//! [`TimerManager`], the tick functions and the tickables, and
+//! [`tick(dt, &mut ctx)`](Scheduler::tick) runs one frame:
+//!
+//! ```text
+//! clock     real += dt; game += min(dt, max_delta) × dilation (0 while paused); frame += 1
+//! ticks     PrePhysics → StartPhysics → DuringPhysics → EndPhysics → PostPhysics
+//! timers    every due timer, in exact due order (timers set earlier in the frame are pending)
+//! tickables in registration order
+//! ticks     PostUpdateWork → LastDemotable → extra passes for functions spawned in the last group
+//! ```
+//!
+//! and returns a [`FrameReport`]. The rules of each part are in [`tick`](crate::tick),
+//! [`tickable`](crate::tickable) and [`timer`](crate::timer).
+//!
+//! # Pause, dilation, `max_delta`
+//!
+//! The frame's delta is first clamped to `max_delta` (default 250 ms), so one long hitch
+//! cannot start a catch-up spiral; the report says how much was discarded. The game clock then
+//! moves by the clamped delta times the time dilation, or not at all while paused. The real
+//! clock always moves by the true delta. While paused, only `tick_when_paused` tick functions
+//! and tickables run (with the clamped real delta), game-domain timers freeze and real-domain
+//! ones keep firing; frame-counted timers count paused frames too.
+//!
+//! # Panics
+//!
+//! A panic in a callback reaches the caller of `tick` after the scheduler has put itself back
+//! in order: the rest of that frame is skipped (due interval functions stay due), and the next
+//! `tick` starts a new frame.
+//!
+//! # Examples
+//!
+//! ```
+//! use tickflow::prelude::*;
+//!
+//! let mut sched = Scheduler::<Vec<String>>::new();
+//! let physics = sched.add_tick(
+//!     TickSettings::named("physics").in_group(TickGroup::DuringPhysics),
+//!     |log, _| log.push("physics".into()),
+//! );
+//! let camera = sched.add_tick(TickSettings::named("camera"), |log, cx| {
+//!     log.push(format!("camera in {:?}", cx.group()));
+//! });
+//! sched.add_prerequisite(camera, physics).unwrap(); // camera is demoted past physics
+//! sched.timers().every(secs(0.1)).call(|log, _| log.push("timer".into()));
+//!
+//! let mut log = Vec::new();
+//! let report = sched.tick(secs(0.1), &mut log);
+//! assert_eq!(log, ["physics", "camera in DuringPhysics", "timer"]);
+//! assert_eq!((report.ticks_run, report.timers_fired), (2, 1));
+//! ```
+
+mod commands;
+mod frame;
+mod report;
+
+use std::fmt;
+use std::rc::Rc;
+
+pub use commands::Commands;
+pub use report::{FrameReport, Stage};
+
+use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
+use crate::tickable::{Tickable, TickableHandle, Tickables};
+use crate::time::{Span, Time};
+use crate::timer::{OwnerId, TimerManager};
+use commands::Shared;
+
+/// The default `max_delta`: a quarter second, as Bevy's virtual clock. Longer frames are a
+/// hitch (a breakpoint, a laptop waking up), not game time to catch up on.
+pub const DEFAULT_MAX_DELTA: Span = Span::from_flicks(crate::time::FLICKS_PER_SECOND / 4);
+
+/// Runs frames: tick groups, timers and tickables in a fixed order. See the
+/// [module docs](self).
+pub struct Scheduler<C> {
+    timers: TimerManager<C>,
+    ticks: TickFunctions<C>,
+    tickables: Tickables<C>,
+    shared: Rc<Shared<C>>,
+    frame: u64,
+    paused: bool,
+    dilation: f64,
+    max_delta: Span,
+    /// The clock of `tick_when_paused` interval functions.
+    unpaused: u64,
+    /// Errors of commands applied between frames, reported with the next frame.
+    errors: Vec<TickError>,
+}
+
+impl<C: 'static> Default for Scheduler<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: 'static> fmt::Debug for Scheduler<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("frame", &self.frame)
+            .field("paused", &self.paused)
+            .field("dilation", &self.dilation)
+            .field("max_delta", &self.max_delta)
+            .field("tick_functions", &self.ticks.graph.len())
+            .field("tickables", &self.tickables.len())
+            .field("timers", &self.timers.len())
+            .finish()
+    }
+}
+
+impl<C: 'static> Scheduler<C> {
+    /// An empty scheduler at frame 0, time zero, running, dilation 1, `max_delta` 250 ms.
+    pub fn new() -> Self {
+        let shared = Rc::new(Shared::new());
+        Scheduler {
+            timers: TimerManager::new(),
+            ticks: TickFunctions::new(Rc::clone(&shared.ticks)),
+            tickables: Tickables::new(Rc::clone(&shared.tickables)),
+            shared,
+            frame: 0,
+            paused: false,
+            dilation: 1.0,
+            max_delta: DEFAULT_MAX_DELTA,
+            unpaused: 0,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Applies commands queued between frames, so direct calls see their effects.
+    fn flush(&mut self) {
+        if self.shared.has_pending() {
+            commands::apply(
+                &self.shared,
+                &mut self.ticks,
+                &mut self.tickables,
+                &mut self.timers,
+                &mut self.errors,
+            );
+        }
+    }
+
+    /// Registers a tick function.
+    ///
+    /// # Panics
+    ///
+    /// When the settings are invalid (`end_group` before `group`, a negative or non-finite
+    /// `time_dilation`); [`try_add_tick`](Self::try_add_tick) returns the error instead.
+    #[track_caller]
+    pub fn add_tick(
+        &mut self,
+        s: TickSettings,
+        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
+    ) -> TickHandle {
+        self.try_add_tick(s, f).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Registers a tick function, or says why the settings are refused.
+    pub fn try_add_tick(
+        &mut self,
+        s: TickSettings,
+        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
+    ) -> Result<TickHandle, TickError> {
+        self.flush();
+        self.ticks.add(s, Box::new(f))
+    }
+
+    /// Registers a parallel tick function: it owns `state`, sees the context as `&C`, and
+    /// queues changes in a [`Deferred`] buffer applied at its group's end. Parallel functions
+    /// of one group with no prerequisite between them run at the same time on rayon's pool.
+    ///
+    /// The state must be `Send`:
+    ///
+    /// ```compile_fail
+    /// use std::rc::Rc;
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<u32>::new();
+    /// // Rc is not Send: it cannot go to a worker thread.
+    /// sched.add_parallel_tick(TickSettings::default(), Rc::new(1), |_s, _ctx, _out| {});
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`add_tick`](Self::add_tick).
+    #[track_caller]
+    pub fn add_parallel_tick<S: Send + 'static>(
+        &mut self,
+        s: TickSettings,
+        mut state: S,
+        f: impl Fn(&mut S, &C, &mut Deferred<C>) + Send + Sync + 'static,
+    ) -> TickHandle
+    where
+        C: Sync,
+    {
+        self.flush();
+        let body = Box::new(move |ctx: &C, out: &mut Deferred<C>| f(&mut state, ctx, out));
+        self.ticks
+            .add_parallel(s, body)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Unregisters a tick function; `false` for a stale handle.
+    pub fn remove_tick(&mut self, h: TickHandle) -> bool {
+        self.flush();
+        self.ticks.remove(h)
+    }
+
+    /// Enables or disables a tick function; `false` for a stale handle. Disabling resets its
+    /// interval: enabled again, it ticks on the next frame.
+    pub fn set_tick_enabled(&mut self, h: TickHandle, on: bool) -> bool {
+        self.flush();
+        self.ticks.graph.set_enabled(h, on)
+    }
+
+    /// `true` while `h` is registered and enabled.
+    pub fn is_tick_enabled(&self, h: TickHandle) -> bool {
+        self.ticks.graph.get(h).is_some_and(|n| n.settings.enabled)
+    }
+
+    /// `true` while `h` is registered.
+    pub fn contains_tick(&self, h: TickHandle) -> bool {
+        self.ticks.graph.get(h).is_some()
+    }
+
+    /// Changes a tick function's interval (zero: every frame) and restarts its cooldown from
+    /// now; a function that has not ticked since it was enabled still ticks on the next frame.
+    /// `false` for a stale handle.
+    pub fn set_tick_interval(&mut self, h: TickHandle, interval: Span) -> bool {
+        self.flush();
+        self.ticks.graph.set_interval(h, interval)
+    }
+
+    /// Makes `tick` run after `before` in every frame where both run; `tick` is demoted to
+    /// `before`'s group if that is later.
+    ///
+    /// # Errors
+    ///
+    /// [`TickError::Cycle`] naming every function on the cycle, or [`TickError::UnknownTick`];
+    /// nothing changes then.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    /// use tickflow::tick::TickError;
+    ///
+    /// let mut sched = Scheduler::<()>::new();
+    /// let a = sched.add_tick(TickSettings::named("a"), |_, _| {});
+    /// let b = sched.add_tick(TickSettings::named("b"), |_, _| {});
+    /// sched.add_prerequisite(a, b).unwrap();
+    /// let err = sched.add_prerequisite(b, a).unwrap_err();
+    /// assert_eq!(err, TickError::Cycle { path: vec!["b".into(), "a".into()] });
+    /// assert_eq!(err.to_string(), "prerequisite would form a cycle: `b` waits for `a` waits for `b`");
+    /// ```
+    pub fn add_prerequisite(
+        &mut self,
+        tick: TickHandle,
+        before: TickHandle,
+    ) -> Result<(), TickError> {
+        self.flush();
+        self.ticks.graph.add_prereq(tick, before)
+    }
+
+    /// Removes a prerequisite; `false` when there was none.
+    pub fn remove_prerequisite(&mut self, tick: TickHandle, before: TickHandle) -> bool {
+        self.flush();
+        self.ticks.graph.remove_prereq(tick, before)
+    }
+
+    /// Registers a tickable.
+    pub fn add_tickable(&mut self, t: impl Tickable<C> + 'static) -> TickableHandle {
+        self.flush();
+        self.tickables.add(Box::new(t))
+    }
+
+    /// Unregisters a tickable; `false` for a stale handle.
+    pub fn remove_tickable(&mut self, h: TickableHandle) -> bool {
+        self.flush();
+        self.tickables.remove(h)
+    }
+
+    /// `true` while `h` is registered.
+    pub fn contains_tickable(&self, h: TickableHandle) -> bool {
+        self.tickables.contains(h)
+    }
+
+    /// The timer manager (the frame's timer stage).
+    pub fn timers(&mut self) -> &mut TimerManager<C> {
+        self.flush();
+        &mut self.timers
+    }
+
+    /// Removes all of an owner's timers, tick functions and tickables.
+    pub fn remove_owner(&mut self, owner: OwnerId) {
+        self.flush();
+        self.ticks.remove_owner(owner);
+        self.tickables.remove_owner(owner);
+        self.timers.clear_owner(owner);
+    }
+
+    /// Pauses or resumes the game clock (see the [module docs](self)).
+    pub fn set_paused(&mut self, on: bool) {
+        self.paused = on;
+    }
+
+    /// `true` while paused.
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Scales the game clock: 0.5 runs the game at half speed.
+    ///
+    /// # Panics
+    ///
+    /// When `factor` is negative, NaN or infinite.
+    #[track_caller]
+    pub fn set_time_dilation(&mut self, factor: f64) {
+        assert!(
+            factor.is_finite() && factor >= 0.0,
+            "time dilation must be finite and not negative, got {factor}"
+        );
+        self.dilation = factor;
+    }
+
+    /// The current time dilation.
+    pub fn time_dilation(&self) -> f64 {
+        self.dilation
+    }
+
+    /// The longest delta the game clock takes from one frame (default 250 ms).
+    pub fn set_max_delta(&mut self, d: Span) {
+        self.max_delta = d;
+    }
+
+    /// The number of the last frame run (0 before the first).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The game clock.
+    pub fn now(&self) -> Time {
+        self.timers.now()
+    }
+
+    /// The real clock.
+    pub fn real_now(&self) -> Time {
+        self.timers.real_now()
+    }
+
+    /// Registered tick functions.
+    pub fn tick_count(&self) -> usize {
+        self.ticks.graph.len()
+    }
+
+    /// Registered tickables.
+    pub fn tickable_count(&self) -> usize {
+        self.tickables.len()
+    }
+
+    /// `false` runs parallel tick functions one by one on the calling thread (same results;
+    /// for debugging and for comparing). Default `true`.
+    pub fn set_parallel(&mut self, on: bool) {
+        self.ticks.threads = on;
+    }
+
+    /// The order the next frame will run, group by group, with why each function is where it
+    /// is (its own group, or demoted by which prerequisite) and its flags.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<()>::new();
+    /// let physics = sched.add_tick(
+    ///     TickSettings::named("physics").in_group(TickGroup::DuringPhysics), |_, _| {});
+    /// let camera = sched.add_tick(TickSettings::named("camera"), |_, _| {});
+    /// sched.add_prerequisite(camera, physics).unwrap();
+    /// let text = sched.explain_order();
+    /// assert!(text.contains("camera"));
+    /// assert!(text.contains("demoted from PrePhysics: waits for `physics` in DuringPhysics"));
+    /// ```
+    pub fn explain_order(&self) -> String {
+        let mut text = self.ticks.with_plan(|plan, graph| plan.explain(graph));
+        let names = self.tickables.names();
+        if !names.is_empty() {
+            text.push_str(&format!(
+                "tickables (after the timers): {}\n",
+                names.join(", ")
+            ));
+        }
+        text
+    }
+
+    /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
+    /// prerequisite to the function waiting for it, disabled functions dashed.
+    pub fn tick_graph_dot(&self) -> String {
+        self.ticks.with_plan(|plan, graph| plan.dot(graph))
+    }
+
+    /// A cloneable handle for queuing changes from timer callbacks, tickables or anywhere else.
+    pub fn commands(&self) -> Commands<C> {
+        Commands::new(Rc::clone(&self.shared))
+    }
+}

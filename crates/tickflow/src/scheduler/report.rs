@@ -1,0 +1,128 @@
+//! [`FrameReport`]: what one frame did and where its time went.
+
+use std::time::Duration;
+
+use crate::tick::{TickError, TickGroup};
+use crate::time::Span;
+
+/// The stages of a frame, in the order they run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Stage {
+    /// A tick group.
+    Group(TickGroup),
+    /// The timer manager's tick.
+    Timers,
+    /// The tickables.
+    Tickables,
+    /// Extra passes for functions spawned after the last group.
+    NewlySpawned,
+}
+
+impl Stage {
+    /// Every stage, in the order a frame runs them.
+    pub const ALL: [Stage; 10] = [
+        Stage::Group(TickGroup::PrePhysics),
+        Stage::Group(TickGroup::StartPhysics),
+        Stage::Group(TickGroup::DuringPhysics),
+        Stage::Group(TickGroup::EndPhysics),
+        Stage::Group(TickGroup::PostPhysics),
+        Stage::Timers,
+        Stage::Tickables,
+        Stage::Group(TickGroup::PostUpdateWork),
+        Stage::Group(TickGroup::LastDemotable),
+        Stage::NewlySpawned,
+    ];
+
+    /// Position in [`Stage::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Stage::Group(g) if g <= TickGroup::PostPhysics => g.index(),
+            Stage::Timers => 5,
+            Stage::Tickables => 6,
+            Stage::Group(TickGroup::PostUpdateWork) => 7,
+            Stage::Group(_) => 8,
+            Stage::NewlySpawned => 9,
+        }
+    }
+
+    /// A short name for tables and traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Group(TickGroup::PrePhysics) => "PrePhysics",
+            Stage::Group(TickGroup::StartPhysics) => "StartPhysics",
+            Stage::Group(TickGroup::DuringPhysics) => "DuringPhysics",
+            Stage::Group(TickGroup::EndPhysics) => "EndPhysics",
+            Stage::Group(TickGroup::PostPhysics) => "PostPhysics",
+            Stage::Group(TickGroup::PostUpdateWork) => "PostUpdateWork",
+            Stage::Group(TickGroup::LastDemotable) => "LastDemotable",
+            Stage::Timers => "Timers",
+            Stage::Tickables => "Tickables",
+            Stage::NewlySpawned => "NewlySpawned",
+        }
+    }
+}
+
+/// What [`Scheduler::tick`](super::Scheduler::tick) did in one frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct FrameReport {
+    /// The frame's number (the first frame is 1).
+    pub frame: u64,
+    /// How far the game clock moved: the delta clamped to `max_delta`, times the dilation,
+    /// zero while paused.
+    pub game_dt: Span,
+    /// How far the real clock moved: the delta as given.
+    pub real_dt: Span,
+    /// Game time thrown away by the `max_delta` clamp (before dilation).
+    pub discarded: Span,
+    /// `true` when the frame ran paused.
+    pub paused: bool,
+    /// Tick functions run, in all groups and passes.
+    pub ticks_run: usize,
+    /// Tick functions run per group (extra passes count under `LastDemotable`).
+    pub ticks_per_group: [usize; 7],
+    /// Extra passes run for functions spawned after the last group.
+    pub spawn_passes: usize,
+    /// Functions spawned after the last group that hit the pass cap and wait for the next
+    /// frame (runaway spawning).
+    pub held_back: usize,
+    /// Timer calls made.
+    pub timers_fired: usize,
+    /// Tickables ticked.
+    pub tickables_ticked: usize,
+    /// Wall-clock time spent per stage, indexed by [`Stage::index`].
+    pub stage_times: [Duration; 10],
+    /// Queued commands that failed when applied (a prerequisite that would form a cycle).
+    pub errors: Vec<TickError>,
+}
+
+impl FrameReport {
+    /// Tick functions run in one group.
+    pub fn ticks_in(&self, group: TickGroup) -> usize {
+        self.ticks_per_group[group.index()]
+    }
+
+    /// Wall-clock time spent in one stage.
+    pub fn stage_time(&self, stage: Stage) -> Duration {
+        self.stage_times[stage.index()]
+    }
+
+    /// Wall-clock time of the whole frame's stages.
+    pub fn total_time(&self) -> Duration {
+        self.stage_times.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_indices_follow_the_frame() {
+        for (i, s) in Stage::ALL.iter().enumerate() {
+            assert_eq!(s.index(), i, "{s:?}");
+        }
+        assert_eq!(Stage::Timers.name(), "Timers");
+    }
+}

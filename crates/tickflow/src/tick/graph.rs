@@ -1,0 +1,423 @@
+//! The tick graph: every registered function's settings, prerequisites and interval state.
+//!
+//! Ground rules:
+//! - `nodes[i]` is `Some` exactly while the allocator holds `(i, node.gen)` live; handles are
+//!   checked against it, so stale handles answer `false`/`UnknownTick`.
+//! - The graph is always acyclic: `add_prereq` refuses the edge that would close a cycle.
+//! - `dirty` is set by every change that can move a function between groups or in or out of
+//!   the per-frame plan; the plan is rebuilt from scratch only then.
+//! - While a frame runs (`in_frame`), functions that become runnable (added or enabled) are
+//!   pushed to `spawned` so the frame can run them in a later group.
+
+use std::cell::RefCell;
+use std::num::NonZeroU32;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use super::interval::{Clock, Intervals};
+use super::{HandleAlloc, TickError, TickHandle, TickSettings};
+use crate::timer::OwnerId;
+
+/// One registered tick function (its callback lives beside the graph, in `TickFunctions`).
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub(crate) gen: NonZeroU32,
+    pub(crate) settings: TickSettings,
+    /// Registration order, for deterministic ties.
+    pub(crate) seq: u64,
+    pub(crate) parallel: bool,
+    /// Functions this one runs after. May hold removed handles; they are ignored.
+    pub(crate) prereqs: Vec<TickHandle>,
+    /// Frame number of the last run (frames start at 1, so 0 is "never").
+    pub(crate) last_run: u64,
+    /// When the next interval tick is due on the function's clock.
+    pub(crate) due: u64,
+    /// Clock time of the previous tick; `None` until the first tick after enabling.
+    pub(crate) last_tick: Option<u64>,
+    /// Bumped whenever `due` is replaced, so stale heap entries can be told apart.
+    pub(crate) stamp: u32,
+}
+
+impl Node {
+    pub(crate) fn clock(&self) -> Clock {
+        if self.settings.tick_when_paused {
+            Clock::Unpaused
+        } else {
+            Clock::Game
+        }
+    }
+
+    pub(crate) fn has_interval(&self) -> bool {
+        self.settings.interval.flicks() > 0
+    }
+}
+
+/// Settings, prerequisites and interval state of all tick functions.
+#[derive(Debug)]
+pub(crate) struct TickGraph {
+    nodes: Vec<Option<Node>>,
+    alloc: Rc<RefCell<HandleAlloc>>,
+    next_seq: u64,
+    owners: FxHashMap<OwnerId, Vec<TickHandle>>,
+    pub(crate) dirty: bool,
+    pub(crate) intervals: Intervals,
+    /// Current value of each clock, as of the frame being run (or the last one).
+    pub(crate) clocks: [u64; 2],
+    pub(crate) in_frame: bool,
+    pub(crate) spawned: Vec<TickHandle>,
+    live: usize,
+}
+
+impl TickGraph {
+    pub(crate) fn new(alloc: Rc<RefCell<HandleAlloc>>) -> TickGraph {
+        TickGraph {
+            nodes: Vec::new(),
+            alloc,
+            next_seq: 0,
+            owners: FxHashMap::default(),
+            dirty: true,
+            intervals: Intervals::default(),
+            clocks: [0; 2],
+            in_frame: false,
+            spawned: Vec::new(),
+            live: 0,
+        }
+    }
+
+    /// The node of a live handle.
+    pub(crate) fn get(&self, h: TickHandle) -> Option<&Node> {
+        self.nodes
+            .get(h.index() as usize)?
+            .as_ref()
+            .filter(|n| n.gen == h.gen())
+    }
+
+    fn get_mut(&mut self, h: TickHandle) -> Option<&mut Node> {
+        self.nodes
+            .get_mut(h.index() as usize)?
+            .as_mut()
+            .filter(|n| n.gen == h.gen())
+    }
+
+    /// The node at a slot index, whatever its generation.
+    pub(crate) fn at(&self, index: u32) -> Option<&Node> {
+        self.nodes.get(index as usize)?.as_ref()
+    }
+
+    pub(crate) fn at_mut(&mut self, index: u32) -> Option<&mut Node> {
+        self.nodes.get_mut(index as usize)?.as_mut()
+    }
+
+    pub(crate) fn handle_at(&self, index: u32) -> Option<TickHandle> {
+        self.at(index).map(|n| TickHandle::new(index, n.gen))
+    }
+
+    pub(crate) fn slots(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Live nodes with their handles, in slot order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (TickHandle, &Node)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.as_ref().map(|n| (TickHandle::new(i as u32, n.gen), n)))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    /// The name shown for a function: its own, or its handle.
+    pub(crate) fn name_of(&self, h: TickHandle) -> String {
+        match self.get(h) {
+            Some(n) if !n.settings.name.is_empty() => n.settings.name.clone(),
+            _ => format!("{h:?}"),
+        }
+    }
+
+    /// Registers a function under a fresh handle.
+    pub(crate) fn insert(
+        &mut self,
+        settings: TickSettings,
+        parallel: bool,
+    ) -> Result<TickHandle, TickError> {
+        settings.validate()?;
+        let (index, gen) = self.alloc.borrow_mut().alloc();
+        let h = TickHandle::new(index, gen);
+        self.insert_reserved(h, settings, parallel);
+        Ok(h)
+    }
+
+    /// Registers a function under a handle already taken from the allocator (by `Commands`).
+    /// Settings must have been validated.
+    pub(crate) fn insert_reserved(
+        &mut self,
+        h: TickHandle,
+        settings: TickSettings,
+        parallel: bool,
+    ) {
+        let i = h.index() as usize;
+        if self.nodes.len() <= i {
+            self.nodes.resize_with(i + 1, || None);
+        }
+        if let Some(owner) = settings.owner {
+            self.owners.entry(owner).or_default().push(h);
+        }
+        let enabled = settings.enabled;
+        self.nodes[i] = Some(Node {
+            gen: h.gen(),
+            settings,
+            seq: self.next_seq,
+            parallel,
+            prereqs: Vec::new(),
+            last_run: 0,
+            due: 0,
+            last_tick: None,
+            stamp: 0,
+        });
+        self.next_seq += 1;
+        self.live += 1;
+        if enabled {
+            self.became_enabled(h);
+        }
+    }
+
+    /// Unregisters a function; `false` for a stale handle.
+    pub(crate) fn remove(&mut self, h: TickHandle) -> bool {
+        let Some(node) = self.get(h) else {
+            return false;
+        };
+        let (enabled, owner) = (node.settings.enabled, node.settings.owner);
+        if enabled {
+            self.dirty = true;
+        }
+        if let Some(owner) = owner {
+            if let Some(list) = self.owners.get_mut(&owner) {
+                list.retain(|&x| x != h);
+                if list.is_empty() {
+                    self.owners.remove(&owner);
+                }
+            }
+        }
+        self.nodes[h.index() as usize] = None;
+        self.live -= 1;
+        self.alloc.borrow_mut().free(h.index(), h.gen());
+        true
+    }
+
+    /// Removes every function of `owner`; returns how many.
+    pub(crate) fn remove_owner(&mut self, owner: OwnerId) -> usize {
+        let list = self.owners.remove(&owner).unwrap_or_default();
+        list.into_iter().filter(|&h| self.remove(h)).count()
+    }
+
+    /// `true` when the handle is live (whether or not anything changed).
+    pub(crate) fn set_enabled(&mut self, h: TickHandle, on: bool) -> bool {
+        let Some(node) = self.get_mut(h) else {
+            return false;
+        };
+        if node.settings.enabled == on {
+            return true;
+        }
+        node.settings.enabled = on;
+        if !on {
+            // Disabling resets the interval bookkeeping: re-enabled, it ticks at once.
+            node.last_tick = None;
+            node.stamp = node.stamp.wrapping_add(1);
+        }
+        self.dirty = true;
+        if on {
+            self.became_enabled(h);
+        }
+        true
+    }
+
+    /// Schedules the first tick of a function that just became runnable.
+    fn became_enabled(&mut self, h: TickHandle) {
+        self.dirty = true;
+        let clocks = self.clocks;
+        let node = self.get_mut(h).expect("live handle");
+        node.last_tick = None;
+        if node.has_interval() {
+            node.due = clocks[node.clock() as usize];
+            node.stamp = node.stamp.wrapping_add(1);
+            let (clock, due, seq, stamp) = (node.clock(), node.due, node.seq, node.stamp);
+            self.intervals.push(clock, due, seq, h, stamp);
+        }
+        if self.in_frame {
+            self.spawned.push(h);
+        }
+    }
+
+    /// Changes the interval and restarts the cooldown from now (a function that has not ticked
+    /// since it was enabled still ticks at once). `false` for a stale handle.
+    pub(crate) fn set_interval(&mut self, h: TickHandle, interval: crate::time::Span) -> bool {
+        let clocks = self.clocks;
+        let Some(node) = self.get_mut(h) else {
+            return false;
+        };
+        let had = node.has_interval();
+        node.settings.interval = interval;
+        let has = node.has_interval();
+        node.stamp = node.stamp.wrapping_add(1);
+        if has && node.settings.enabled {
+            let now = clocks[node.clock() as usize];
+            node.due = if node.last_tick.is_some() {
+                now.saturating_add(interval.flicks())
+            } else {
+                now
+            };
+            let (clock, due, seq, stamp) = (node.clock(), node.due, node.seq, node.stamp);
+            self.intervals.push(clock, due, seq, h, stamp);
+        }
+        if had != has {
+            self.dirty = true;
+        }
+        true
+    }
+
+    /// Makes `tick` run after `before`. Refuses unknown handles and cycles; a duplicate is a
+    /// no-op.
+    pub(crate) fn add_prereq(
+        &mut self,
+        tick: TickHandle,
+        before: TickHandle,
+    ) -> Result<(), TickError> {
+        for h in [tick, before] {
+            if self.get(h).is_none() {
+                return Err(TickError::UnknownTick { handle: h });
+            }
+        }
+        if let Some(path) = self.path(before, tick) {
+            // `before` already waits (through `path`) for `tick`.
+            let mut names = vec![self.name_of(tick)];
+            names.extend(path[..path.len() - 1].iter().map(|&h| self.name_of(h)));
+            return Err(TickError::Cycle { path: names });
+        }
+        let node = self.get_mut(tick).expect("checked above");
+        if !node.prereqs.contains(&before) {
+            node.prereqs.push(before);
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// `false` when `before` was not a prerequisite of `tick` (or a handle is stale).
+    pub(crate) fn remove_prereq(&mut self, tick: TickHandle, before: TickHandle) -> bool {
+        let Some(node) = self.get_mut(tick) else {
+            return false;
+        };
+        let Some(pos) = node.prereqs.iter().position(|&p| p == before) else {
+            return false;
+        };
+        node.prereqs.remove(pos);
+        self.dirty = true;
+        true
+    }
+
+    /// The prerequisite chain from `from` to `to` (`[from, .., to]`), if `from` waits for `to`
+    /// directly or indirectly. Follows removed-free live edges, enabled or not: a disabled
+    /// function can be enabled again, and the graph must stay acyclic then too.
+    fn path(&self, from: TickHandle, to: TickHandle) -> Option<Vec<TickHandle>> {
+        if from == to {
+            return Some(vec![from]);
+        }
+        let mut parent: FxHashMap<TickHandle, TickHandle> = FxHashMap::default();
+        let mut stack = vec![from];
+        while let Some(h) = stack.pop() {
+            for &p in &self.get(h).expect("only live nodes are pushed").prereqs {
+                if self.get(p).is_none() || p == from || parent.contains_key(&p) {
+                    continue;
+                }
+                parent.insert(p, h);
+                if p == to {
+                    let mut path = vec![to];
+                    let mut cur = to;
+                    while cur != from {
+                        cur = parent[&cur];
+                        path.push(cur);
+                    }
+                    path.reverse();
+                    return Some(path);
+                }
+                stack.push(p);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::secs;
+
+    fn graph() -> TickGraph {
+        TickGraph::new(Rc::default())
+    }
+
+    fn add(g: &mut TickGraph, name: &str) -> TickHandle {
+        g.insert(TickSettings::named(name), false).unwrap()
+    }
+
+    #[test]
+    fn cycles_are_refused_with_every_name() {
+        let mut g = graph();
+        let [a, b, c] = ["a", "b", "c"].map(|n| add(&mut g, n));
+        g.add_prereq(a, b).unwrap();
+        g.add_prereq(b, c).unwrap();
+        let err = g.add_prereq(c, a).unwrap_err();
+        assert_eq!(
+            err,
+            TickError::Cycle {
+                path: vec!["c".into(), "a".into(), "b".into()]
+            }
+        );
+        assert_eq!(
+            g.add_prereq(a, a).unwrap_err(),
+            TickError::Cycle {
+                path: vec!["a".into()]
+            }
+        );
+        // Nothing changed: c still has no prerequisite.
+        assert!(g.get(c).unwrap().prereqs.is_empty());
+    }
+
+    #[test]
+    fn stale_handles_are_unknown() {
+        let mut g = graph();
+        let a = add(&mut g, "a");
+        let b = add(&mut g, "b");
+        assert!(g.remove(b));
+        assert!(!g.remove(b));
+        assert_eq!(
+            g.add_prereq(a, b),
+            Err(TickError::UnknownTick { handle: b })
+        );
+        let b2 = add(&mut g, "b2");
+        assert_eq!(b2.index(), b.index(), "slot reused");
+        assert!(g.get(b).is_none());
+        assert!(!g.set_enabled(b, false));
+        assert!(!g.set_interval(b, secs(1.0)));
+    }
+
+    #[test]
+    fn owners_are_removed_together() {
+        let mut g = graph();
+        let owner = OwnerId::from(7);
+        let s = TickSettings {
+            owner: Some(owner),
+            ..TickSettings::default()
+        };
+        let a = g.insert(s.clone(), false).unwrap();
+        let b = g.insert(s, false).unwrap();
+        let c = add(&mut g, "c");
+        assert!(g.remove(a));
+        assert_eq!(g.remove_owner(owner), 1);
+        assert!(g.get(b).is_none());
+        assert!(g.get(c).is_some());
+        assert_eq!(g.remove_owner(owner), 0);
+    }
+}

@@ -1,0 +1,424 @@
+//! Order resolution: actual groups (demotion) and the run order inside each group.
+//!
+//! Rebuilt from scratch only when the graph changed (`TickGraph::dirty`), then reused frame
+//! after frame; Unreal instead re-walks every prerequisite of every function each frame.
+//!
+//! Algorithm: one depth-first pass (explicit stack, so a chain of 100,000 prerequisites does
+//! not overflow) gives each enabled function its actual group, the latest of its own and its
+//! enabled prerequisites' actual groups, moved past `StartPhysics`/`EndPhysics`. Then, per
+//! group, Kahn's algorithm over the edges inside the group, choosing among ready functions
+//! high-priority first, then by registration order. When the best ready function is parallel,
+//! every ready parallel function is taken at once, so functions that can share the worker pool
+//! sit next to each other. Cost O((n + e) log n).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt::Write as _;
+use std::num::NonZeroU32;
+
+use super::graph::{Node, TickGraph};
+use super::{TickGroup, TickHandle};
+
+/// Where one function landed.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Resolved {
+    pub(crate) gen: NonZeroU32,
+    pub(crate) actual: TickGroup,
+    /// The prerequisite that moved it out of its own group.
+    pub(crate) demoted_by: Option<TickHandle>,
+    /// Position in the frame's order; functions spawned during a frame get `u32::MAX`.
+    pub(crate) rank: u32,
+}
+
+/// The resolved order.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    info: Vec<Option<Resolved>>,
+    /// Per group, the enabled functions without an interval, in run order.
+    pub(crate) always: [Vec<TickHandle>; 7],
+    /// Every enabled function, in run order.
+    order: Vec<u32>,
+}
+
+impl Plan {
+    pub(crate) fn get(&self, h: TickHandle) -> Option<&Resolved> {
+        self.info
+            .get(h.index() as usize)?
+            .as_ref()
+            .filter(|r| r.gen == h.gen())
+    }
+
+    /// The rank of a planned function.
+    pub(crate) fn rank(&self, h: TickHandle) -> u32 {
+        self.get(h).map_or(u32::MAX, |r| r.rank)
+    }
+
+    /// Records where a function spawned during the frame runs, so later spawns that depend on
+    /// it land no earlier.
+    pub(crate) fn set_spawned(&mut self, h: TickHandle, actual: TickGroup) {
+        let i = h.index() as usize;
+        if self.info.len() <= i {
+            self.info.resize(i + 1, None);
+        }
+        self.info[i] = Some(Resolved {
+            gen: h.gen(),
+            actual,
+            demoted_by: None,
+            rank: u32::MAX,
+        });
+    }
+
+    /// Resolves the order of every enabled function.
+    pub(crate) fn resolve(graph: &TickGraph) -> Plan {
+        let n = graph.slots();
+        let enabled = |h: TickHandle| graph.get(h).filter(|p| p.settings.enabled);
+        let mut info: Vec<Option<Resolved>> = vec![None; n];
+
+        // Actual groups, prerequisites first.
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        for (h, node) in graph.iter() {
+            if !node.settings.enabled || info[h.index() as usize].is_some() {
+                continue;
+            }
+            stack.push((h.index(), 0));
+            while let Some(&mut (i, ref mut next)) = stack.last_mut() {
+                let node = graph.at(i).expect("live");
+                if let Some(&p) = node.prereqs[*next..].first() {
+                    *next += 1;
+                    if enabled(p).is_some() && info[p.index() as usize].is_none() {
+                        stack.push((p.index(), 0));
+                    }
+                    continue;
+                }
+                let mut latest = (node.settings.group, None);
+                for &p in &node.prereqs {
+                    if enabled(p).is_none() {
+                        continue;
+                    }
+                    let g = info[p.index() as usize].expect("resolved first").actual;
+                    if g > latest.0 {
+                        latest = (g, Some(p));
+                    }
+                }
+                info[i as usize] = Some(Resolved {
+                    gen: node.gen,
+                    actual: node.settings.group.demote_to(latest.0),
+                    demoted_by: latest.1,
+                    rank: 0,
+                });
+                stack.pop();
+            }
+        }
+
+        // Edges inside a group, as prerequisite -> dependents lists (CSR).
+        let mut indeg = vec![0u32; n];
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        for (h, node) in graph.iter() {
+            let Some(r) = info[h.index() as usize] else {
+                continue;
+            };
+            for &p in &node.prereqs {
+                if enabled(p).is_some() && info[p.index() as usize].unwrap().actual == r.actual {
+                    edges.push((p.index(), h.index()));
+                    indeg[h.index() as usize] += 1;
+                }
+            }
+        }
+        edges.sort_unstable();
+        let mut start = vec![0usize; n + 1];
+        for &(p, _) in &edges {
+            start[p as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+
+        let mut by_group: [Vec<u32>; 7] = Default::default();
+        for (h, _) in graph.iter() {
+            if let Some(r) = info[h.index() as usize] {
+                by_group[r.actual.index()].push(h.index());
+            }
+        }
+
+        let key = |i: u32| {
+            let node = graph.at(i).expect("live");
+            Reverse((!node.settings.high_priority, node.seq, i))
+        };
+        let mut plan = Plan::default();
+        for (g, members) in by_group.iter().enumerate() {
+            let mut serial = BinaryHeap::new();
+            let mut parallel = BinaryHeap::new();
+            let ready = |i: u32, serial: &mut BinaryHeap<_>, parallel: &mut BinaryHeap<_>| {
+                if graph.at(i).expect("live").parallel {
+                    parallel.push(key(i));
+                } else {
+                    serial.push(key(i));
+                }
+            };
+            for &i in members {
+                if indeg[i as usize] == 0 {
+                    ready(i, &mut serial, &mut parallel);
+                }
+            }
+            let mut batch = Vec::new();
+            loop {
+                let take_parallel = match (serial.peek(), parallel.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => false,
+                    (None, Some(_)) => true,
+                    (Some(s), Some(p)) => p > s,
+                };
+                batch.clear();
+                if take_parallel {
+                    batch.extend(std::iter::from_fn(|| parallel.pop()).map(|Reverse(k)| k.2));
+                } else {
+                    batch.push(serial.pop().expect("peeked").0 .2);
+                }
+                for &i in &batch {
+                    let r = info[i as usize].as_mut().expect("resolved");
+                    r.rank = plan.order.len() as u32;
+                    plan.order.push(i);
+                    let node = graph.at(i).expect("live");
+                    if !node.has_interval() {
+                        plan.always[g].push(TickHandle::new(i, node.gen));
+                    }
+                }
+                for &i in &batch {
+                    for &(_, d) in &edges[start[i as usize]..start[i as usize + 1]] {
+                        indeg[d as usize] -= 1;
+                        if indeg[d as usize] == 0 {
+                            ready(d, &mut serial, &mut parallel);
+                        }
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(plan.order.len(), info.iter().flatten().count(), "acyclic");
+        plan.info = info;
+        plan
+    }
+
+    /// The human-readable order (see `Scheduler::explain_order`).
+    pub(crate) fn explain(&self, graph: &TickGraph) -> String {
+        let mut out = String::new();
+        let disabled: Vec<String> = graph
+            .iter()
+            .filter(|(_, n)| !n.settings.enabled)
+            .map(|(h, _)| graph.name_of(h))
+            .collect();
+        let _ = writeln!(
+            out,
+            "tick order of the next frame: {} enabled, {} disabled",
+            self.order.len(),
+            disabled.len()
+        );
+        let mut group = None;
+        for (pos, &i) in self.order.iter().enumerate() {
+            let node = graph.at(i).expect("live");
+            let h = TickHandle::new(i, node.gen);
+            let r = self.get(h).expect("resolved");
+            if group != Some(r.actual) {
+                group = Some(r.actual);
+                let _ = writeln!(out, "{:?}", r.actual);
+            }
+            let _ = write!(out, "  {:>3}. {:<24} ", pos + 1, graph.name_of(h));
+            let _ = write!(out, "{}", why(graph, self, h, node, r));
+            let _ = writeln!(out, "{}", flags(node));
+        }
+        if !disabled.is_empty() {
+            let _ = writeln!(out, "disabled: {}", disabled.join(", "));
+        }
+        out
+    }
+
+    /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
+    /// prerequisite to the function that waits for it, disabled functions dashed.
+    pub(crate) fn dot(&self, graph: &TickGraph) -> String {
+        let mut out = String::from("digraph ticks {\n  rankdir=LR;\n  node [shape=box];\n");
+        for g in TickGroup::ALL {
+            let members: Vec<u32> = self
+                .order
+                .iter()
+                .copied()
+                .filter(|&i| self.info[i as usize].expect("resolved").actual == g)
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_{} {{\n    label=\"{g:?}\";",
+                g.index()
+            );
+            for i in members {
+                let h = graph.handle_at(i).expect("live");
+                let _ = writeln!(out, "    t{i} [label=\"{}\"];", escape(&graph.name_of(h)));
+            }
+            out.push_str("  }\n");
+        }
+        for (h, node) in graph.iter().filter(|(_, n)| !n.settings.enabled) {
+            let _ = writeln!(
+                out,
+                "  t{} [label=\"{}\", style=dashed];",
+                h.index(),
+                escape(&graph.name_of(h))
+            );
+            let _ = node;
+        }
+        for (h, node) in graph.iter() {
+            for &p in node.prereqs.iter().filter(|&&p| graph.get(p).is_some()) {
+                let _ = writeln!(out, "  t{} -> t{};", p.index(), h.index());
+            }
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+fn why(graph: &TickGraph, plan: &Plan, h: TickHandle, node: &Node, r: &Resolved) -> String {
+    let _ = h;
+    match r.demoted_by {
+        Some(p) => format!(
+            "demoted from {:?}: waits for `{}` in {:?}",
+            node.settings.group,
+            graph.name_of(p),
+            plan.get(p).map_or(r.actual, |x| x.actual)
+        ),
+        None if node.settings.group == r.actual => "own group".to_string(),
+        None => format!("own group {:?}", node.settings.group),
+    }
+}
+
+fn flags(node: &Node) -> String {
+    let s = &node.settings;
+    let mut out = String::new();
+    let mut add = |text: String| {
+        out.push_str(if out.is_empty() { "  [" } else { ", " });
+        out.push_str(&text);
+    };
+    if s.high_priority {
+        add("high priority".into());
+    }
+    if node.parallel {
+        add("parallel".into());
+    }
+    if node.has_interval() {
+        add(format!("every {} s", s.interval.as_secs_f64()));
+    }
+    if s.tick_when_paused {
+        add("ticks when paused".into());
+    }
+    if let Some(end) = s.end_group {
+        add(format!("ends by {end:?}"));
+    }
+    if s.time_dilation != 1.0 {
+        add(format!("dilation {}", s.time_dilation));
+    }
+    if !out.is_empty() {
+        out.push(']');
+    }
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tick::TickSettings;
+    use std::rc::Rc;
+    use TickGroup::*;
+
+    fn add(g: &mut TickGraph, name: &str, group: TickGroup) -> TickHandle {
+        g.insert(TickSettings::named(name).in_group(group), false)
+            .unwrap()
+    }
+
+    fn names(g: &TickGraph, p: &Plan, group: TickGroup) -> Vec<String> {
+        p.always[group.index()]
+            .iter()
+            .map(|&h| g.name_of(h))
+            .collect()
+    }
+
+    #[test]
+    fn demotion_follows_prerequisites() {
+        let mut g = TickGraph::new(Rc::default());
+        let a = add(&mut g, "a", PrePhysics);
+        let b = add(&mut g, "b", PostPhysics);
+        let c = add(&mut g, "c", PrePhysics);
+        let d = add(&mut g, "d", PrePhysics);
+        let s = add(&mut g, "s", StartPhysics);
+        g.add_prereq(a, b).unwrap();
+        g.add_prereq(c, a).unwrap();
+        g.add_prereq(d, s).unwrap();
+        let plan = Plan::resolve(&g);
+        assert_eq!(plan.get(a).unwrap().actual, PostPhysics);
+        assert_eq!(plan.get(a).unwrap().demoted_by, Some(b));
+        assert_eq!(plan.get(c).unwrap().actual, PostPhysics);
+        assert_eq!(
+            plan.get(d).unwrap().actual,
+            DuringPhysics,
+            "never into StartPhysics"
+        );
+        assert_eq!(
+            plan.get(s).unwrap().actual,
+            StartPhysics,
+            "own group is fine"
+        );
+        assert_eq!(names(&g, &plan, PostPhysics), ["b", "a", "c"]);
+        let text = plan.explain(&g);
+        assert!(
+            text.contains("demoted from PrePhysics: waits for `b` in PostPhysics"),
+            "{text}"
+        );
+        let dot = plan.dot(&g);
+        assert!(dot.contains("t1 -> t0;"), "{dot}");
+    }
+
+    #[test]
+    fn disabled_prerequisites_are_ignored() {
+        let mut g = TickGraph::new(Rc::default());
+        let a = add(&mut g, "a", PrePhysics);
+        let b = add(&mut g, "b", PostPhysics);
+        g.add_prereq(a, b).unwrap();
+        g.set_enabled(b, false);
+        let plan = Plan::resolve(&g);
+        assert_eq!(plan.get(a).unwrap().actual, PrePhysics);
+        assert!(plan.get(b).is_none());
+    }
+
+    #[test]
+    fn high_priority_first_then_registration_order() {
+        let mut g = TickGraph::new(Rc::default());
+        let x = add(&mut g, "x", PrePhysics);
+        let _y = add(&mut g, "y", PrePhysics);
+        let hp = TickSettings {
+            high_priority: true,
+            ..TickSettings::named("hp")
+        };
+        let hp = g.insert(hp, false).unwrap();
+        let plan = Plan::resolve(&g);
+        assert_eq!(names(&g, &plan, PrePhysics), ["hp", "x", "y"]);
+        // A prerequisite still wins over priority.
+        g.add_prereq(hp, x).unwrap();
+        let plan = Plan::resolve(&g);
+        assert_eq!(names(&g, &plan, PrePhysics), ["x", "hp", "y"]);
+    }
+
+    #[test]
+    fn long_chains_do_not_overflow_the_stack() {
+        let mut g = TickGraph::new(Rc::default());
+        let mut prev = add(&mut g, "0", PrePhysics);
+        for i in 1..100_000 {
+            let h = add(&mut g, &i.to_string(), PrePhysics);
+            g.add_prereq(prev, h).unwrap(); // each earlier one waits for the next
+            prev = h;
+        }
+        let plan = Plan::resolve(&g);
+        assert_eq!(plan.always[0].len(), 100_000);
+        assert_eq!(g.name_of(plan.always[0][0]), "99999");
+    }
+}

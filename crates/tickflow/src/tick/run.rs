@@ -1,0 +1,593 @@
+//! Running the tick functions of a frame: the plan merged with due interval functions and
+//! newly spawned ones, at most once each, serial calls on the game thread and parallel
+//! batches on rayon's pool.
+//!
+//! Ground rules:
+//! - A callback is taken out of `bodies` while it runs and put back only if its function is
+//!   still registered under the same generation; functions added meanwhile wait in `incoming`
+//!   and are moved in right after the call. So no callback is ever reachable twice.
+//! - Every list entry is a full handle: a slot reused during the frame is never run in the
+//!   old function's place.
+//! - A panic in a callback puts everything back (`recover`) before it travels on.
+
+use std::mem;
+use std::panic::{self, AssertUnwindSafe};
+
+use rustc_hash::FxHashSet;
+
+use super::graph::TickGraph;
+use super::interval::{next_due, Clock};
+use super::plan::Plan;
+use super::{Deferred, HandleAlloc, TickCx, TickError, TickGroup, TickHandle, TickSettings};
+use crate::time::Span;
+use crate::timer::TimerManager;
+
+/// A serial tick function.
+pub(crate) type SerialFn<C> = Box<dyn FnMut(&mut C, &mut TickCx<'_, C>)>;
+/// A parallel tick function with its state inside.
+pub(crate) type ParallelFn<C> = Box<dyn FnMut(&C, &mut Deferred<C>) + Send>;
+
+/// A tick function's callback.
+pub(crate) enum Body<C> {
+    Serial(SerialFn<C>),
+    Parallel(ParallelFn<C>),
+}
+
+/// Callbacks of functions added while a callback ran.
+pub(crate) type Incoming<C> = Vec<(TickHandle, Body<C>)>;
+
+/// One parallel function taken out for a batch.
+pub(crate) struct ParJob<C> {
+    index: u32,
+    seq: u64,
+    body: ParallelFn<C>,
+    out: Deferred<C>,
+}
+
+/// Runs a batch of parallel functions; made where `C: Sync` is known.
+type Runner<C> = fn(&C, &mut [ParJob<C>]);
+
+fn run_batch<C: Sync>(ctx: &C, jobs: &mut [ParJob<C>]) {
+    use rayon::prelude::*;
+    jobs.par_iter_mut().for_each(|j| (j.body)(ctx, &mut j.out));
+}
+
+/// Where the frame is, for placing newly spawned functions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Cursor {
+    /// Between frames.
+    Idle,
+    /// Running a group's functions (or an extra pass, as `LastDemotable`).
+    In(TickGroup),
+    /// Past a group: in the stages that follow it.
+    After(TickGroup),
+}
+
+/// What the executor needs from the scheduler while it runs a list.
+pub(crate) struct Env<'a, C> {
+    pub(crate) ctx: &'a mut C,
+    pub(crate) timers: &'a mut TimerManager<C>,
+    /// Applies queued `Commands` between callbacks.
+    pub(crate) after_call: &'a mut dyn FnMut(&mut TickFunctions<C>, &mut TimerManager<C>),
+}
+
+/// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
+pub(crate) struct TickFunctions<C> {
+    pub(crate) graph: TickGraph,
+    bodies: Vec<Option<Body<C>>>,
+    incoming: Incoming<C>,
+    plan: Plan,
+    runner: Option<Runner<C>>,
+    /// `false` runs parallel batches one by one on the game thread (same results).
+    pub(crate) threads: bool,
+    frame: u64,
+    deltas: [u64; 2],
+    paused: bool,
+    cursor: Cursor,
+    due: [Vec<(u32, TickHandle)>; 7],
+    spawned_in: [Vec<TickHandle>; 7],
+    extra: Vec<TickHandle>,
+    jobs: Vec<ParJob<C>>,
+    batch: FxHashSet<u32>,
+    deferred: Vec<(u64, Deferred<C>)>,
+}
+
+impl<C: 'static> TickFunctions<C> {
+    pub(crate) fn new(alloc: std::rc::Rc<std::cell::RefCell<HandleAlloc>>) -> Self {
+        TickFunctions {
+            graph: TickGraph::new(alloc),
+            bodies: Vec::new(),
+            incoming: Vec::new(),
+            plan: Plan::default(),
+            runner: None,
+            threads: true,
+            frame: 0,
+            deltas: [0; 2],
+            paused: false,
+            cursor: Cursor::Idle,
+            due: Default::default(),
+            spawned_in: Default::default(),
+            extra: Vec::new(),
+            jobs: Vec::new(),
+            batch: FxHashSet::default(),
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Registers a serial function.
+    pub(crate) fn add(&mut self, s: TickSettings, f: SerialFn<C>) -> Result<TickHandle, TickError> {
+        let h = self.graph.insert(s, false)?;
+        self.put_body(h, Body::Serial(f));
+        Ok(h)
+    }
+
+    /// Registers a parallel function (the caller proves `C: Sync`).
+    pub(crate) fn add_parallel(
+        &mut self,
+        s: TickSettings,
+        f: ParallelFn<C>,
+    ) -> Result<TickHandle, TickError>
+    where
+        C: Sync,
+    {
+        let h = self.graph.insert(s, true)?;
+        self.runner = Some(run_batch::<C>);
+        self.put_body(h, Body::Parallel(f));
+        Ok(h)
+    }
+
+    /// Registers a function under a handle reserved by `Commands`.
+    pub(crate) fn add_reserved(&mut self, h: TickHandle, s: TickSettings, body: Body<C>) {
+        let parallel = matches!(body, Body::Parallel(_));
+        self.graph.insert_reserved(h, s, parallel);
+        self.put_body(h, body);
+        if self.graph.in_frame {
+            self.route_spawned();
+        }
+    }
+
+    fn put_body(&mut self, h: TickHandle, body: Body<C>) {
+        let i = h.index() as usize;
+        if self.bodies.len() <= i {
+            self.bodies.resize_with(i + 1, || None);
+        }
+        self.bodies[i] = Some(body);
+    }
+
+    /// Unregisters a function and drops its callback (unless it is running: then it is
+    /// dropped when the call returns).
+    pub(crate) fn remove(&mut self, h: TickHandle) -> bool {
+        if !self.graph.remove(h) {
+            return false;
+        }
+        self.bodies[h.index() as usize] = None;
+        true
+    }
+
+    /// Unregisters every function of an owner.
+    pub(crate) fn remove_owner(&mut self, owner: crate::timer::OwnerId) -> usize {
+        let n = self.graph.remove_owner(owner);
+        self.drop_dead_bodies();
+        n
+    }
+
+    fn drop_dead_bodies(&mut self) {
+        for (i, b) in self.bodies.iter_mut().enumerate() {
+            if b.is_some() && self.graph.at(i as u32).is_none() {
+                *b = None;
+            }
+        }
+    }
+
+    /// Applies graph changes made meanwhile: spawned functions are placed in this frame.
+    pub(crate) fn settle(&mut self) {
+        self.take_incoming();
+        if !self.graph.spawned.is_empty() {
+            self.route_spawned();
+        }
+    }
+
+    /// The resolved order (resolving it now if the graph changed).
+    pub(crate) fn plan(&mut self) -> &Plan {
+        if self.graph.dirty {
+            self.plan = Plan::resolve(&self.graph);
+            self.graph.dirty = false;
+        }
+        &self.plan
+    }
+
+    /// The order as it stands, without caching (for `&self` callers).
+    pub(crate) fn with_plan<R>(&self, f: impl FnOnce(&Plan, &TickGraph) -> R) -> R {
+        if self.graph.dirty {
+            f(&Plan::resolve(&self.graph), &self.graph)
+        } else {
+            f(&self.plan, &self.graph)
+        }
+    }
+
+    /// Starts a frame: resolves the order if needed and collects due interval functions.
+    pub(crate) fn begin_frame(
+        &mut self,
+        frame: u64,
+        clocks: [u64; 2],
+        deltas: [u64; 2],
+        paused: bool,
+    ) {
+        self.frame = frame;
+        self.deltas = deltas;
+        self.paused = paused;
+        self.graph.clocks = clocks;
+        self.plan();
+        if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
+            let mut intervals = std::mem::take(&mut self.graph.intervals);
+            let graph = &self.graph;
+            intervals.retain(|e| graph.get(e.handle).is_some_and(|n| n.stamp == e.stamp));
+            self.graph.intervals = intervals;
+        }
+        for clock in [Clock::Game, Clock::Unpaused] {
+            if paused && clock == Clock::Game {
+                continue;
+            }
+            let now = clocks[clock as usize];
+            while let Some(e) = self.graph.intervals.pop_due(clock, now) {
+                let Some(node) = self.graph.get(e.handle) else {
+                    continue;
+                };
+                if node.stamp != e.stamp || !node.settings.enabled || !node.has_interval() {
+                    continue;
+                }
+                if let Some(r) = self.plan.get(e.handle) {
+                    self.due[r.actual.index()].push((r.rank, e.handle));
+                }
+            }
+        }
+        for list in &mut self.due {
+            list.sort_unstable();
+        }
+        self.graph.in_frame = true;
+        self.cursor = Cursor::In(TickGroup::PrePhysics);
+    }
+
+    /// Marks that the frame has moved past group `g` (into the timer, tickable or latent
+    /// stages), so functions spawned now land after it.
+    pub(crate) fn past(&mut self, g: TickGroup) {
+        self.cursor = Cursor::After(g);
+    }
+
+    /// Runs one group; returns how many functions ran.
+    pub(crate) fn run_group(&mut self, g: TickGroup, env: &mut Env<'_, C>) -> usize {
+        self.cursor = Cursor::In(g);
+        let gi = g.index();
+        let always = mem::take(&mut self.plan.always[gi]);
+        let due = mem::take(&mut self.due[gi]);
+        let mut ran = if due.is_empty() {
+            let r = self.exec(always.iter().copied(), g, env);
+            self.plan.always[gi] = always;
+            r
+        } else {
+            // Merge by rank: both lists are in plan order.
+            let mut merged = Vec::with_capacity(always.len() + due.len());
+            let (mut a, mut d) = (always.iter().peekable(), due.iter().peekable());
+            loop {
+                let take_due = match (a.peek(), d.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => false,
+                    (None, Some(_)) => true,
+                    (Some(&&h), Some(&&(rank, _))) => rank < self.plan.rank(h),
+                };
+                if take_due {
+                    merged.push(d.next().expect("peeked").1);
+                } else {
+                    merged.push(*a.next().expect("peeked"));
+                }
+            }
+            self.plan.always[gi] = always;
+            self.exec(merged.into_iter(), g, env)
+        };
+        let spawned = mem::take(&mut self.spawned_in[gi]);
+        ran += self.exec(spawned.into_iter(), g, env);
+        self.finish_group(g, env);
+        self.cursor = Cursor::After(g);
+        ran
+    }
+
+    /// Runs functions spawned after the last group, in at most `MAX_SPAWN_PASSES` passes.
+    /// Returns (functions run, passes, functions held back for the next frame).
+    pub(crate) fn run_extra_passes(&mut self, env: &mut Env<'_, C>) -> (usize, usize, usize) {
+        let (mut ran, mut passes) = (0, 0);
+        self.cursor = Cursor::In(TickGroup::LastDemotable);
+        while !self.extra.is_empty() {
+            let list = mem::take(&mut self.extra);
+            if passes == super::MAX_SPAWN_PASSES {
+                let held = list
+                    .iter()
+                    .filter(|&&h| self.graph.get(h).is_some_and(|n| n.last_run != self.frame))
+                    .count();
+                return (ran, passes, held);
+            }
+            ran += self.exec(list.into_iter(), TickGroup::LastDemotable, env);
+            self.finish_group(TickGroup::LastDemotable, env);
+            passes += 1;
+        }
+        (ran, passes, 0)
+    }
+
+    /// Ends the frame.
+    pub(crate) fn end_frame(&mut self) {
+        self.graph.in_frame = false;
+        self.cursor = Cursor::Idle;
+        self.graph.spawned.clear();
+        for list in &mut self.spawned_in {
+            list.clear();
+        }
+        self.extra.clear();
+    }
+
+    /// Puts everything back after a panic escaped a callback: due functions that did not run
+    /// stay due, callbacks in flight return to their slots.
+    pub(crate) fn recover(&mut self) {
+        for job in mem::take(&mut self.jobs) {
+            if self.graph.at(job.index).is_some() {
+                self.bodies[job.index as usize] = Some(Body::Parallel(job.body));
+            }
+        }
+        self.take_incoming();
+        self.deferred.clear();
+        for list in &mut self.due {
+            for (_, h) in list.drain(..) {
+                if let Some(n) = self.graph.get(h) {
+                    self.graph
+                        .intervals
+                        .push(n.clock(), n.due, n.seq, h, n.stamp);
+                }
+            }
+        }
+        self.end_frame();
+    }
+
+    fn exec(
+        &mut self,
+        list: impl Iterator<Item = TickHandle>,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+    ) -> usize {
+        let mut ran = 0;
+        let clocks = self.graph.clocks;
+        for h in list {
+            let Some(node) = self.graph.at_mut(h.index()).filter(|n| n.gen == h.gen()) else {
+                continue;
+            };
+            if !node.settings.enabled
+                || node.last_run == self.frame
+                || (self.paused && !node.settings.tick_when_paused)
+            {
+                continue;
+            }
+            let clock = node.clock() as usize;
+            let now = clocks[clock];
+            let interval = node.settings.interval.flicks();
+            let first = node.last_tick.is_none();
+            if interval > 0 && !first && node.due > now {
+                continue; // gained an interval this frame and is not due yet
+            }
+            let raw = match node.last_tick {
+                Some(t) if interval > 0 => now - t,
+                _ => self.deltas[clock],
+            };
+            node.last_run = self.frame;
+            node.last_tick = Some(now);
+            let d = node.settings.time_dilation;
+            let (parallel, seq) = (node.parallel, node.seq);
+            if interval > 0 {
+                node.due = next_due(node.due, now, interval, first);
+                node.stamp = node.stamp.wrapping_add(1);
+                let (c, due, stamp) = (node.clock(), node.due, node.stamp);
+                self.graph.intervals.push(c, due, seq, h, stamp);
+            }
+            let dt = Span::from_flicks(if d == 1.0 {
+                raw
+            } else {
+                (raw as f64 * d).round() as u64
+            });
+            ran += 1;
+            if parallel {
+                self.queue_parallel(h, seq, dt, group, env);
+            } else {
+                self.flush_batch(env);
+                self.call_serial(h, dt, group, env);
+            }
+        }
+        self.flush_batch(env);
+        ran
+    }
+
+    fn call_serial(&mut self, h: TickHandle, dt: Span, group: TickGroup, env: &mut Env<'_, C>) {
+        let i = h.index() as usize;
+        let Some(Body::Serial(mut f)) = self.bodies[i].take() else {
+            return;
+        };
+        let mut cx = TickCx {
+            dt,
+            frame: self.frame,
+            group,
+            handle: h,
+            timers: &mut *env.timers,
+            graph: &mut self.graph,
+            incoming: &mut self.incoming,
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
+        if self.graph.get(h).is_some() {
+            self.bodies[i] = Some(Body::Serial(f));
+        }
+        self.after_call(env);
+        if let Err(p) = result {
+            panic::resume_unwind(p);
+        }
+    }
+
+    fn after_call(&mut self, env: &mut Env<'_, C>) {
+        self.settle();
+        (env.after_call)(self, env.timers);
+    }
+
+    fn queue_parallel(
+        &mut self,
+        h: TickHandle,
+        seq: u64,
+        dt: Span,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+    ) {
+        // A prerequisite inside the current batch must finish first: start a new batch.
+        let node = self.graph.get(h).expect("live");
+        if !self.jobs.is_empty()
+            && node
+                .prereqs
+                .iter()
+                .any(|p| self.batch.contains(&p.index()) && self.graph.get(*p).is_some())
+        {
+            self.flush_batch(env);
+        }
+        let i = h.index();
+        let Some(Body::Parallel(body)) = self.bodies[i as usize].take() else {
+            return;
+        };
+        self.batch.insert(i);
+        self.jobs.push(ParJob {
+            index: i,
+            seq,
+            body,
+            out: Deferred::new(dt, self.frame, group, h),
+        });
+    }
+
+    fn flush_batch(&mut self, env: &mut Env<'_, C>) {
+        if self.jobs.is_empty() {
+            return;
+        }
+        let mut jobs = mem::take(&mut self.jobs);
+        let ctx: &C = env.ctx;
+        let result = panic::catch_unwind(AssertUnwindSafe(|| match self.runner {
+            Some(run) if self.threads && jobs.len() > 1 => run(ctx, &mut jobs),
+            _ => {
+                for j in jobs.iter_mut() {
+                    (j.body)(ctx, &mut j.out);
+                }
+            }
+        }));
+        self.batch.clear();
+        for job in jobs.drain(..) {
+            if self.graph.at(job.index).is_some() {
+                self.bodies[job.index as usize] = Some(Body::Parallel(job.body));
+            }
+            if !job.out.is_empty() {
+                self.deferred.push((job.seq, job.out));
+            }
+        }
+        self.jobs = jobs;
+        if let Err(p) = result {
+            panic::resume_unwind(p);
+        }
+    }
+
+    /// Applies the group's deferred changes in registration order.
+    fn finish_group(&mut self, group: TickGroup, env: &mut Env<'_, C>) {
+        self.flush_batch(env);
+        if self.deferred.is_empty() {
+            return;
+        }
+        let mut deferred = mem::take(&mut self.deferred);
+        deferred.sort_by_key(|(seq, _)| *seq);
+        for (_, out) in deferred {
+            for f in out.later {
+                let mut cx = TickCx {
+                    dt: out.dt,
+                    frame: self.frame,
+                    group,
+                    handle: out.handle,
+                    timers: &mut *env.timers,
+                    graph: &mut self.graph,
+                    incoming: &mut self.incoming,
+                };
+                let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
+                self.after_call(env);
+                if let Err(p) = result {
+                    panic::resume_unwind(p);
+                }
+            }
+        }
+    }
+
+    fn take_incoming(&mut self) {
+        let incoming = mem::take(&mut self.incoming);
+        for (h, body) in incoming {
+            if self.graph.get(h).is_some() {
+                self.put_body(h, body);
+            }
+        }
+    }
+
+    /// Places functions that became runnable during the frame: in the first group after the
+    /// current position that they may run in, no earlier than their prerequisites.
+    fn route_spawned(&mut self) {
+        let spawned = mem::take(&mut self.graph.spawned);
+        let floor = match self.cursor {
+            Cursor::Idle => return,
+            Cursor::In(g) | Cursor::After(g) => g.next(),
+        };
+        // Prerequisites among the spawned functions themselves: settle targets first, then
+        // order each target list by depth (prerequisites first) and registration.
+        let mut placed: Vec<(Option<TickGroup>, u32, u64, TickHandle)> = Vec::new();
+        for &h in &spawned {
+            let Some(n) = self.graph.get(h) else { continue };
+            if !n.settings.enabled || n.last_run == self.frame {
+                continue;
+            }
+            placed.push((None, 0, n.seq, h));
+        }
+        for _round in 0..=placed.len() {
+            let mut changed = false;
+            for k in 0..placed.len() {
+                let h = placed[k].3;
+                let node = self.graph.get(h).expect("live");
+                let mut target = floor.map(|f| node.settings.group.demote_to(f));
+                let mut depth = 0;
+                for &p in &node.prereqs {
+                    let Some(pn) = self.graph.get(p).filter(|pn| pn.settings.enabled) else {
+                        continue;
+                    };
+                    let _ = pn;
+                    let (pg, pd) = match placed.iter().find(|x| x.3 == p) {
+                        Some(x) => (x.0, x.1 + 1),
+                        None => (self.plan.get(p).map(|r| r.actual), 0),
+                    };
+                    depth = depth.max(pd);
+                    if let (Some(t), Some(pg)) = (target, pg) {
+                        target = Some(node.settings.group.demote_to(t.max(pg)));
+                    }
+                }
+                if (target, depth) != (placed[k].0, placed[k].1) {
+                    placed[k].0 = target;
+                    placed[k].1 = depth;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        placed.sort_by_key(|&(_, depth, seq, _)| (depth, seq));
+        for (target, _, _, h) in placed {
+            match target {
+                Some(g) => {
+                    self.plan.set_spawned(h, g);
+                    self.spawned_in[g.index()].push(h);
+                }
+                None => {
+                    self.plan.set_spawned(h, TickGroup::LastDemotable);
+                    self.extra.push(h);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Tickables: light objects that just want `tick(dt)` once per frame.
+//!
+//! Unreal's `FTickableGameObject`: no groups, no prerequisites, no intervals. Tickables tick
+//! once per frame in the scheduler's tickable stage (after the timers), in registration order.
+//!
+//! # Rules
+//!
+//! - [`TickableMode::Always`] ticks every frame without asking; [`TickableMode::Conditional`]
+//!   (the default) asks [`Tickable::is_tickable`] every frame. The mode is read once, when the
+//!   tickable is added.
+//! - A tickable added while tickables tick (through [`Commands`](crate::scheduler::Commands))
+//!   starts next frame; one added earlier in the frame ticks this frame. A tickable removed
+//!   while tickables tick is skipped at once, even if it has not ticked yet this frame; one
+//!   that removes itself finishes its call and is dropped after it.
+//! - While the scheduler is paused only tickables whose
+//!   [`tick_when_paused`](Tickable::tick_when_paused) is `true` tick, with the real delta.
+//!
+//! ```
+//! use tickflow::prelude::*;
+//!
+//! struct Scoreboard { frames: u32 }
+//! impl Tickable<u64> for Scoreboard {
+//!     fn tick(&mut self, dt: Span, total: &mut u64) {
+//!         self.frames += 1;
+//!         *total += dt.flicks();
+//!     }
+//! }
+//!
+//! let mut sched = Scheduler::<u64>::new();
+//! let h = sched.add_tickable(Scoreboard { frames: 0 });
+//! let mut total = 0;
+//! sched.tick(secs(0.1), &mut total);
+//! sched.tick(secs(0.1), &mut total);
+//! assert_eq!(total, secs(0.2).flicks());
+//! assert!(sched.remove_tickable(h));
+//! assert!(!sched.remove_tickable(h), "stale handles answer false");
+//! ```
+
+use std::cell::RefCell;
+use std::fmt;
+use std::num::NonZeroU32;
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+
+use crate::tick::HandleAlloc;
+use crate::time::Span;
+use crate::timer::OwnerId;
+
+/// Whether a tickable is asked before each tick.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum TickableMode {
+    /// Ticks every frame; [`Tickable::is_tickable`] is never called.
+    Always,
+    /// Ticks in frames where [`Tickable::is_tickable`] returns `true`.
+    #[default]
+    Conditional,
+}
+
+/// An object ticked once per frame by the [`Scheduler`](crate::scheduler::Scheduler).
+pub trait Tickable<C> {
+    /// Called once per frame with the frame's game delta (the real delta while paused).
+    fn tick(&mut self, dt: Span, ctx: &mut C);
+
+    /// Asked every frame in [`TickableMode::Conditional`]; `false` skips this frame.
+    fn is_tickable(&self) -> bool {
+        true
+    }
+
+    /// `true` to keep ticking while the scheduler is paused.
+    fn tick_when_paused(&self) -> bool {
+        false
+    }
+
+    /// Read once, when the tickable is added.
+    fn mode(&self) -> TickableMode {
+        TickableMode::Conditional
+    }
+
+    /// A name for debugging (and, later, for rebinding after a restore).
+    fn name(&self) -> &str {
+        ""
+    }
+
+    /// Whose tickable this is, read once when it is added:
+    /// [`Scheduler::remove_owner`](crate::scheduler::Scheduler::remove_owner) removes it with
+    /// the owner's timers and tick functions.
+    fn owner(&self) -> Option<OwnerId> {
+        None
+    }
+}
+
+/// Names one tickable. Generational: a removed tickable's handle never reaches a newer one.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TickableHandle {
+    index: u32,
+    gen: NonZeroU32,
+}
+
+impl TickableHandle {
+    pub(crate) fn new(index: u32, gen: NonZeroU32) -> TickableHandle {
+        TickableHandle { index, gen }
+    }
+
+    pub(crate) fn parts(self) -> (u32, NonZeroU32) {
+        (self.index, self.gen)
+    }
+
+    /// `true` for the `Default` handle, which never names a tickable.
+    pub fn is_none(self) -> bool {
+        self == TickableHandle::default()
+    }
+}
+
+impl Default for TickableHandle {
+    fn default() -> TickableHandle {
+        TickableHandle::new(u32::MAX, NonZeroU32::MIN)
+    }
+}
+
+impl fmt::Debug for TickableHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tickable {}v{}", self.index, self.gen)
+    }
+}
+
+struct Entry<C> {
+    gen: NonZeroU32,
+    mode: TickableMode,
+    owner: Option<OwnerId>,
+    /// `None` while its `tick` runs.
+    obj: Option<Box<dyn Tickable<C>>>,
+}
+
+/// The scheduler's tickables, in registration order.
+pub(crate) struct Tickables<C> {
+    alloc: Rc<RefCell<HandleAlloc>>,
+    slots: Vec<Option<Entry<C>>>,
+    /// Registration order; removed entries stay until compaction.
+    order: Vec<TickableHandle>,
+    live: usize,
+}
+
+impl<C> Tickables<C> {
+    pub(crate) fn new(alloc: Rc<RefCell<HandleAlloc>>) -> Self {
+        Tickables {
+            alloc,
+            slots: Vec::new(),
+            order: Vec::new(),
+            live: 0,
+        }
+    }
+
+    pub(crate) fn add(&mut self, t: Box<dyn Tickable<C>>) -> TickableHandle {
+        let (index, gen) = self.alloc.borrow_mut().alloc();
+        let h = TickableHandle::new(index, gen);
+        self.add_reserved(h, t);
+        h
+    }
+
+    /// Adds under a handle reserved by `Commands`.
+    pub(crate) fn add_reserved(&mut self, h: TickableHandle, t: Box<dyn Tickable<C>>) {
+        let i = h.index as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i] = Some(Entry {
+            gen: h.gen,
+            mode: t.mode(),
+            owner: t.owner(),
+            obj: Some(t),
+        });
+        self.order.push(h);
+        self.live += 1;
+    }
+
+    fn entry(&self, h: TickableHandle) -> Option<&Entry<C>> {
+        self.slots
+            .get(h.index as usize)?
+            .as_ref()
+            .filter(|e| e.gen == h.gen)
+    }
+
+    pub(crate) fn contains(&self, h: TickableHandle) -> bool {
+        self.entry(h).is_some()
+    }
+
+    pub(crate) fn remove(&mut self, h: TickableHandle) -> bool {
+        if self.entry(h).is_none() {
+            return false;
+        }
+        self.slots[h.index as usize] = None;
+        self.alloc.borrow_mut().free(h.index, h.gen);
+        self.live -= 1;
+        true
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Removes every tickable of `owner`; returns how many.
+    pub(crate) fn remove_owner(&mut self, owner: OwnerId) -> usize {
+        let doomed: Vec<TickableHandle> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|&h| self.entry(h).is_some_and(|e| e.owner == Some(owner)))
+            .collect();
+        doomed.into_iter().filter(|&h| self.remove(h)).count()
+    }
+
+    /// Names in registration order (unnamed ones by handle).
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.order
+            .iter()
+            .filter_map(|&h| {
+                let e = self.entry(h)?;
+                Some(match e.obj.as_deref().map(|o| o.name()) {
+                    Some(n) if !n.is_empty() => n.to_string(),
+                    _ => format!("{h:?}"),
+                })
+            })
+            .collect()
+    }
+
+    /// Ticks every tickable that was registered when the stage began, in registration order;
+    /// `after_each` runs after every call (the scheduler applies queued commands there).
+    /// Returns how many ticked.
+    pub(crate) fn run(
+        &mut self,
+        dt: Span,
+        paused: bool,
+        ctx: &mut C,
+        after_each: &mut dyn FnMut(&mut Self),
+    ) -> usize {
+        let mut ticked = 0;
+        let n = self.order.len();
+        for k in 0..n {
+            let h = self.order[k];
+            let Some(entry) = self.slots[h.index as usize].as_mut() else {
+                continue;
+            };
+            if entry.gen != h.gen {
+                continue;
+            }
+            let mode = entry.mode;
+            let Some(mut obj) = entry.obj.take() else {
+                continue;
+            };
+            let wants = (mode == TickableMode::Always || obj.is_tickable())
+                && (!paused || obj.tick_when_paused());
+            let result = if wants {
+                ticked += 1;
+                panic::catch_unwind(AssertUnwindSafe(|| obj.tick(dt, ctx)))
+            } else {
+                Ok(())
+            };
+            if let Some(e) = self.slots[h.index as usize]
+                .as_mut()
+                .filter(|e| e.gen == h.gen)
+            {
+                e.obj = Some(obj);
+            }
+            if wants {
+                after_each(self);
+            }
+            if let Err(p) = result {
+                panic::resume_unwind(p);
+            }
+        }
+        if self.order.len() > 2 * self.live + 16 {
+            let slots = &self.slots;
+            self.order.retain(|h| {
+                slots[h.index as usize]
+                    .as_ref()
+                    .is_some_and(|e| e.gen == h.gen)
+            });
+        }
+        ticked
+    }
+}
+
+impl<C> fmt::Debug for Tickables<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tickables")
+            .field("len", &self.live)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Log(&'static str, bool);
+    impl Tickable<Vec<&'static str>> for Log {
+        fn tick(&mut self, _: Span, log: &mut Vec<&'static str>) {
+            log.push(self.0);
+        }
+        fn is_tickable(&self) -> bool {
+            self.1
+        }
+    }
+
+    #[test]
+    fn conditional_ones_are_asked_and_order_is_kept() {
+        let mut t = Tickables::new(Rc::default());
+        let a = t.add(Box::new(Log("a", true)));
+        t.add(Box::new(Log("off", false)));
+        t.add(Box::new(Log("b", true)));
+        let mut log = Vec::new();
+        assert_eq!(t.run(Span::ZERO, false, &mut log, &mut |_| {}), 2);
+        assert_eq!(log, ["a", "b"]);
+        assert!(t.remove(a));
+        // The freed slot is reused, but the newcomer ticks last.
+        let c = t.add(Box::new(Log("c", true)));
+        assert_eq!(c.index, a.index);
+        log.clear();
+        t.run(Span::ZERO, false, &mut log, &mut |_| {});
+        assert_eq!(log, ["b", "c"]);
+        assert!(!t.contains(a));
+        assert_eq!(t.len(), 3);
+    }
+}
