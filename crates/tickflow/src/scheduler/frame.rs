@@ -17,6 +17,7 @@ impl<C: 'static> Scheduler<C> {
     /// A panic in a callback reaches the caller after the scheduler has put itself back in
     /// order; the rest of the frame is skipped and the next `tick` works.
     pub fn tick(&mut self, dt: Span, ctx: &mut C) -> FrameReport {
+        self.flush();
         self.frame += 1;
         let clamped = dt.min(self.max_delta);
         let game_dt = if self.paused {
@@ -39,7 +40,6 @@ impl<C: 'static> Scheduler<C> {
             ..FrameReport::default()
         };
 
-        self.flush();
         self.timers.begin_frame();
         let game_now = self.timers.now().flicks().saturating_add(game_dt.flicks());
         self.ticks.begin_frame(

@@ -76,12 +76,16 @@ impl Intervals {
     }
 }
 
-/// The due time after a tick at `now` that was due at `due`: one interval later, with the
-/// overrun credited but never more than one period (so the next tick is never before `now`:
-/// a hitch gives one tick, not a burst). `first` ticks anchor the grid at `now`.
+/// The due time after a tick at `now` that was due at `due`: one interval later, so overrun
+/// shorter than an interval is credited (the average period is the interval). A function late
+/// by a whole interval or more (a hitch) starts a fresh interval at `now` instead: one tick
+/// with the accumulated delta, never a burst. `first` ticks anchor the grid at `now`.
 pub(crate) fn next_due(due: u64, now: u64, interval: u64, first: bool) -> u64 {
     let base = if first { now } else { due };
-    base.saturating_add(interval).max(now)
+    match base.saturating_add(interval) {
+        next if next > now => next,
+        _ => now.saturating_add(interval),
+    }
 }
 
 #[cfg(test)]
@@ -107,7 +111,12 @@ mod tests {
 
     #[test]
     fn a_hitch_is_one_tick() {
-        assert_eq!(next_due(20, 60, 10, false), 60);
+        assert_eq!(next_due(20, 60, 10, false), 70);
+        assert_eq!(
+            next_due(20, 25, 10, false),
+            30,
+            "less than an interval late: credited"
+        );
         assert_eq!(next_due(u64::MAX - 1, u64::MAX - 1, 10, false), u64::MAX);
     }
 }

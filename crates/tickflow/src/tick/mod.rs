@@ -21,8 +21,9 @@
 //! 4. **Intervals** ([`TickSettings::interval`]): the first tick comes on the first frame after
 //!    the function is enabled; later ones when the game time since the previous tick's due time
 //!    reaches the interval (inclusive: 0.2 s at 0.1 s frames ticks on frames 1, 3, 5, ...).
-//!    Overrun is credited to the next period, so the average period is the interval, but never
-//!    more than one period: a hitch gives one tick with the whole accumulated delta, never a
+//!    Overrun shorter than an interval is credited to the next period, so the average period
+//!    is the interval; a function late by a whole interval or more (a hitch) ticks once with
+//!    the whole accumulated delta and starts a fresh interval there: never a
 //!    burst. Waiting functions cost nothing per frame until they are due.
 //! 5. **Newly spawned** functions (added, or enabled, while a frame runs) run in that same
 //!    frame, in the first group after the current stage that they may run in, after that

@@ -323,8 +323,9 @@ impl<C: 'static> TickFunctions<C> {
         self.extra.clear();
     }
 
-    /// Puts everything back after a panic escaped a callback: due functions that did not run
-    /// stay due, callbacks in flight return to their slots.
+    /// Puts everything back after a panic escaped a callback: callbacks in flight return to
+    /// their slots, the plan is rebuilt (its lists may have been out for the run), and every
+    /// interval function that did not run stays due.
     pub(crate) fn recover(&mut self) {
         for job in mem::take(&mut self.jobs) {
             if self.graph.at(job.index).is_some() {
@@ -333,15 +334,22 @@ impl<C: 'static> TickFunctions<C> {
         }
         self.take_incoming();
         self.deferred.clear();
+        self.batch.clear();
         for list in &mut self.due {
-            for (_, h) in list.drain(..) {
-                if let Some(n) = self.graph.get(h) {
-                    self.graph
-                        .intervals
-                        .push(n.clock(), n.due, n.seq, h, n.stamp);
-                }
-            }
+            list.clear();
         }
+        let frame = self.frame;
+        let waiting: Vec<_> = self
+            .graph
+            .iter()
+            .filter(|(_, n)| n.settings.enabled && n.has_interval() && n.last_run != frame)
+            .map(|(h, n)| (n.clock(), n.due, n.seq, h, n.stamp))
+            .collect();
+        for (clock, due, seq, h, stamp) in waiting {
+            // May duplicate a queued entry; the copy goes stale at the function's next tick.
+            self.graph.intervals.push(clock, due, seq, h, stamp);
+        }
+        self.graph.dirty = true;
         self.end_frame();
     }
 

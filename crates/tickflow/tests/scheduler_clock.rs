@@ -1,0 +1,147 @@
+//! The frame clock: pause, time dilation and `max_delta`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tickflow::prelude::*;
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+struct Ui(Log, bool);
+impl Tickable<()> for Ui {
+    fn tick(&mut self, dt: Span, _: &mut ()) {
+        self.0.borrow_mut().push(format!("ui {}", dt.as_secs_f64()));
+    }
+    fn tick_when_paused(&self) -> bool {
+        self.1
+    }
+}
+
+fn setup() -> (Scheduler<()>, Log) {
+    let log: Log = Rc::default();
+    let mut sched = Scheduler::new();
+    let l = log.clone();
+    sched.add_tick(TickSettings::named("game"), move |_, cx| {
+        l.borrow_mut()
+            .push(format!("game {}", cx.dt().as_secs_f64()));
+    });
+    let l = log.clone();
+    sched.add_tick(
+        TickSettings {
+            tick_when_paused: true,
+            ..TickSettings::named("menu")
+        },
+        move |_, cx| {
+            l.borrow_mut()
+                .push(format!("menu {}", cx.dt().as_secs_f64()))
+        },
+    );
+    let l = log.clone();
+    sched
+        .timers()
+        .every(secs(0.1))
+        .call(move |_, _| l.borrow_mut().push("game timer".into()));
+    let l = log.clone();
+    sched
+        .timers()
+        .every(secs(0.1))
+        .domain(Domain::Real)
+        .call(move |_, _| l.borrow_mut().push("real timer".into()));
+    sched.add_tickable(Ui(log.clone(), false));
+    sched.add_tickable(Ui(log.clone(), true));
+    (sched, log)
+}
+
+#[test]
+fn paused_frames_run_only_what_ticks_when_paused() {
+    let (mut sched, log) = setup();
+    sched.tick(secs(0.1), &mut ());
+    assert_eq!(
+        *log.borrow(),
+        [
+            "game 0.1",
+            "menu 0.1",
+            "game timer",
+            "real timer",
+            "ui 0.1",
+            "ui 0.1"
+        ]
+    );
+    log.borrow_mut().clear();
+    sched.set_paused(true);
+    let report = sched.tick(secs(0.1), &mut ());
+    assert!(report.paused);
+    assert_eq!(report.game_dt, Span::ZERO);
+    assert_eq!(*log.borrow(), ["menu 0.1", "real timer", "ui 0.1"]);
+    assert_eq!(sched.now(), Time::ZERO + secs(0.1), "the game clock froze");
+    assert_eq!(sched.real_now(), Time::ZERO + secs(0.2));
+    log.borrow_mut().clear();
+    sched.set_paused(false);
+    sched.tick(secs(0.1), &mut ());
+    assert_eq!(log.borrow().len(), 6, "{:?}", log.borrow());
+}
+
+#[test]
+fn time_dilation_scales_the_game_clock_and_each_function() {
+    let mut sched = Scheduler::<Vec<f64>>::new();
+    sched.add_tick(TickSettings::named("normal"), |v, cx| {
+        v.push(cx.dt().as_secs_f64())
+    });
+    sched.add_tick(
+        TickSettings {
+            time_dilation: 2.0,
+            ..TickSettings::named("fast")
+        },
+        |v, cx| v.push(cx.dt().as_secs_f64()),
+    );
+    sched.set_time_dilation(0.5);
+    let mut v = Vec::new();
+    let report = sched.tick(secs(0.2), &mut v);
+    assert_eq!(report.game_dt, secs(0.1));
+    assert_eq!(report.real_dt, secs(0.2));
+    assert_eq!(v, [0.1, 0.2]);
+    assert_eq!(sched.now(), Time::ZERO + secs(0.1));
+}
+
+#[test]
+fn max_delta_clamps_the_game_clock_only() {
+    let mut sched = Scheduler::<()>::new();
+    let report = sched.tick(secs(1.0), &mut ());
+    assert_eq!(report.game_dt, secs(0.25));
+    assert_eq!(report.discarded, secs(0.75));
+    assert_eq!(report.real_dt, secs(1.0));
+    sched.set_max_delta(secs(2.0));
+    let report = sched.tick(secs(1.0), &mut ());
+    assert_eq!((report.game_dt, report.discarded), (secs(1.0), Span::ZERO));
+    assert_eq!(sched.now(), Time::ZERO + secs(1.25));
+    assert_eq!(sched.real_now(), Time::ZERO + secs(2.0));
+    assert_eq!(sched.frame(), 2);
+}
+
+#[test]
+#[should_panic(expected = "time dilation must be finite and not negative, got NaN")]
+fn a_nan_dilation_is_refused() {
+    Scheduler::<()>::new().set_time_dilation(f64::NAN);
+}
+
+#[test]
+fn timers_set_from_a_tick_are_pending_until_the_timer_stage() {
+    // Set at frame 1 in PrePhysics with 0.1 s: counts from the time frame 1 reaches (0.1),
+    // so it fires at frame 2 (t = 0.2), not at frame 1.
+    let mut sched = Scheduler::<Vec<u64>>::new();
+    sched.add_tick(TickSettings::named("setter"), |_, cx| {
+        if cx.frame() == 1 {
+            let frame_of_set = cx.frame();
+            cx.timers()
+                .after(secs(0.1))
+                .call(move |v: &mut Vec<u64>, t| {
+                    v.push(frame_of_set * 100 + t.now().flicks() / secs(0.1).flicks())
+                });
+        }
+    });
+    let mut v = Vec::new();
+    sched.tick(secs(0.1), &mut v);
+    assert!(v.is_empty());
+    sched.tick(secs(0.1), &mut v);
+    assert_eq!(v, [102]);
+}

@@ -1,0 +1,159 @@
+//! `remove_owner`, tickables added and removed mid-frame, and panics.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tickflow::prelude::*;
+
+struct Game {
+    cmds: Commands<Game>,
+    log: Vec<String>,
+    doomed: Option<TickableHandle>,
+}
+
+struct Named(&'static str, Option<OwnerId>);
+impl Tickable<Game> for Named {
+    fn tick(&mut self, _: Span, g: &mut Game) {
+        g.log.push(self.0.into());
+        if self.0 == "t1" && g.log.len() == 1 {
+            g.cmds.add_tickable(Named("t2", None));
+            g.cmds.remove_tickable(g.doomed.unwrap());
+        }
+    }
+    fn owner(&self) -> Option<OwnerId> {
+        self.1
+    }
+    fn name(&self) -> &str {
+        self.0
+    }
+}
+
+fn game(sched: &Scheduler<Game>) -> Game {
+    Game {
+        cmds: sched.commands(),
+        log: Vec::new(),
+        doomed: None,
+    }
+}
+
+#[test]
+fn tickables_added_mid_stage_start_next_frame_and_removed_ones_are_skipped_at_once() {
+    let mut sched = Scheduler::new();
+    sched.add_tickable(Named("t1", None));
+    let t3 = sched.add_tickable(Named("t3", None));
+    let mut g = game(&sched);
+    g.doomed = Some(t3);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["t1"]);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["t1", "t1", "t2"]);
+    assert!(!sched.contains_tickable(t3));
+    assert_eq!(sched.tickable_count(), 2);
+}
+
+#[test]
+fn remove_owner_mid_frame_takes_timers_ticks_and_tickables() {
+    let owner = OwnerId::from(42);
+    let mut sched = Scheduler::new();
+    sched.add_tick(TickSettings::named("killer"), move |g: &mut Game, cx| {
+        g.log.push("killer".into());
+        if cx.frame() == 2 {
+            g.cmds.remove_owner(owner);
+        }
+    });
+    sched.add_tick(
+        TickSettings {
+            owner: Some(owner),
+            ..TickSettings::named("victim").in_group(TickGroup::PostPhysics)
+        },
+        |g: &mut Game, _| g.log.push("victim".into()),
+    );
+    sched
+        .timers()
+        .every(secs(0.1))
+        .owner(owner)
+        .call(|g: &mut Game, _| g.log.push("victim timer".into()));
+    sched.add_tickable(Named("victim tickable", Some(owner)));
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(
+        g.log,
+        ["killer", "victim", "victim timer", "victim tickable"]
+    );
+    g.log.clear();
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["killer"]);
+    assert_eq!(
+        (
+            sched.tick_count(),
+            sched.tickable_count(),
+            sched.timers().len()
+        ),
+        (1, 0, 0)
+    );
+}
+
+#[test]
+fn remove_owner_between_frames() {
+    let owner = OwnerId::from(1);
+    let mut sched = Scheduler::<()>::new();
+    for _ in 0..3 {
+        sched.add_tick(
+            TickSettings {
+                owner: Some(owner),
+                ..TickSettings::default()
+            },
+            |_, _| {},
+        );
+    }
+    sched.add_tick(TickSettings::default(), |_, _| {});
+    sched.remove_owner(owner);
+    assert_eq!(sched.tick_count(), 1);
+    assert_eq!(sched.tick(secs(0.1), &mut ()).ticks_run, 1);
+}
+
+#[test]
+fn a_panicking_tick_leaves_the_scheduler_usable() {
+    let runs: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let mut sched = Scheduler::<()>::new();
+    let r = runs.clone();
+    sched.add_tick(TickSettings::named("bomb"), move |_, cx| {
+        r.borrow_mut().push(cx.frame());
+        if cx.frame() == 1 {
+            panic!("boom");
+        }
+    });
+    let r = runs.clone();
+    sched.add_tick(
+        TickSettings {
+            interval: secs(0.2),
+            ..TickSettings::named("later").in_group(TickGroup::PostPhysics)
+        },
+        move |_, cx| r.borrow_mut().push(100 + cx.frame()),
+    );
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        sched.tick(secs(0.1), &mut ());
+    }));
+    assert!(caught.is_err());
+    // The interval function that was due but skipped is still due on frame 2.
+    sched.tick(secs(0.1), &mut ());
+    assert_eq!(*runs.borrow(), [1, 2, 102]);
+    assert_eq!(sched.tick_count(), 2);
+}
+
+#[test]
+fn queued_cycle_errors_are_reported() {
+    let mut sched = Scheduler::<()>::new();
+    let a = sched.add_tick(TickSettings::named("a"), |_, _| {});
+    let b = sched.add_tick(TickSettings::named("b"), |_, _| {});
+    let cmds = sched.commands();
+    cmds.add_prerequisite(a, b);
+    cmds.add_prerequisite(b, a);
+    let report = sched.tick(secs(0.1), &mut ());
+    assert_eq!(report.errors.len(), 1);
+    assert_eq!(
+        report.errors[0].to_string(),
+        "prerequisite would form a cycle: `b` waits for `a` waits for `b`"
+    );
+    assert!(sched.tick(secs(0.1), &mut ()).errors.is_empty());
+}

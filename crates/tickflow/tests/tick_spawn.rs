@@ -1,0 +1,170 @@
+//! Newly spawned tick functions run in the same frame (UK-08..UK-10), wherever they come from.
+
+use tickflow::prelude::*;
+use tickflow::tick::MAX_SPAWN_PASSES;
+
+struct Game {
+    cmds: Commands<Game>,
+    log: Vec<String>,
+}
+
+fn game(sched: &Scheduler<Game>) -> Game {
+    Game {
+        cmds: sched.commands(),
+        log: Vec::new(),
+    }
+}
+
+fn child(name: &'static str) -> impl FnMut(&mut Game, &mut TickCx<'_, Game>) {
+    move |g, cx| {
+        g.log
+            .push(format!("{name}@{:?}#{}", cx.group(), cx.frame()))
+    }
+}
+
+#[test]
+fn spawned_from_a_tick_runs_in_the_next_eligible_group() {
+    let mut sched = Scheduler::new();
+    sched.add_tick(TickSettings::named("spawner"), |g: &mut Game, cx| {
+        g.log.push(format!("spawner#{}", cx.frame()));
+        if cx.frame() == 1 {
+            // Own group PrePhysics: StartPhysics is no target, so DuringPhysics.
+            cx.add_tick(TickSettings::named("same"), child("same"));
+            // A later own group is kept.
+            cx.add_tick(
+                TickSettings::named("late").in_group(TickGroup::PostPhysics),
+                child("late"),
+            );
+        }
+    });
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(
+        g.log,
+        ["spawner#1", "same@DuringPhysics#1", "late@PostPhysics#1"]
+    );
+    // Next frame they are in the plan, in their own groups.
+    g.log.clear();
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(
+        g.log,
+        ["spawner#2", "same@PrePhysics#2", "late@PostPhysics#2"]
+    );
+}
+
+#[test]
+fn spawned_with_a_prerequisite_on_another_spawned_one_runs_after_it() {
+    let mut sched = Scheduler::new();
+    sched.add_tick(TickSettings::named("spawner"), |_: &mut Game, cx| {
+        if cx.frame() == 1 {
+            let a = cx.add_tick(TickSettings::named("a"), child("a"));
+            let b = cx.add_tick(
+                TickSettings::named("b").in_group(TickGroup::PostPhysics),
+                child("b"),
+            );
+            cx.add_prerequisite(a, b).unwrap();
+        }
+    });
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["b@PostPhysics#1", "a@PostPhysics#1"]);
+}
+
+#[test]
+fn spawned_from_a_timer_runs_in_post_update_work() {
+    let mut sched = Scheduler::new();
+    sched.timers().after(secs(0.1)).call(|g: &mut Game, _| {
+        g.log.push("timer".into());
+        g.cmds.add_tick(TickSettings::named("t"), child("t"));
+    });
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["timer", "t@PostUpdateWork#1"]);
+}
+
+struct Spawner;
+impl Tickable<Game> for Spawner {
+    fn tick(&mut self, _: Span, g: &mut Game) {
+        if g.log.is_empty() {
+            g.log.push("tickable".into());
+            g.cmds.add_tick(
+                TickSettings::named("from-tickable").in_group(TickGroup::LastDemotable),
+                child("from-tickable"),
+            );
+        }
+    }
+}
+
+#[test]
+fn spawned_from_a_tickable_runs_later_in_the_frame() {
+    let mut sched = Scheduler::new();
+    sched.add_tickable(Spawner);
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["tickable", "from-tickable@LastDemotable#1"]);
+}
+
+#[test]
+fn spawned_from_the_last_group_runs_in_an_extra_pass() {
+    let mut sched = Scheduler::new();
+    sched.add_tick(
+        TickSettings::named("last").in_group(TickGroup::LastDemotable),
+        |g: &mut Game, cx| {
+            g.log.push("last".into());
+            if cx.frame() == 1 {
+                cx.add_tick(TickSettings::named("extra"), child("extra"));
+            }
+        },
+    );
+    let mut g = game(&sched);
+    let report = sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["last", "extra@LastDemotable#1"]);
+    assert_eq!((report.spawn_passes, report.held_back), (1, 0));
+    assert_eq!(report.ticks_in(TickGroup::LastDemotable), 2);
+}
+
+fn chain(g: &mut Game, cx: &mut TickCx<'_, Game>) {
+    g.log.push(format!("{}", cx.frame()));
+    if cx.frame() == 1 {
+        cx.add_tick(TickSettings::named("link"), chain);
+    }
+}
+
+#[test]
+fn runaway_spawning_is_capped_and_reported() {
+    let mut sched = Scheduler::new();
+    sched.add_tick(
+        TickSettings::named("seed").in_group(TickGroup::LastDemotable),
+        chain,
+    );
+    let mut g = game(&sched);
+    let report = sched.tick(secs(0.1), &mut g);
+    assert_eq!(report.spawn_passes, MAX_SPAWN_PASSES);
+    assert_eq!(report.held_back, 1);
+    assert_eq!(g.log.len(), 1 + MAX_SPAWN_PASSES);
+    // The held-back function is registered and runs next frame, with every other one.
+    let before = sched.tick_count();
+    assert_eq!(before, 2 + MAX_SPAWN_PASSES);
+    g.log.clear();
+    let report = sched.tick(secs(0.1), &mut g);
+    assert_eq!(report.ticks_run, before);
+    assert_eq!(report.spawn_passes, 0);
+}
+
+#[test]
+fn enabling_during_a_frame_counts_as_spawning() {
+    let mut sched = Scheduler::new();
+    let sleeper = sched.add_tick(
+        TickSettings {
+            enabled: false,
+            ..TickSettings::named("sleeper")
+        },
+        child("sleeper"),
+    );
+    sched.add_tick(TickSettings::named("waker"), move |_: &mut Game, cx| {
+        cx.set_tick_enabled(sleeper, true);
+    });
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["sleeper@DuringPhysics#1"]);
+}
