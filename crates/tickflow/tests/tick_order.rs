@@ -241,6 +241,6 @@ fn explain_and_dot_describe_the_resolved_graph() {
     let dot = sched.tick_graph_dot();
     assert!(dot.starts_with("digraph ticks {"));
     assert!(dot.contains("label=\"DuringPhysics\""));
-    assert!(dot.contains(&format!("t0 -> t1;")), "{dot}");
+    assert!(dot.contains("t0 -> t1;"), "{dot}");
     assert!(dot.contains("style=dashed"));
 }

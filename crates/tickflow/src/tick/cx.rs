@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::run::{Body, Incoming};
+use super::run::Body;
 use super::{TickError, TickGraph, TickGroup, TickHandle, TickSettings};
 use crate::time::Span;
 use crate::timer::TimerManager;
@@ -38,8 +38,7 @@ pub struct TickCx<'a, C> {
     pub(crate) group: TickGroup,
     pub(crate) handle: TickHandle,
     pub(crate) timers: &'a mut TimerManager<C>,
-    pub(crate) graph: &'a mut TickGraph,
-    pub(crate) incoming: &'a mut Incoming<C>,
+    pub(crate) graph: &'a mut TickGraph<C>,
 }
 
 impl<C: 'static> TickCx<'_, C> {
@@ -93,9 +92,7 @@ impl<C: 'static> TickCx<'_, C> {
         settings: TickSettings,
         f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
     ) -> Result<TickHandle, TickError> {
-        let h = self.graph.insert(settings, false)?;
-        self.incoming.push((h, Body::Serial(Box::new(f))));
-        Ok(h)
+        self.graph.insert(settings, Body::Serial(Box::new(f)))
     }
 
     /// Unregisters a function (this one included: it finishes this call). `false` for a

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use super::interval::{Clock, Intervals};
+use super::run::Body;
 use super::{HandleAlloc, TickError, TickHandle, TickSettings};
 use crate::timer::OwnerId;
 
@@ -29,8 +30,6 @@ pub(crate) struct Node {
     pub(crate) parallel: bool,
     /// Functions this one runs after. May hold removed handles; they are ignored.
     pub(crate) prereqs: Vec<TickHandle>,
-    /// Frame number of the last run (frames start at 1, so 0 is "never").
-    pub(crate) last_run: u64,
     /// When the next interval tick is due on the function's clock.
     pub(crate) due: u64,
     /// Clock time of the previous tick; `None` until the first tick after enabling.
@@ -51,12 +50,51 @@ impl Node {
     pub(crate) fn has_interval(&self) -> bool {
         self.settings.interval.flicks() > 0
     }
+
+    fn flags(&self) -> u8 {
+        let s = &self.settings;
+        (if s.enabled { ENABLED } else { 0 })
+            | (if s.tick_when_paused { WHEN_PAUSED } else { 0 })
+            | (if self.parallel { PARALLEL } else { 0 })
+            | (if self.has_interval() || s.time_dilation != 1.0 {
+                SLOW
+            } else {
+                0
+            })
+    }
 }
 
-/// Settings, prerequisites and interval state of all tick functions.
-#[derive(Debug)]
-pub(crate) struct TickGraph {
+pub(crate) const ENABLED: u8 = 1;
+pub(crate) const WHEN_PAUSED: u8 = 2;
+pub(crate) const PARALLEL: u8 = 4;
+/// Has an interval or a time dilation: the frame reads the full node.
+pub(crate) const SLOW: u8 = 8;
+
+/// What a frame reads for every function, packed in 40 bytes per slot so that a frame over
+/// 100,000 functions in plan order touches one cache line each (the full `Node` is 150 bytes).
+pub(crate) struct Hot<C> {
+    /// `None` while the function runs (or for a free slot).
+    pub(crate) body: Option<Body<C>>,
+    /// The live generation; 0 for a free slot.
+    pub(crate) gen: u32,
+    pub(crate) flags: u8,
+    /// Frame number of the last run (frames start at 1, so 0 is "never").
+    pub(crate) last_run: u64,
+}
+
+impl<C> Hot<C> {
+    const FREE: Hot<C> = Hot {
+        body: None,
+        gen: 0,
+        flags: 0,
+        last_run: 0,
+    };
+}
+
+/// Settings, prerequisites, interval state and callbacks of all tick functions.
+pub(crate) struct TickGraph<C> {
     nodes: Vec<Option<Node>>,
+    pub(crate) hot: Vec<Hot<C>>,
     alloc: Rc<RefCell<HandleAlloc>>,
     next_seq: u64,
     owners: FxHashMap<OwnerId, Vec<TickHandle>>,
@@ -69,10 +107,19 @@ pub(crate) struct TickGraph {
     live: usize,
 }
 
-impl TickGraph {
-    pub(crate) fn new(alloc: Rc<RefCell<HandleAlloc>>) -> TickGraph {
+impl<C> std::fmt::Debug for TickGraph<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickGraph")
+            .field("len", &self.live)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C> TickGraph<C> {
+    pub(crate) fn new(alloc: Rc<RefCell<HandleAlloc>>) -> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
+            hot: Vec::new(),
             alloc,
             next_seq: 0,
             owners: FxHashMap::default(),
@@ -94,10 +141,7 @@ impl TickGraph {
     }
 
     fn get_mut(&mut self, h: TickHandle) -> Option<&mut Node> {
-        self.nodes
-            .get_mut(h.index() as usize)?
-            .as_mut()
-            .filter(|n| n.gen == h.gen())
+        node_mut(&mut self.nodes, h)
     }
 
     /// The node at a slot index, whatever its generation.
@@ -107,6 +151,13 @@ impl TickGraph {
 
     pub(crate) fn at_mut(&mut self, index: u32) -> Option<&mut Node> {
         self.nodes.get_mut(index as usize)?.as_mut()
+    }
+
+    /// The frame data of a live handle.
+    pub(crate) fn hot(&self, h: TickHandle) -> Option<&Hot<C>> {
+        self.hot
+            .get(h.index() as usize)
+            .filter(|x| x.gen == h.gen().get())
     }
 
     pub(crate) fn handle_at(&self, index: u32) -> Option<TickHandle> {
@@ -141,27 +192,24 @@ impl TickGraph {
     pub(crate) fn insert(
         &mut self,
         settings: TickSettings,
-        parallel: bool,
+        body: Body<C>,
     ) -> Result<TickHandle, TickError> {
         settings.validate()?;
         let (index, gen) = self.alloc.borrow_mut().alloc();
         let h = TickHandle::new(index, gen);
-        self.insert_reserved(h, settings, parallel);
+        self.insert_reserved(h, settings, body);
         Ok(h)
     }
 
     /// Registers a function under a handle already taken from the allocator (by `Commands`).
     /// Settings must have been validated.
-    pub(crate) fn insert_reserved(
-        &mut self,
-        h: TickHandle,
-        settings: TickSettings,
-        parallel: bool,
-    ) {
+    pub(crate) fn insert_reserved(&mut self, h: TickHandle, settings: TickSettings, body: Body<C>) {
         let i = h.index() as usize;
         if self.nodes.len() <= i {
             self.nodes.resize_with(i + 1, || None);
+            self.hot.resize_with(i + 1, || Hot::FREE);
         }
+        let parallel = matches!(body, Body::Parallel(_));
         if let Some(owner) = settings.owner {
             self.owners.entry(owner).or_default().push(h);
         }
@@ -172,11 +220,16 @@ impl TickGraph {
             seq: self.next_seq,
             parallel,
             prereqs: Vec::new(),
-            last_run: 0,
             due: 0,
             last_tick: None,
             stamp: 0,
         });
+        self.hot[i] = Hot {
+            body: Some(body),
+            gen: h.gen().get(),
+            flags: self.nodes[i].as_ref().expect("just set").flags(),
+            last_run: 0,
+        };
         self.next_seq += 1;
         self.live += 1;
         if enabled {
@@ -202,6 +255,7 @@ impl TickGraph {
             }
         }
         self.nodes[h.index() as usize] = None;
+        self.hot[h.index() as usize] = Hot::FREE;
         self.live -= 1;
         self.alloc.borrow_mut().free(h.index(), h.gen());
         true
@@ -215,13 +269,14 @@ impl TickGraph {
 
     /// `true` when the handle is live (whether or not anything changed).
     pub(crate) fn set_enabled(&mut self, h: TickHandle, on: bool) -> bool {
-        let Some(node) = self.get_mut(h) else {
+        let Some(node) = node_mut(&mut self.nodes, h) else {
             return false;
         };
         if node.settings.enabled == on {
             return true;
         }
         node.settings.enabled = on;
+        self.hot[h.index() as usize].flags = node.flags();
         if !on {
             // Disabling resets the interval bookkeeping: re-enabled, it ticks at once.
             node.last_tick = None;
@@ -255,15 +310,20 @@ impl TickGraph {
     /// since it was enabled still ticks at once). `false` for a stale handle.
     pub(crate) fn set_interval(&mut self, h: TickHandle, interval: crate::time::Span) -> bool {
         let clocks = self.clocks;
-        let Some(node) = self.get_mut(h) else {
+        let Some(node) = node_mut(&mut self.nodes, h) else {
             return false;
         };
         let had = node.has_interval();
         node.settings.interval = interval;
         let has = node.has_interval();
         node.stamp = node.stamp.wrapping_add(1);
+        self.hot[h.index() as usize].flags = node.flags();
         if has && node.settings.enabled {
             let now = clocks[node.clock() as usize];
+            if !had && self.hot[h.index() as usize].last_run > 0 {
+                // It has been ticking every frame: the new interval counts from now.
+                node.last_tick = Some(now);
+            }
             node.due = if node.last_tick.is_some() {
                 now.saturating_add(interval.flicks())
             } else {
@@ -349,17 +409,28 @@ impl TickGraph {
     }
 }
 
+fn node_mut(nodes: &mut [Option<Node>], h: TickHandle) -> Option<&mut Node> {
+    nodes
+        .get_mut(h.index() as usize)?
+        .as_mut()
+        .filter(|n| n.gen == h.gen())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::time::secs;
 
-    fn graph() -> TickGraph {
+    fn graph() -> TickGraph<()> {
         TickGraph::new(Rc::default())
     }
 
-    fn add(g: &mut TickGraph, name: &str) -> TickHandle {
-        g.insert(TickSettings::named(name), false).unwrap()
+    pub(crate) fn body() -> Body<()> {
+        Body::Serial(Box::new(|_, _| {}))
+    }
+
+    fn add(g: &mut TickGraph<()>, name: &str) -> TickHandle {
+        g.insert(TickSettings::named(name), body()).unwrap()
     }
 
     #[test]
@@ -411,8 +482,8 @@ mod tests {
             owner: Some(owner),
             ..TickSettings::default()
         };
-        let a = g.insert(s.clone(), false).unwrap();
-        let b = g.insert(s, false).unwrap();
+        let a = g.insert(s.clone(), body()).unwrap();
+        let b = g.insert(s, body()).unwrap();
         let c = add(&mut g, "c");
         assert!(g.remove(a));
         assert_eq!(g.remove_owner(owner), 1);

@@ -69,7 +69,7 @@ impl Plan {
     }
 
     /// Resolves the order of every enabled function.
-    pub(crate) fn resolve(graph: &TickGraph) -> Plan {
+    pub(crate) fn resolve<C>(graph: &TickGraph<C>) -> Plan {
         let n = graph.slots();
         let enabled = |h: TickHandle| graph.get(h).filter(|p| p.settings.enabled);
         let mut info: Vec<Option<Resolved>> = vec![None; n];
@@ -199,7 +199,7 @@ impl Plan {
     }
 
     /// The human-readable order (see `Scheduler::explain_order`).
-    pub(crate) fn explain(&self, graph: &TickGraph) -> String {
+    pub(crate) fn explain<C>(&self, graph: &TickGraph<C>) -> String {
         let mut out = String::new();
         let disabled: Vec<String> = graph
             .iter()
@@ -233,7 +233,7 @@ impl Plan {
 
     /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
     /// prerequisite to the function that waits for it, disabled functions dashed.
-    pub(crate) fn dot(&self, graph: &TickGraph) -> String {
+    pub(crate) fn dot<C>(&self, graph: &TickGraph<C>) -> String {
         let mut out = String::from("digraph ticks {\n  rankdir=LR;\n  node [shape=box];\n");
         for g in TickGroup::ALL {
             let members: Vec<u32> = self
@@ -275,7 +275,7 @@ impl Plan {
     }
 }
 
-fn why(graph: &TickGraph, plan: &Plan, h: TickHandle, node: &Node, r: &Resolved) -> String {
+fn why<C>(graph: &TickGraph<C>, plan: &Plan, h: TickHandle, node: &Node, r: &Resolved) -> String {
     let _ = h;
     match r.demoted_by {
         Some(p) => format!(
@@ -331,12 +331,16 @@ mod tests {
     use std::rc::Rc;
     use TickGroup::*;
 
-    fn add(g: &mut TickGraph, name: &str, group: TickGroup) -> TickHandle {
-        g.insert(TickSettings::named(name).in_group(group), false)
+    fn body() -> crate::tick::Body<()> {
+        crate::tick::Body::Serial(Box::new(|_, _| {}))
+    }
+
+    fn add(g: &mut TickGraph<()>, name: &str, group: TickGroup) -> TickHandle {
+        g.insert(TickSettings::named(name).in_group(group), body())
             .unwrap()
     }
 
-    fn names(g: &TickGraph, p: &Plan, group: TickGroup) -> Vec<String> {
+    fn names(g: &TickGraph<()>, p: &Plan, group: TickGroup) -> Vec<String> {
         p.always[group.index()]
             .iter()
             .map(|&h| g.name_of(h))
@@ -399,7 +403,7 @@ mod tests {
             high_priority: true,
             ..TickSettings::named("hp")
         };
-        let hp = g.insert(hp, false).unwrap();
+        let hp = g.insert(hp, body()).unwrap();
         let plan = Plan::resolve(&g);
         assert_eq!(names(&g, &plan, PrePhysics), ["hp", "x", "y"]);
         // A prerequisite still wins over priority.

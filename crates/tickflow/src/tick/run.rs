@@ -3,9 +3,10 @@
 //! batches on rayon's pool.
 //!
 //! Ground rules:
-//! - A callback is taken out of `bodies` while it runs and put back only if its function is
-//!   still registered under the same generation; functions added meanwhile wait in `incoming`
-//!   and are moved in right after the call. So no callback is ever reachable twice.
+//! - A callback is taken out of its slot while it runs and put back only if its function is
+//!   still registered under the same generation (a function that removed itself, or whose
+//!   slot was reused meanwhile, is dropped instead). So no callback is ever reachable twice,
+//!   and a running callback can change the graph freely through `TickCx`.
 //! - Every list entry is a full handle: a slot reused during the frame is never run in the
 //!   old function's place.
 //! - A panic in a callback puts everything back (`recover`) before it travels on.
@@ -15,7 +16,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use rustc_hash::FxHashSet;
 
-use super::graph::TickGraph;
+use super::graph::{TickGraph, ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use super::interval::{next_due, Clock};
 use super::plan::Plan;
 use super::{Deferred, HandleAlloc, TickCx, TickError, TickGroup, TickHandle, TickSettings};
@@ -33,12 +34,9 @@ pub(crate) enum Body<C> {
     Parallel(ParallelFn<C>),
 }
 
-/// Callbacks of functions added while a callback ran.
-pub(crate) type Incoming<C> = Vec<(TickHandle, Body<C>)>;
-
 /// One parallel function taken out for a batch.
 pub(crate) struct ParJob<C> {
-    index: u32,
+    handle: TickHandle,
     seq: u64,
     body: ParallelFn<C>,
     out: Deferred<C>,
@@ -73,9 +71,7 @@ pub(crate) struct Env<'a, C> {
 
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub(crate) struct TickFunctions<C> {
-    pub(crate) graph: TickGraph,
-    bodies: Vec<Option<Body<C>>>,
-    incoming: Incoming<C>,
+    pub(crate) graph: TickGraph<C>,
     plan: Plan,
     runner: Option<Runner<C>>,
     /// `false` runs parallel batches one by one on the game thread (same results).
@@ -96,8 +92,6 @@ impl<C: 'static> TickFunctions<C> {
     pub(crate) fn new(alloc: std::rc::Rc<std::cell::RefCell<HandleAlloc>>) -> Self {
         TickFunctions {
             graph: TickGraph::new(alloc),
-            bodies: Vec::new(),
-            incoming: Vec::new(),
             plan: Plan::default(),
             runner: None,
             threads: true,
@@ -116,9 +110,7 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Registers a serial function.
     pub(crate) fn add(&mut self, s: TickSettings, f: SerialFn<C>) -> Result<TickHandle, TickError> {
-        let h = self.graph.insert(s, false)?;
-        self.put_body(h, Body::Serial(f));
-        Ok(h)
+        self.graph.insert(s, Body::Serial(f))
     }
 
     /// Registers a parallel function (the caller proves `C: Sync`).
@@ -130,58 +122,29 @@ impl<C: 'static> TickFunctions<C> {
     where
         C: Sync,
     {
-        let h = self.graph.insert(s, true)?;
         self.runner = Some(run_batch::<C>);
-        self.put_body(h, Body::Parallel(f));
-        Ok(h)
+        self.graph.insert(s, Body::Parallel(f))
     }
 
     /// Registers a function under a handle reserved by `Commands`.
     pub(crate) fn add_reserved(&mut self, h: TickHandle, s: TickSettings, body: Body<C>) {
-        let parallel = matches!(body, Body::Parallel(_));
-        self.graph.insert_reserved(h, s, parallel);
-        self.put_body(h, body);
-        if self.graph.in_frame {
-            self.route_spawned();
-        }
-    }
-
-    fn put_body(&mut self, h: TickHandle, body: Body<C>) {
-        let i = h.index() as usize;
-        if self.bodies.len() <= i {
-            self.bodies.resize_with(i + 1, || None);
-        }
-        self.bodies[i] = Some(body);
+        self.graph.insert_reserved(h, s, body);
+        self.settle();
     }
 
     /// Unregisters a function and drops its callback (unless it is running: then it is
     /// dropped when the call returns).
     pub(crate) fn remove(&mut self, h: TickHandle) -> bool {
-        if !self.graph.remove(h) {
-            return false;
-        }
-        self.bodies[h.index() as usize] = None;
-        true
+        self.graph.remove(h)
     }
 
     /// Unregisters every function of an owner.
     pub(crate) fn remove_owner(&mut self, owner: crate::timer::OwnerId) -> usize {
-        let n = self.graph.remove_owner(owner);
-        self.drop_dead_bodies();
-        n
+        self.graph.remove_owner(owner)
     }
 
-    fn drop_dead_bodies(&mut self) {
-        for (i, b) in self.bodies.iter_mut().enumerate() {
-            if b.is_some() && self.graph.at(i as u32).is_none() {
-                *b = None;
-            }
-        }
-    }
-
-    /// Applies graph changes made meanwhile: spawned functions are placed in this frame.
+    /// Places functions spawned meanwhile in this frame.
     pub(crate) fn settle(&mut self) {
-        self.take_incoming();
         if !self.graph.spawned.is_empty() {
             self.route_spawned();
         }
@@ -197,7 +160,7 @@ impl<C: 'static> TickFunctions<C> {
     }
 
     /// The order as it stands, without caching (for `&self` callers).
-    pub(crate) fn with_plan<R>(&self, f: impl FnOnce(&Plan, &TickGraph) -> R) -> R {
+    pub(crate) fn with_plan<R>(&self, f: impl FnOnce(&Plan, &TickGraph<C>) -> R) -> R {
         if self.graph.dirty {
             f(&Plan::resolve(&self.graph), &self.graph)
         } else {
@@ -228,8 +191,11 @@ impl<C: 'static> TickFunctions<C> {
             if paused && clock == Clock::Game {
                 continue;
             }
-            let now = clocks[clock as usize];
-            while let Some(e) = self.graph.intervals.pop_due(clock, now) {
+            let mut due = Vec::new();
+            self.graph
+                .intervals
+                .drain_due(clock, clocks[clock as usize], &mut due);
+            for e in due {
                 let Some(node) = self.graph.get(e.handle) else {
                     continue;
                 };
@@ -301,7 +267,7 @@ impl<C: 'static> TickFunctions<C> {
             if passes == super::MAX_SPAWN_PASSES {
                 let held = list
                     .iter()
-                    .filter(|&&h| self.graph.get(h).is_some_and(|n| n.last_run != self.frame))
+                    .filter(|&&h| self.graph.hot(h).is_some_and(|x| x.last_run != self.frame))
                     .count();
                 return (ran, passes, held);
             }
@@ -328,11 +294,8 @@ impl<C: 'static> TickFunctions<C> {
     /// interval function that did not run stays due.
     pub(crate) fn recover(&mut self) {
         for job in mem::take(&mut self.jobs) {
-            if self.graph.at(job.index).is_some() {
-                self.bodies[job.index as usize] = Some(Body::Parallel(job.body));
-            }
+            self.put_back(job.handle, Body::Parallel(job.body));
         }
-        self.take_incoming();
         self.deferred.clear();
         self.batch.clear();
         for list in &mut self.due {
@@ -342,7 +305,11 @@ impl<C: 'static> TickFunctions<C> {
         let waiting: Vec<_> = self
             .graph
             .iter()
-            .filter(|(_, n)| n.settings.enabled && n.has_interval() && n.last_run != frame)
+            .filter(|(h, n)| {
+                n.settings.enabled
+                    && n.has_interval()
+                    && self.graph.hot[h.index() as usize].last_run != frame
+            })
             .map(|(h, n)| (n.clock(), n.due, n.seq, h, n.stamp))
             .collect();
         for (clock, due, seq, h, stamp) in waiting {
@@ -360,46 +327,32 @@ impl<C: 'static> TickFunctions<C> {
         env: &mut Env<'_, C>,
     ) -> usize {
         let mut ran = 0;
-        let clocks = self.graph.clocks;
+        let (frame, paused, deltas) = (self.frame, self.paused, self.deltas);
         for h in list {
-            let Some(node) = self.graph.at_mut(h.index()).filter(|n| n.gen == h.gen()) else {
+            let Some(hot) = self.graph.hot.get_mut(h.index() as usize) else {
                 continue;
             };
-            if !node.settings.enabled
-                || node.last_run == self.frame
-                || (self.paused && !node.settings.tick_when_paused)
+            let flags = hot.flags;
+            if hot.gen != h.gen().get()
+                || flags & ENABLED == 0
+                || hot.last_run == frame
+                || (paused && flags & WHEN_PAUSED == 0)
             {
                 continue;
             }
-            let clock = node.clock() as usize;
-            let now = clocks[clock];
-            let interval = node.settings.interval.flicks();
-            let first = node.last_tick.is_none();
-            if interval > 0 && !first && node.due > now {
-                continue; // gained an interval this frame and is not due yet
-            }
-            let raw = match node.last_tick {
-                Some(t) if interval > 0 => now - t,
-                _ => self.deltas[clock],
-            };
-            node.last_run = self.frame;
-            node.last_tick = Some(now);
-            let d = node.settings.time_dilation;
-            let (parallel, seq) = (node.parallel, node.seq);
-            if interval > 0 {
-                node.due = next_due(node.due, now, interval, first);
-                node.stamp = node.stamp.wrapping_add(1);
-                let (c, due, stamp) = (node.clock(), node.due, node.stamp);
-                self.graph.intervals.push(c, due, seq, h, stamp);
-            }
-            let dt = Span::from_flicks(if d == 1.0 {
-                raw
+            let clock = usize::from(flags & WHEN_PAUSED != 0);
+            let dt = if flags & SLOW == 0 {
+                hot.last_run = frame;
+                Span::from_flicks(deltas[clock])
             } else {
-                (raw as f64 * d).round() as u64
-            });
+                match self.slow_start(h, clock) {
+                    Some(dt) => dt,
+                    None => continue,
+                }
+            };
             ran += 1;
-            if parallel {
-                self.queue_parallel(h, seq, dt, group, env);
+            if flags & PARALLEL != 0 {
+                self.queue_parallel(h, dt, group, env);
             } else {
                 self.flush_batch(env);
                 self.call_serial(h, dt, group, env);
@@ -409,9 +362,49 @@ impl<C: 'static> TickFunctions<C> {
         ran
     }
 
+    /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
+    /// due after all (it gained an interval during this frame).
+    fn slow_start(&mut self, h: TickHandle, clock: usize) -> Option<Span> {
+        let now = self.graph.clocks[clock];
+        let delta = self.deltas[clock];
+        let node = self.graph.at_mut(h.index()).expect("live");
+        let interval = node.settings.interval.flicks();
+        let first = node.last_tick.is_none();
+        if interval > 0 && !first && node.due > now {
+            return None;
+        }
+        let raw = match node.last_tick {
+            Some(t) if interval > 0 => now - t,
+            _ => delta,
+        };
+        node.last_tick = Some(now);
+        let d = node.settings.time_dilation;
+        if interval > 0 {
+            node.due = next_due(node.due, now, interval, first);
+            node.stamp = node.stamp.wrapping_add(1);
+            let (c, due, seq, stamp) = (node.clock(), node.due, node.seq, node.stamp);
+            self.graph.intervals.push(c, due, seq, h, stamp);
+        }
+        self.graph.hot[h.index() as usize].last_run = self.frame;
+        Some(Span::from_flicks(if d == 1.0 {
+            raw
+        } else {
+            (raw as f64 * d).round() as u64
+        }))
+    }
+
+    /// Returns a callback to its slot if its function is still registered.
+    fn put_back(&mut self, h: TickHandle, body: Body<C>) {
+        if let Some(hot) = self.graph.hot.get_mut(h.index() as usize) {
+            if hot.gen == h.gen().get() && hot.body.is_none() {
+                hot.body = Some(body);
+            }
+        }
+    }
+
     fn call_serial(&mut self, h: TickHandle, dt: Span, group: TickGroup, env: &mut Env<'_, C>) {
         let i = h.index() as usize;
-        let Some(Body::Serial(mut f)) = self.bodies[i].take() else {
+        let Some(Body::Serial(mut f)) = self.graph.hot[i].body.take() else {
             return;
         };
         let mut cx = TickCx {
@@ -421,12 +414,9 @@ impl<C: 'static> TickFunctions<C> {
             handle: h,
             timers: &mut *env.timers,
             graph: &mut self.graph,
-            incoming: &mut self.incoming,
         };
         let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
-        if self.graph.get(h).is_some() {
-            self.bodies[i] = Some(Body::Serial(f));
-        }
+        self.put_back(h, Body::Serial(f));
         self.after_call(env);
         if let Err(p) = result {
             panic::resume_unwind(p);
@@ -438,16 +428,10 @@ impl<C: 'static> TickFunctions<C> {
         (env.after_call)(self, env.timers);
     }
 
-    fn queue_parallel(
-        &mut self,
-        h: TickHandle,
-        seq: u64,
-        dt: Span,
-        group: TickGroup,
-        env: &mut Env<'_, C>,
-    ) {
+    fn queue_parallel(&mut self, h: TickHandle, dt: Span, group: TickGroup, env: &mut Env<'_, C>) {
         // A prerequisite inside the current batch must finish first: start a new batch.
         let node = self.graph.get(h).expect("live");
+        let seq = node.seq;
         if !self.jobs.is_empty()
             && node
                 .prereqs
@@ -456,13 +440,12 @@ impl<C: 'static> TickFunctions<C> {
         {
             self.flush_batch(env);
         }
-        let i = h.index();
-        let Some(Body::Parallel(body)) = self.bodies[i as usize].take() else {
+        let Some(Body::Parallel(body)) = self.graph.hot[h.index() as usize].body.take() else {
             return;
         };
-        self.batch.insert(i);
+        self.batch.insert(h.index());
         self.jobs.push(ParJob {
-            index: i,
+            handle: h,
             seq,
             body,
             out: Deferred::new(dt, self.frame, group, h),
@@ -485,9 +468,7 @@ impl<C: 'static> TickFunctions<C> {
         }));
         self.batch.clear();
         for job in jobs.drain(..) {
-            if self.graph.at(job.index).is_some() {
-                self.bodies[job.index as usize] = Some(Body::Parallel(job.body));
-            }
+            self.put_back(job.handle, Body::Parallel(job.body));
             if !job.out.is_empty() {
                 self.deferred.push((job.seq, job.out));
             }
@@ -515,22 +496,12 @@ impl<C: 'static> TickFunctions<C> {
                     handle: out.handle,
                     timers: &mut *env.timers,
                     graph: &mut self.graph,
-                    incoming: &mut self.incoming,
                 };
                 let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
                 self.after_call(env);
                 if let Err(p) = result {
                     panic::resume_unwind(p);
                 }
-            }
-        }
-    }
-
-    fn take_incoming(&mut self) {
-        let incoming = mem::take(&mut self.incoming);
-        for (h, body) in incoming {
-            if self.graph.get(h).is_some() {
-                self.put_body(h, body);
             }
         }
     }
@@ -548,7 +519,7 @@ impl<C: 'static> TickFunctions<C> {
         let mut placed: Vec<(Option<TickGroup>, u32, u64, TickHandle)> = Vec::new();
         for &h in &spawned {
             let Some(n) = self.graph.get(h) else { continue };
-            if !n.settings.enabled || n.last_run == self.frame {
+            if !n.settings.enabled || self.graph.hot[h.index() as usize].last_run == self.frame {
                 continue;
             }
             placed.push((None, 0, n.seq, h));
