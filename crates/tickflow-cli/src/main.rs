@@ -1,5 +1,7 @@
-//! The `tickflow` tool. For now it runs a short demo of the timer manager; later issues turn it
-//! into the full tool (arena demo, trace, plots, bench).
+//! The `tickflow` tool. For now it runs a short demo of the timer manager and the scheduler;
+//! later issues turn it into the full tool (arena demo, trace, plots, bench).
+
+mod scheduler_demo;
 
 use tickflow::prelude::*;
 
@@ -106,4 +108,6 @@ fn main() {
             "cooling down"
         },
     );
+
+    scheduler_demo::run();
 }
