@@ -218,7 +218,7 @@ pub(crate) fn apply<C: 'static>(
         }
         for c in queue {
             match c {
-                Command::AddTick(h, s, body) => ticks.add_reserved(h, s, body),
+                Command::AddTick(h, s, body) => ticks.graph.insert_reserved(h, s, body),
                 Command::RemoveTick(h) => {
                     ticks.remove(h);
                 }

@@ -10,7 +10,7 @@ use crate::time::Span;
 use crate::timer::TimerManager;
 
 impl<C: 'static> Scheduler<C> {
-    /// Runs one frame of `dt` (see the [module docs](self) for the order) and reports it.
+    /// Runs one frame of `dt` (see the [module docs](crate::scheduler) for the order) and reports it.
     ///
     /// # Panics
     ///
@@ -72,7 +72,6 @@ impl<C: 'static> Scheduler<C> {
             ticks,
             tickables,
             shared,
-            errors,
             paused,
             ..
         } = self;
@@ -135,6 +134,5 @@ impl<C: 'static> Scheduler<C> {
         lap(Stage::NewlySpawned, report);
 
         report.ticks_run = report.ticks_per_group.iter().sum();
-        errors.clear();
     }
 }

@@ -298,8 +298,8 @@ impl<C> TickGraph<C> {
         if node.has_interval() {
             node.due = clocks[node.clock() as usize];
             node.stamp = node.stamp.wrapping_add(1);
-            let (clock, due, seq, stamp) = (node.clock(), node.due, node.seq, node.stamp);
-            self.intervals.push(clock, due, seq, h, stamp);
+            let (clock, due, stamp) = (node.clock(), node.due, node.stamp);
+            self.intervals.push(clock, due, h, stamp);
         }
         if self.in_frame {
             self.spawned.push(h);
@@ -329,8 +329,8 @@ impl<C> TickGraph<C> {
             } else {
                 now
             };
-            let (clock, due, seq, stamp) = (node.clock(), node.due, node.seq, node.stamp);
-            self.intervals.push(clock, due, seq, h, stamp);
+            let (clock, due, stamp) = (node.clock(), node.due, node.stamp);
+            self.intervals.push(clock, due, h, stamp);
         }
         if had != has {
             self.dirty = true;
@@ -378,7 +378,7 @@ impl<C> TickGraph<C> {
     }
 
     /// The prerequisite chain from `from` to `to` (`[from, .., to]`), if `from` waits for `to`
-    /// directly or indirectly. Follows removed-free live edges, enabled or not: a disabled
+    /// directly or indirectly. Follows edges between live functions, enabled or not: a disabled
     /// function can be enabled again, and the graph must stay acyclic then too.
     fn path(&self, from: TickHandle, to: TickHandle) -> Option<Vec<TickHandle>> {
         if from == to {

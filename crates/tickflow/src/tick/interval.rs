@@ -25,11 +25,10 @@ pub(crate) enum Clock {
     Unpaused = 1,
 }
 
-/// One queued cooldown: ordered by due time, then registration order.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// One queued cooldown. Order inside a frame comes from the plan's ranks, not from here.
+#[derive(Copy, Clone, Debug)]
 pub(crate) struct Entry {
     pub(crate) due: u64,
-    pub(crate) seq: u64,
     pub(crate) handle: TickHandle,
     pub(crate) stamp: u32,
 }
@@ -42,23 +41,11 @@ pub(crate) struct Intervals {
 }
 
 impl Intervals {
-    pub(crate) fn push(
-        &mut self,
-        clock: Clock,
-        due: u64,
-        seq: u64,
-        handle: TickHandle,
-        stamp: u32,
-    ) {
+    pub(crate) fn push(&mut self, clock: Clock, due: u64, handle: TickHandle, stamp: u32) {
         self.calendars[clock as usize]
             .entry(due >> SHIFT)
             .or_default()
-            .push(Entry {
-                due,
-                seq,
-                handle,
-                stamp,
-            });
+            .push(Entry { due, handle, stamp });
         self.len += 1;
     }
 
@@ -154,7 +141,7 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            q.push(Clock::Game, due, k as u64, h, 0);
+            q.push(Clock::Game, due, h, k as u32);
         }
         let mut out = Vec::new();
         q.drain_due(Clock::Game, 5 * step + 2, &mut out);

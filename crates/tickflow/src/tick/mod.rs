@@ -47,8 +47,9 @@
 //! # Cost
 //!
 //! The order is resolved only when the graph changes (add, remove, enable, prerequisite), in
-//! O(n log n); a frame then costs O(functions that run). A function takes about 150 bytes plus
-//! its name, its prerequisite list and its callback's box.
+//! O(n log n); a frame then costs O(functions that run). A function takes about 190 bytes (a
+//! 150-byte node read when the graph changes, a 40-byte record read every frame) plus its name,
+//! its prerequisite list and its callback's box.
 
 mod alloc;
 mod cx;

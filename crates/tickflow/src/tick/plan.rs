@@ -222,7 +222,7 @@ impl Plan {
                 let _ = writeln!(out, "{:?}", r.actual);
             }
             let _ = write!(out, "  {:>3}. {:<24} ", pos + 1, graph.name_of(h));
-            let _ = write!(out, "{}", why(graph, self, h, node, r));
+            let _ = write!(out, "{}", why(graph, self, node, r));
             let _ = writeln!(out, "{}", flags(node));
         }
         if !disabled.is_empty() {
@@ -256,14 +256,13 @@ impl Plan {
             }
             out.push_str("  }\n");
         }
-        for (h, node) in graph.iter().filter(|(_, n)| !n.settings.enabled) {
+        for (h, _) in graph.iter().filter(|(_, n)| !n.settings.enabled) {
             let _ = writeln!(
                 out,
                 "  t{} [label=\"{}\", style=dashed];",
                 h.index(),
                 escape(&graph.name_of(h))
             );
-            let _ = node;
         }
         for (h, node) in graph.iter() {
             for &p in node.prereqs.iter().filter(|&&p| graph.get(p).is_some()) {
@@ -275,8 +274,7 @@ impl Plan {
     }
 }
 
-fn why<C>(graph: &TickGraph<C>, plan: &Plan, h: TickHandle, node: &Node, r: &Resolved) -> String {
-    let _ = h;
+fn why<C>(graph: &TickGraph<C>, plan: &Plan, node: &Node, r: &Resolved) -> String {
     match r.demoted_by {
         Some(p) => format!(
             "demoted from {:?}: waits for `{}` in {:?}",

@@ -50,17 +50,6 @@ fn run_batch<C: Sync>(ctx: &C, jobs: &mut [ParJob<C>]) {
     jobs.par_iter_mut().for_each(|j| (j.body)(ctx, &mut j.out));
 }
 
-/// Where the frame is, for placing newly spawned functions.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Cursor {
-    /// Between frames.
-    Idle,
-    /// Running a group's functions (or an extra pass, as `LastDemotable`).
-    In(TickGroup),
-    /// Past a group: in the stages that follow it.
-    After(TickGroup),
-}
-
 /// What the executor needs from the scheduler while it runs a list.
 pub(crate) struct Env<'a, C> {
     pub(crate) ctx: &'a mut C,
@@ -79,7 +68,11 @@ pub(crate) struct TickFunctions<C> {
     frame: u64,
     deltas: [u64; 2],
     paused: bool,
-    cursor: Cursor,
+    /// The group running, or the last one run: functions spawned now go to a later group.
+    current: TickGroup,
+    /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
+    merged: Vec<TickHandle>,
+    drained: Vec<super::interval::Entry>,
     due: [Vec<(u32, TickHandle)>; 7],
     spawned_in: [Vec<TickHandle>; 7],
     extra: Vec<TickHandle>,
@@ -98,7 +91,9 @@ impl<C: 'static> TickFunctions<C> {
             frame: 0,
             deltas: [0; 2],
             paused: false,
-            cursor: Cursor::Idle,
+            current: TickGroup::PrePhysics,
+            merged: Vec::new(),
+            drained: Vec::new(),
             due: Default::default(),
             spawned_in: Default::default(),
             extra: Vec::new(),
@@ -124,12 +119,6 @@ impl<C: 'static> TickFunctions<C> {
     {
         self.runner = Some(run_batch::<C>);
         self.graph.insert(s, Body::Parallel(f))
-    }
-
-    /// Registers a function under a handle reserved by `Commands`.
-    pub(crate) fn add_reserved(&mut self, h: TickHandle, s: TickSettings, body: Body<C>) {
-        self.graph.insert_reserved(h, s, body);
-        self.settle();
     }
 
     /// Unregisters a function and drops its callback (unless it is running: then it is
@@ -191,11 +180,10 @@ impl<C: 'static> TickFunctions<C> {
             if paused && clock == Clock::Game {
                 continue;
             }
-            let mut due = Vec::new();
-            self.graph
-                .intervals
-                .drain_due(clock, clocks[clock as usize], &mut due);
-            for e in due {
+            let mut drained = mem::take(&mut self.drained);
+            let now = clocks[clock as usize];
+            self.graph.intervals.drain_due(clock, now, &mut drained);
+            for e in drained.drain(..) {
                 let Some(node) = self.graph.get(e.handle) else {
                     continue;
                 };
@@ -206,23 +194,24 @@ impl<C: 'static> TickFunctions<C> {
                     self.due[r.actual.index()].push((r.rank, e.handle));
                 }
             }
+            self.drained = drained;
         }
         for list in &mut self.due {
             list.sort_unstable();
         }
         self.graph.in_frame = true;
-        self.cursor = Cursor::In(TickGroup::PrePhysics);
+        self.current = TickGroup::PrePhysics;
     }
 
     /// Marks that the frame has moved past group `g` (into the timer, tickable or latent
     /// stages), so functions spawned now land after it.
     pub(crate) fn past(&mut self, g: TickGroup) {
-        self.cursor = Cursor::After(g);
+        self.current = g;
     }
 
     /// Runs one group; returns how many functions ran.
     pub(crate) fn run_group(&mut self, g: TickGroup, env: &mut Env<'_, C>) -> usize {
-        self.cursor = Cursor::In(g);
+        self.current = g;
         let gi = g.index();
         let always = mem::take(&mut self.plan.always[gi]);
         let due = mem::take(&mut self.due[gi]);
@@ -232,7 +221,7 @@ impl<C: 'static> TickFunctions<C> {
             r
         } else {
             // Merge by rank: both lists are in plan order.
-            let mut merged = Vec::with_capacity(always.len() + due.len());
+            let mut merged = mem::take(&mut self.merged);
             let (mut a, mut d) = (always.iter().peekable(), due.iter().peekable());
             loop {
                 let take_due = match (a.peek(), d.peek()) {
@@ -248,12 +237,14 @@ impl<C: 'static> TickFunctions<C> {
                 }
             }
             self.plan.always[gi] = always;
-            self.exec(merged.into_iter(), g, env)
+            let r = self.exec(merged.iter().copied(), g, env);
+            merged.clear();
+            self.merged = merged;
+            r
         };
         let spawned = mem::take(&mut self.spawned_in[gi]);
         ran += self.exec(spawned.into_iter(), g, env);
         self.finish_group(g, env);
-        self.cursor = Cursor::After(g);
         ran
     }
 
@@ -261,7 +252,7 @@ impl<C: 'static> TickFunctions<C> {
     /// Returns (functions run, passes, functions held back for the next frame).
     pub(crate) fn run_extra_passes(&mut self, env: &mut Env<'_, C>) -> (usize, usize, usize) {
         let (mut ran, mut passes) = (0, 0);
-        self.cursor = Cursor::In(TickGroup::LastDemotable);
+        self.current = TickGroup::LastDemotable;
         while !self.extra.is_empty() {
             let list = mem::take(&mut self.extra);
             if passes == super::MAX_SPAWN_PASSES {
@@ -281,7 +272,6 @@ impl<C: 'static> TickFunctions<C> {
     /// Ends the frame.
     pub(crate) fn end_frame(&mut self) {
         self.graph.in_frame = false;
-        self.cursor = Cursor::Idle;
         self.graph.spawned.clear();
         for list in &mut self.spawned_in {
             list.clear();
@@ -310,11 +300,11 @@ impl<C: 'static> TickFunctions<C> {
                     && n.has_interval()
                     && self.graph.hot[h.index() as usize].last_run != frame
             })
-            .map(|(h, n)| (n.clock(), n.due, n.seq, h, n.stamp))
+            .map(|(h, n)| (n.clock(), n.due, h, n.stamp))
             .collect();
-        for (clock, due, seq, h, stamp) in waiting {
+        for (clock, due, h, stamp) in waiting {
             // May duplicate a queued entry; the copy goes stale at the function's next tick.
-            self.graph.intervals.push(clock, due, seq, h, stamp);
+            self.graph.intervals.push(clock, due, h, stamp);
         }
         self.graph.dirty = true;
         self.end_frame();
@@ -382,8 +372,8 @@ impl<C: 'static> TickFunctions<C> {
         if interval > 0 {
             node.due = next_due(node.due, now, interval, first);
             node.stamp = node.stamp.wrapping_add(1);
-            let (c, due, seq, stamp) = (node.clock(), node.due, node.seq, node.stamp);
-            self.graph.intervals.push(c, due, seq, h, stamp);
+            let (c, due, stamp) = (node.clock(), node.due, node.stamp);
+            self.graph.intervals.push(c, due, h, stamp);
         }
         self.graph.hot[h.index() as usize].last_run = self.frame;
         Some(Span::from_flicks(if d == 1.0 {
@@ -510,10 +500,10 @@ impl<C: 'static> TickFunctions<C> {
     /// current position that they may run in, no earlier than their prerequisites.
     fn route_spawned(&mut self) {
         let spawned = mem::take(&mut self.graph.spawned);
-        let floor = match self.cursor {
-            Cursor::Idle => return,
-            Cursor::In(g) | Cursor::After(g) => g.next(),
-        };
+        if !self.graph.in_frame {
+            return;
+        }
+        let floor = self.current.next();
         // Prerequisites among the spawned functions themselves: settle targets first, then
         // order each target list by depth (prerequisites first) and registration.
         let mut placed: Vec<(Option<TickGroup>, u32, u64, TickHandle)> = Vec::new();
@@ -532,10 +522,9 @@ impl<C: 'static> TickFunctions<C> {
                 let mut target = floor.map(|f| node.settings.group.demote_to(f));
                 let mut depth = 0;
                 for &p in &node.prereqs {
-                    let Some(pn) = self.graph.get(p).filter(|pn| pn.settings.enabled) else {
+                    if !self.graph.get(p).is_some_and(|pn| pn.settings.enabled) {
                         continue;
-                    };
-                    let _ = pn;
+                    }
                     let (pg, pd) = match placed.iter().find(|x| x.3 == p) {
                         Some(x) => (x.0, x.1 + 1),
                         None => (self.plan.get(p).map(|r| r.actual), 0),
