@@ -5,6 +5,8 @@
 //! - [`tick`]: tick functions in ordered groups, with prerequisites, intervals and parallel
 //!   groups ([`TickSettings`], [`TickCx`]).
 //! - [`tickable`]: light objects that just want `tick(dt)` ([`Tickable`]).
+//! - [`latent`]: latent actions ([`LatentActions`], the Delay family) and async tasks
+//!   ([`TaskCx`], [`TaskHandle`]) driven by frames.
 //! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
 //!
 //! ```
@@ -21,16 +23,19 @@
 //! }
 //! assert_eq!(game.score, 2);
 //! ```
-#![forbid(unsafe_code)]
+// One module needs unsafe code (`latent/lend.rs`, which says why); it opts in alone.
+#![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod latent;
 pub mod scheduler;
 pub mod tick;
 pub mod tickable;
 pub mod time;
 pub mod timer;
 
+pub use latent::{LatentAction, LatentActions, TaskCx, TaskHandle};
 pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableHandle, TickableMode};
@@ -41,6 +46,7 @@ pub use timer::{
 
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
+    pub use crate::latent::{LatentActions, TaskCx, TaskHandle};
     pub use crate::scheduler::{Commands, FrameReport, Scheduler};
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::tickable::{Tickable, TickableHandle};

@@ -6,6 +6,9 @@ use std::mem;
 use std::num::NonZeroU32;
 use std::rc::Rc;
 
+use std::future::Future;
+
+use crate::latent::{Exec, LatentAction, LatentActions, RetriggerableDelay, TaskCx, TaskHandle};
 use crate::tick::{Body, HandleAlloc, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::Span;
@@ -20,21 +23,32 @@ pub(crate) enum Command<C> {
     RemovePrereq(TickHandle, TickHandle),
     AddTickable(TickableHandle, Box<dyn Tickable<C>>),
     RemoveTickable(TickableHandle),
+    AddLatent(
+        OwnerId,
+        u64,
+        Box<dyn LatentAction<C>>,
+        Box<dyn FnMut(&mut C)>,
+    ),
+    RetriggerableDelay(OwnerId, u64, Span, Box<dyn FnMut(&mut C)>),
+    RemoveLatent(OwnerId, u64),
     RemoveOwner(OwnerId),
 }
 
 /// State shared by a scheduler and its `Commands` handles.
-pub(crate) struct Shared<C> {
+pub(crate) struct Shared<C: 'static> {
     pub(crate) ticks: Rc<RefCell<HandleAlloc>>,
     pub(crate) tickables: Rc<RefCell<HandleAlloc>>,
+    /// The task executor: spawning needs no queue.
+    pub(crate) exec: Rc<Exec<C>>,
     queue: RefCell<Vec<Command<C>>>,
 }
 
-impl<C> Shared<C> {
-    pub(crate) fn new() -> Self {
+impl<C: 'static> Shared<C> {
+    pub(crate) fn new(exec: Rc<Exec<C>>) -> Self {
         Shared {
             ticks: Rc::default(),
             tickables: Rc::default(),
+            exec,
             queue: RefCell::new(Vec::new()),
         }
     }
@@ -44,14 +58,15 @@ impl<C> Shared<C> {
     }
 }
 
-/// A cloneable handle for changing the scheduler's tick functions and tickables from code that
-/// has no [`TickCx`]: timer callbacks, tickables, tasks, or anything that keeps it in the game
-/// context.
+/// A cloneable handle for changing the scheduler's tick functions, tickables, latent actions
+/// and tasks from code that has no [`TickCx`]: timer callbacks, tickables, latent completions,
+/// tasks, or anything that keeps it in the game context.
 ///
 /// Commands are queued and applied at the next boundary: after the current tick function,
-/// tickable or task returns, after the timer stage, or at the start of the next frame when
+/// tickable, latent completion or task poll returns, after the timer stage, or at the start of the next frame when
 /// queued between frames. A tick function added during a frame runs in that frame, in the
-/// first group after the stage it was applied in. Handles are handed out at once.
+/// first group after the stage it was applied in. Handles are handed out at once, and
+/// [`spawn`](Self::spawn) is not queued at all.
 ///
 /// Errors found when a command is applied (a prerequisite that would form a cycle) are
 /// reported in [`FrameReport::errors`](super::FrameReport::errors); a stale handle is not an
@@ -73,11 +88,11 @@ impl<C> Shared<C> {
 /// sched.tick(secs(0.1), &mut game);
 /// assert_eq!(game.log, ["same frame"]);
 /// ```
-pub struct Commands<C> {
+pub struct Commands<C: 'static> {
     shared: Rc<Shared<C>>,
 }
 
-impl<C> Clone for Commands<C> {
+impl<C: 'static> Clone for Commands<C> {
     fn clone(&self) -> Self {
         Commands {
             shared: Rc::clone(&self.shared),
@@ -85,7 +100,7 @@ impl<C> Clone for Commands<C> {
     }
 }
 
-impl<C> fmt::Debug for Commands<C> {
+impl<C: 'static> fmt::Debug for Commands<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Commands")
             .field("queued", &self.shared.queue.borrow().len())
@@ -192,7 +207,87 @@ impl<C: 'static> Commands<C> {
         live
     }
 
-    /// Queues removing all of an owner's timers, tick functions and tickables.
+    /// Queues a latent action (ignored if the key holds an unfinished action when applied).
+    /// Queued from a completion, it is applied right after it, so a delay re-armed there
+    /// counts from the finished delay's due time.
+    pub fn add_latent(
+        &self,
+        owner: OwnerId,
+        uuid: u64,
+        action: impl LatentAction<C> + 'static,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) {
+        self.push(Command::AddLatent(
+            owner,
+            uuid,
+            Box::new(action),
+            Box::new(on_complete),
+        ));
+    }
+
+    /// Queues a [`LatentActions::delay`].
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// struct Game { cmds: Commands<Game>, laps: Vec<u64> }
+    ///
+    /// fn lap(game: &mut Game) {
+    ///     game.laps.push(0);
+    ///     game.cmds.delay(OwnerId::from(1), 0, secs(0.1), lap); // loop with a delay
+    /// }
+    ///
+    /// let mut sched = Scheduler::<Game>::new();
+    /// let mut game = Game { cmds: sched.commands(), laps: vec![] };
+    /// sched.latent().delay(OwnerId::from(1), 0, secs(0.1), lap);
+    /// for _ in 0..100 {
+    ///     sched.tick(secs(0.03), &mut game);
+    /// }
+    /// // 3 s of 0.03 s frames: 30 laps of exactly 0.1 s (a Blueprint loop manages 25).
+    /// assert_eq!(game.laps.len(), 30);
+    /// ```
+    pub fn delay(
+        &self,
+        owner: OwnerId,
+        uuid: u64,
+        d: Span,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) {
+        self.add_latent(owner, uuid, crate::latent::Delay::new(d), on_complete);
+    }
+
+    /// Queues a [`LatentActions::retriggerable_delay`].
+    pub fn retriggerable_delay(
+        &self,
+        owner: OwnerId,
+        uuid: u64,
+        d: Span,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) {
+        self.push(Command::RetriggerableDelay(
+            owner,
+            uuid,
+            d,
+            Box::new(on_complete),
+        ));
+    }
+
+    /// Queues [`LatentActions::remove`].
+    pub fn remove_latent(&self, owner: OwnerId, uuid: u64) {
+        self.push(Command::RemoveLatent(owner, uuid));
+    }
+
+    /// Spawns a task at once (see [`Scheduler::spawn`](super::Scheduler::spawn)).
+    pub fn spawn<F: Future<Output = ()> + 'static>(
+        &self,
+        owner: Option<OwnerId>,
+        f: impl FnOnce(TaskCx<C>) -> F,
+    ) -> TaskHandle {
+        self.shared.exec.spawn(owner, f)
+    }
+
+    /// Queues removing all of an owner's timers, tick functions, tickables, latent actions and
+    /// tasks.
     pub fn remove_owner(&self, owner: OwnerId) {
         self.push(Command::RemoveOwner(owner));
     }
@@ -203,14 +298,33 @@ fn h_live(alloc: &RefCell<HandleAlloc>, h: TickableHandle) -> bool {
     alloc.borrow().is_live(index, gen)
 }
 
+/// The parts of a scheduler that commands change.
+pub(crate) struct Parts<'a, C: 'static> {
+    pub(crate) ticks: &'a mut TickFunctions<C>,
+    pub(crate) tickables: &'a mut Tickables<C>,
+    pub(crate) timers: &'a mut TimerManager<C>,
+    pub(crate) latent: &'a mut LatentActions<C>,
+}
+
+/// Removes everything of `owner` (tasks are cancelled: their destructors run here).
+pub(crate) fn remove_owner<C: 'static>(shared: &Shared<C>, p: &mut Parts<'_, C>, owner: OwnerId) {
+    p.ticks.remove_owner(owner);
+    p.tickables.remove_owner(owner);
+    p.timers.clear_owner(owner);
+    p.latent.remove_owner(owner);
+    shared.exec.cancel_owner(owner);
+    shared.exec.clear_dropped(p.timers);
+}
+
 /// Applies every queued command (including ones queued while applying, by destructors).
 pub(crate) fn apply<C: 'static>(
     shared: &Shared<C>,
-    ticks: &mut TickFunctions<C>,
-    tickables: &mut Tickables<C>,
-    timers: &mut TimerManager<C>,
+    p: &mut Parts<'_, C>,
     errors: &mut Vec<TickError>,
 ) {
+    if shared.exec.has_dropped() {
+        shared.exec.clear_dropped(p.timers);
+    }
     loop {
         let queue = mem::take(&mut *shared.queue.borrow_mut());
         if queue.is_empty() {
@@ -218,35 +332,45 @@ pub(crate) fn apply<C: 'static>(
         }
         for c in queue {
             match c {
-                Command::AddTick(h, s, body) => ticks.graph.insert_reserved(h, s, body),
+                Command::AddTick(h, s, body) => p.ticks.graph.insert_reserved(h, s, body),
                 Command::RemoveTick(h) => {
-                    ticks.remove(h);
+                    p.ticks.remove(h);
                 }
                 Command::SetEnabled(h, on) => {
-                    ticks.graph.set_enabled(h, on);
+                    p.ticks.graph.set_enabled(h, on);
                 }
                 Command::SetInterval(h, i) => {
-                    ticks.graph.set_interval(h, i);
+                    p.ticks.graph.set_interval(h, i);
                 }
                 Command::AddPrereq(t, b) => {
-                    if let Err(e) = ticks.graph.add_prereq(t, b) {
+                    if let Err(e) = p.ticks.graph.add_prereq(t, b) {
                         errors.push(e);
                     }
                 }
                 Command::RemovePrereq(t, b) => {
-                    ticks.graph.remove_prereq(t, b);
+                    p.ticks.graph.remove_prereq(t, b);
                 }
-                Command::AddTickable(h, t) => tickables.add_reserved(h, t),
+                Command::AddTickable(h, t) => p.tickables.add_reserved(h, t),
                 Command::RemoveTickable(h) => {
-                    tickables.remove(h);
+                    p.tickables.remove(h);
                 }
-                Command::RemoveOwner(owner) => {
-                    ticks.remove_owner(owner);
-                    tickables.remove_owner(owner);
-                    timers.clear_owner(owner);
+                Command::AddLatent(owner, uuid, action, f) => {
+                    p.latent.add_boxed(owner, uuid, action, f);
                 }
+                Command::RetriggerableDelay(owner, uuid, d, f) => {
+                    if let Some(a) = p.latent.find_mut(owner, uuid) {
+                        a.restart(d);
+                    } else {
+                        p.latent
+                            .add_boxed(owner, uuid, Box::new(RetriggerableDelay::new(d)), f);
+                    }
+                }
+                Command::RemoveLatent(owner, uuid) => {
+                    p.latent.remove(owner, uuid);
+                }
+                Command::RemoveOwner(owner) => remove_owner(shared, p, owner),
             }
-            ticks.settle();
+            p.ticks.settle();
         }
     }
 }

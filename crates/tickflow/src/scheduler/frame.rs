@@ -3,7 +3,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
-use super::commands::apply;
+use super::commands::{apply, Parts};
 use super::{FrameReport, Scheduler, Stage};
 use crate::tick::{Env, TickFunctions, TickGroup};
 use crate::time::Span;
@@ -41,6 +41,8 @@ impl<C: 'static> Scheduler<C> {
         };
 
         self.timers.begin_frame();
+        self.latent.begin_frame();
+        self.tasks.exec.begin_frame();
         let game_now = self.timers.now().flicks().saturating_add(game_dt.flicks());
         self.ticks.begin_frame(
             self.frame,
@@ -53,10 +55,20 @@ impl<C: 'static> Scheduler<C> {
         }));
         if let Err(p) = result {
             self.ticks.recover();
+            self.tasks.exec.after_timers(self.clocks());
             panic::resume_unwind(p);
         }
         self.ticks.end_frame();
         report
+    }
+
+    /// Game, real and frame clocks as the timer manager has them.
+    fn clocks(&self) -> [u64; 3] {
+        [
+            self.timers.now().flicks(),
+            self.timers.real_now().flicks(),
+            self.timers.frame(),
+        ]
     }
 
     fn run_stages(
@@ -71,27 +83,42 @@ impl<C: 'static> Scheduler<C> {
             timers,
             ticks,
             tickables,
+            latent,
+            tasks,
             shared,
             paused,
             ..
         } = self;
         let shared = &**shared;
+        let exec = &*tasks.exec;
+        let errors = &mut report.errors;
         let mut clock = Instant::now();
-        let mut lap = |stage: Stage, report: &mut FrameReport| {
+        let mut times = [std::time::Duration::ZERO; Stage::ALL.len()];
+        let mut lap = |stage: Stage| {
             let now = Instant::now();
-            report.stage_times[stage.index()] += now - clock;
+            times[stage.index()] += now - clock;
             clock = now;
         };
 
+        macro_rules! apply_with {
+            ($parts:expr) => {
+                if shared.has_pending() || exec.has_dropped() {
+                    apply(shared, &mut $parts, &mut *errors);
+                }
+            };
+        }
         macro_rules! env {
             () => {
                 Env {
                     ctx: &mut *ctx,
                     timers: &mut *timers,
                     after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
-                        if shared.has_pending() {
-                            apply(shared, t, &mut *tickables, tm, &mut report.errors);
-                        }
+                        apply_with!(Parts {
+                            ticks: t,
+                            tickables: &mut *tickables,
+                            timers: tm,
+                            latent: &mut *latent,
+                        });
                     },
                 }
             };
@@ -106,33 +133,72 @@ impl<C: 'static> Scheduler<C> {
         ] {
             let n = ticks.run_group(g, &mut env!());
             report.ticks_per_group[g.index()] += n;
-            lap(Stage::Group(g), report);
+            lap(Stage::Group(g));
         }
 
         ticks.past(TickGroup::PostPhysics);
         report.timers_fired = timers.tick_step(game_dt, real_dt, ctx);
-        apply(shared, ticks, tickables, timers, &mut report.errors);
-        lap(Stage::Timers, report);
+        exec.after_timers([
+            timers.now().flicks(),
+            timers.real_now().flicks(),
+            timers.frame(),
+        ]);
+        apply(
+            shared,
+            &mut Parts {
+                ticks: &mut *ticks,
+                tickables: &mut *tickables,
+                timers: &mut *timers,
+                latent: &mut *latent,
+            },
+            &mut *errors,
+        );
+        lap(Stage::Timers);
 
         report.tickables_ticked = tickables.run(free_dt, *paused, ctx, &mut |tk| {
-            if shared.has_pending() {
-                apply(shared, ticks, tk, timers, &mut report.errors);
-            }
+            apply_with!(Parts {
+                ticks: &mut *ticks,
+                tickables: tk,
+                timers: &mut *timers,
+                latent: &mut *latent,
+            });
         });
-        lap(Stage::Tickables, report);
+        lap(Stage::Tickables);
+
+        let dts = [game_dt.flicks(), real_dt.flicks(), 1];
+        report.latent_completed = latent.run(dts, ctx, &mut |la| {
+            apply_with!(Parts {
+                ticks: &mut *ticks,
+                tickables: &mut *tickables,
+                timers: &mut *timers,
+                latent: la,
+            });
+        });
+        let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
+            apply_with!(Parts {
+                ticks: &mut *ticks,
+                tickables: &mut *tickables,
+                timers: tm,
+                latent: &mut *latent,
+            });
+        });
+        report.tasks_polled = polls;
+        report.tasks_ended = ended;
+        lap(Stage::Latent);
 
         for g in [TickGroup::PostUpdateWork, TickGroup::LastDemotable] {
             let n = ticks.run_group(g, &mut env!());
             report.ticks_per_group[g.index()] += n;
-            lap(Stage::Group(g), report);
+            lap(Stage::Group(g));
         }
 
         let (n, passes, held) = ticks.run_extra_passes(&mut env!());
         report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
         report.spawn_passes = passes;
         report.held_back = held;
-        lap(Stage::NewlySpawned, report);
+        lap(Stage::NewlySpawned);
 
         report.ticks_run = report.ticks_per_group.iter().sum();
+        report.stage_times = times;
     }
 }

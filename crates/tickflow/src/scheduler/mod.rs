@@ -1,19 +1,20 @@
 //! The frame pipeline: clocks, tick groups, timers and tickables in one fixed order.
 //!
 //! [`Scheduler<C>`] is Unreal's `UWorld::Tick` for any game loop. It owns the clocks, the
-//! [`TimerManager`], the tick functions and the tickables, and
-//! [`tick(dt, &mut ctx)`](Scheduler::tick) runs one frame:
+//! [`TimerManager`], the tick functions, the tickables, the latent actions and the async
+//! tasks, and [`tick(dt, &mut ctx)`](Scheduler::tick) runs one frame:
 //!
 //! ```text
 //! clock     real += dt; game += min(dt, max_delta) × dilation (0 while paused); frame += 1
 //! ticks     PrePhysics → StartPhysics → DuringPhysics → EndPhysics → PostPhysics
 //! timers    every due timer, in exact due order (timers set earlier in the frame are pending)
 //! tickables in registration order
+//! latent    latent actions (updates, then completions), then woken tasks in spawn order
 //! ticks     PostUpdateWork → LastDemotable → extra passes for functions spawned in the last group
 //! ```
 //!
 //! and returns a [`FrameReport`]. The rules of each part are in [`tick`](crate::tick),
-//! [`tickable`](crate::tickable) and [`timer`](crate::timer).
+//! [`tickable`](crate::tickable), [`timer`](crate::timer) and [`latent`](crate::latent).
 //!
 //! # Pause, dilation, `max_delta`
 //!
@@ -57,16 +58,18 @@ mod frame;
 mod report;
 
 use std::fmt;
+use std::future::Future;
 use std::rc::Rc;
 
 pub use commands::Commands;
 pub use report::{FrameReport, Stage};
 
+use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
 use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Span, Time};
 use crate::timer::{OwnerId, TimerManager};
-use commands::Shared;
+use commands::{Parts, Shared};
 
 /// The default `max_delta`: a quarter second, as Bevy's virtual clock. Longer frames are a
 /// hitch (a breakpoint, a laptop waking up), not game time to catch up on.
@@ -74,10 +77,12 @@ pub const DEFAULT_MAX_DELTA: Span = Span::from_flicks(crate::time::FLICKS_PER_SE
 
 /// Runs frames: tick groups, timers and tickables in a fixed order. See the
 /// [module docs](self).
-pub struct Scheduler<C> {
+pub struct Scheduler<C: 'static> {
     timers: TimerManager<C>,
     ticks: TickFunctions<C>,
     tickables: Tickables<C>,
+    latent: LatentActions<C>,
+    tasks: Tasks<C>,
     shared: Rc<Shared<C>>,
     frame: u64,
     paused: bool,
@@ -105,6 +110,8 @@ impl<C: 'static> fmt::Debug for Scheduler<C> {
             .field("tick_functions", &self.ticks.graph.len())
             .field("tickables", &self.tickables.len())
             .field("timers", &self.timers.len())
+            .field("latent_actions", &self.latent.len())
+            .field("tasks", &self.tasks.exec.len())
             .finish()
     }
 }
@@ -112,11 +119,14 @@ impl<C: 'static> fmt::Debug for Scheduler<C> {
 impl<C: 'static> Scheduler<C> {
     /// An empty scheduler at frame 0, time zero, running, dilation 1, `max_delta` 250 ms.
     pub fn new() -> Self {
-        let shared = Rc::new(Shared::new());
+        let tasks = Tasks::new();
+        let shared = Rc::new(Shared::new(Rc::clone(&tasks.exec)));
         Scheduler {
             timers: TimerManager::new(),
             ticks: TickFunctions::new(Rc::clone(&shared.ticks)),
             tickables: Tickables::new(Rc::clone(&shared.tickables)),
+            latent: LatentActions::new(),
+            tasks,
             shared,
             frame: 0,
             paused: false,
@@ -129,15 +139,20 @@ impl<C: 'static> Scheduler<C> {
 
     /// Applies commands queued between frames, so direct calls see their effects.
     fn flush(&mut self) {
-        if self.shared.has_pending() {
-            commands::apply(
-                &self.shared,
-                &mut self.ticks,
-                &mut self.tickables,
-                &mut self.timers,
-                &mut self.errors,
-            );
+        if self.shared.has_pending() || self.tasks.exec.has_dropped() {
+            let (shared, mut parts, errors) = self.split();
+            commands::apply(shared, &mut parts, errors);
         }
+    }
+
+    fn split(&mut self) -> (&Shared<C>, Parts<'_, C>, &mut Vec<TickError>) {
+        let parts = Parts {
+            ticks: &mut self.ticks,
+            tickables: &mut self.tickables,
+            timers: &mut self.timers,
+            latent: &mut self.latent,
+        };
+        (&self.shared, parts, &mut self.errors)
     }
 
     /// Registers a tick function.
@@ -289,12 +304,67 @@ impl<C: 'static> Scheduler<C> {
         &mut self.timers
     }
 
-    /// Removes all of an owner's timers, tick functions and tickables.
+    /// The latent actions (the frame's latent stage, before the tasks).
+    pub fn latent(&mut self) -> &mut LatentActions<C> {
+        self.flush();
+        &mut self.latent
+    }
+
+    /// Spawns an async task: `f` gets the task's [`TaskCx`] and returns the future to run. It
+    /// is first polled in the next latent stage (this frame's, when spawned before it). See
+    /// [`latent`](crate::latent) for the rules.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// struct Guard(&'static str, std::rc::Rc<std::cell::RefCell<Vec<&'static str>>>);
+    /// impl Drop for Guard {
+    ///     fn drop(&mut self) { self.1.borrow_mut().push(self.0); }
+    /// }
+    ///
+    /// let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    /// let mut sched = Scheduler::<u32>::new();
+    /// let l = log.clone();
+    /// let waiter = sched.spawn(None, |cx| async move {
+    ///     let _guard = Guard("cleaned up", l);
+    ///     cx.delay(secs(10.0)).await;
+    /// });
+    /// let l = log.clone();
+    /// sched.spawn(Some(OwnerId::from(1)), |cx| async move {
+    ///     cx.frames(2).await;
+    ///     cx.with(|n| *n += 1);
+    ///     waiter.cancel(); // runs the other task's destructors
+    ///     l.borrow_mut().push("cancelled it");
+    /// });
+    /// let mut n = 0;
+    /// for _ in 0..3 {
+    ///     sched.tick(secs(0.1), &mut n);
+    /// }
+    /// assert_eq!(n, 1);
+    /// assert_eq!(*log.borrow(), ["cleaned up", "cancelled it"]);
+    /// assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+    /// ```
+    pub fn spawn<F: Future<Output = ()> + 'static>(
+        &mut self,
+        owner: Option<OwnerId>,
+        f: impl FnOnce(TaskCx<C>) -> F,
+    ) -> TaskHandle {
+        self.flush();
+        self.tasks.exec.spawn(owner, f)
+    }
+
+    /// Tasks that have not ended.
+    pub fn task_count(&self) -> usize {
+        self.tasks.exec.len()
+    }
+
+    /// Removes all of an owner's timers, tick functions, tickables and latent actions, and
+    /// cancels its tasks (their destructors run now).
     pub fn remove_owner(&mut self, owner: OwnerId) {
         self.flush();
-        self.ticks.remove_owner(owner);
-        self.tickables.remove_owner(owner);
-        self.timers.clear_owner(owner);
+        let (shared, mut parts, _) = self.split();
+        commands::remove_owner(shared, &mut parts, owner);
+        self.flush();
     }
 
     /// Pauses or resumes the game clock (see the [module docs](self)).

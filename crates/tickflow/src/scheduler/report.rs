@@ -15,13 +15,15 @@ pub enum Stage {
     Timers,
     /// The tickables.
     Tickables,
+    /// Latent actions, then woken async tasks.
+    Latent,
     /// Extra passes for functions spawned after the last group.
     NewlySpawned,
 }
 
 impl Stage {
     /// Every stage, in the order a frame runs them.
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 11] = [
         Stage::Group(TickGroup::PrePhysics),
         Stage::Group(TickGroup::StartPhysics),
         Stage::Group(TickGroup::DuringPhysics),
@@ -29,6 +31,7 @@ impl Stage {
         Stage::Group(TickGroup::PostPhysics),
         Stage::Timers,
         Stage::Tickables,
+        Stage::Latent,
         Stage::Group(TickGroup::PostUpdateWork),
         Stage::Group(TickGroup::LastDemotable),
         Stage::NewlySpawned,
@@ -40,9 +43,10 @@ impl Stage {
             Stage::Group(g) if g <= TickGroup::PostPhysics => g.index(),
             Stage::Timers => 5,
             Stage::Tickables => 6,
-            Stage::Group(TickGroup::PostUpdateWork) => 7,
-            Stage::Group(_) => 8,
-            Stage::NewlySpawned => 9,
+            Stage::Latent => 7,
+            Stage::Group(TickGroup::PostUpdateWork) => 8,
+            Stage::Group(_) => 9,
+            Stage::NewlySpawned => 10,
         }
     }
 
@@ -58,6 +62,7 @@ impl Stage {
             Stage::Group(TickGroup::LastDemotable) => "LastDemotable",
             Stage::Timers => "Timers",
             Stage::Tickables => "Tickables",
+            Stage::Latent => "Latent",
             Stage::NewlySpawned => "NewlySpawned",
         }
     }
@@ -91,8 +96,14 @@ pub struct FrameReport {
     pub timers_fired: usize,
     /// Tickables ticked.
     pub tickables_ticked: usize,
+    /// Latent action completions run.
+    pub latent_completed: usize,
+    /// Polls of async tasks.
+    pub tasks_polled: usize,
+    /// Async tasks that ended (finished or cancelled) in the latent stage.
+    pub tasks_ended: usize,
     /// Wall-clock time spent per stage, indexed by [`Stage::index`].
-    pub stage_times: [Duration; 10],
+    pub stage_times: [Duration; 11],
     /// Queued commands that failed when applied (a prerequisite that would form a cycle).
     pub errors: Vec<TickError>,
 }

@@ -19,6 +19,9 @@ pub(crate) struct Spec<C> {
     pub(crate) name: Option<Box<str>>,
     pub(crate) tag: Option<u64>,
     pub(crate) on_cancel: Option<CancelHook<C>>,
+    /// Where the countdown starts on its clock, when not now (latent delays chained from an
+    /// earlier one's due time).
+    pub(crate) start: Option<u64>,
 }
 
 impl<C> Spec<C> {
@@ -42,6 +45,7 @@ impl<C> Spec<C> {
             name: None,
             tag: None,
             on_cancel: None,
+            start: None,
         }
     }
 }
@@ -197,6 +201,13 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     /// when [`call`](Self::call) stores it.
     pub fn replace(mut self, handle: &'a mut TimerHandle) -> Self {
         self.replace = Some(handle);
+        self
+    }
+
+    /// Starts the countdown at `start` on the timer's clock instead of now (outside a frame's
+    /// pending window). A due time already reached fires in the next tick.
+    pub(crate) fn starting_at(mut self, start: u64) -> Self {
+        self.spec.start = Some(start);
         self
     }
 

@@ -64,6 +64,8 @@ pub(crate) enum Base {
     Call,
     /// From the clock's current time (unpause).
     Now,
+    /// From this time on the timer's clock.
+    At(u64),
 }
 
 /// One-shot and looping timers on three clocks, driven by [`tick`](TimerManager::tick).
@@ -254,7 +256,7 @@ impl<C: 'static> TimerManager<C> {
         if flags.has_extras() {
             self.extras.insert(idx, extras);
         }
-        self.schedule(idx, spec.delay, Base::Call);
+        self.schedule(idx, spec.delay, spec.start.map_or(Base::Call, Base::At));
         TimerHandle::new(idx, gen)
     }
 
@@ -269,6 +271,7 @@ impl<C: 'static> TimerManager<C> {
             return;
         }
         let start = match (base, self.firing) {
+            (Base::At(start), _) => start,
             (Base::Call, Some((d, scheduled))) if d == domain => scheduled,
             _ => self.span.now[domain.index()],
         };

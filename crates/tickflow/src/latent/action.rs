@@ -1,0 +1,295 @@
+//! The [`LatentAction`] trait, the [`LatentResponse`] an update fills in, and the built-in
+//! actions: [`Delay`], [`RetriggerableDelay`], [`DelayUntilNextTick`] and [`WaitUntil`].
+
+use std::fmt;
+
+use crate::time::{Domain, Span};
+
+/// What one update of a [`LatentAction`] decided. Made fresh for every update.
+#[derive(Debug)]
+pub struct LatentResponse {
+    dt: Span,
+    frame: u64,
+    creation_frame: bool,
+    pub(crate) finished: bool,
+    pub(crate) triggered: bool,
+    pub(crate) late_by: Option<Span>,
+}
+
+impl LatentResponse {
+    pub(crate) fn new(dt: Span, frame: u64, creation_frame: bool) -> Self {
+        LatentResponse {
+            dt,
+            frame,
+            creation_frame,
+            finished: false,
+            triggered: false,
+            late_by: None,
+        }
+    }
+
+    /// Time elapsed on the action's clock since its last update (frames count as one flick
+    /// each on [`Domain::Frames`]). Zero in the frame the action was added in, because the
+    /// delta of the creation frame never counts.
+    pub fn dt(&self) -> Span {
+        self.dt
+    }
+
+    /// The number of the frame being run (the first is 1).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// `true` when the action was added earlier in this same frame (its `dt` is zero).
+    pub fn is_creation_frame(&self) -> bool {
+        self.creation_frame
+    }
+
+    /// When `cond` holds: the action finishes (it is removed, its key is free again) and its
+    /// completion runs after every action of this frame has been updated.
+    pub fn finish_and_trigger_if(&mut self, cond: bool) {
+        if cond {
+            self.finished = true;
+            self.triggered = true;
+        }
+    }
+
+    /// Runs the completion this frame without finishing (for repeating actions).
+    pub fn trigger(&mut self) {
+        self.triggered = true;
+    }
+
+    /// Finishes without running the completion.
+    pub fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// Says that the action's due time passed `by` ago. An action added by its completion on
+    /// the same clock is told through [`LatentAction::started_late`], so a chain of delays keeps
+    /// its rhythm instead of losing the overshoot of every link.
+    pub fn late_by(&mut self, by: Span) {
+        self.late_by = Some(by);
+    }
+}
+
+/// A polled action: Unreal's `FPendingLatentAction`.
+///
+/// [`LatentActions`](super::LatentActions) calls [`update`](Self::update) once per frame with
+/// the time elapsed on the action's [`domain`](Self::domain); the action finishes and/or
+/// triggers its completion through the [`LatentResponse`].
+///
+/// ```
+/// use tickflow::latent::{LatentAction, LatentActions, LatentResponse};
+/// use tickflow::prelude::*;
+///
+/// /// Completes every third frame, forever.
+/// struct EveryThird(u32);
+/// impl LatentAction<Vec<u64>> for EveryThird {
+///     fn update(&mut self, r: &mut LatentResponse, _log: &mut Vec<u64>) {
+///         self.0 += 1;
+///         if self.0 % 3 == 0 {
+///             r.trigger();
+///         }
+///     }
+/// }
+///
+/// let mut latent = LatentActions::new();
+/// let frame = std::rc::Rc::new(std::cell::Cell::new(0));
+/// let f = frame.clone();
+/// latent.add(OwnerId::from(1), 0, EveryThird(0), move |log: &mut Vec<u64>| log.push(f.get()));
+/// let mut log = Vec::new();
+/// for n in 1..=7 {
+///     frame.set(n);
+///     latent.tick(secs(0.1), &mut log);
+/// }
+/// assert_eq!(log, [3, 6]);
+/// ```
+pub trait LatentAction<C> {
+    /// Advances the action by `response.dt()` and says whether it finished or triggers.
+    fn update(&mut self, response: &mut LatentResponse, ctx: &mut C);
+
+    /// A line for debugging lists.
+    fn describe(&self) -> String {
+        String::from("latent action")
+    }
+
+    /// Called (at the next latent stage) when the action is removed before it finished, by
+    /// [`remove`](super::LatentActions::remove) or [`remove_owner`](super::LatentActions::remove_owner).
+    /// Its completion never runs.
+    fn aborted(&mut self, ctx: &mut C) {
+        let _ = ctx;
+    }
+
+    /// The clock whose elapsed time [`update`](Self::update) gets; read once, when added.
+    fn domain(&self) -> Domain {
+        Domain::Game
+    }
+
+    /// Asked by [`retriggerable_delay`](super::LatentActions::retriggerable_delay) when its key
+    /// already holds this action: `true` when the action restarted with `duration`.
+    fn restart(&mut self, duration: Span) -> bool {
+        let _ = duration;
+        false
+    }
+
+    /// Called when the action is added by the completion of an action on the same clock that
+    /// was [late by](LatentResponse::late_by) `by`: a delay counts from that due time.
+    fn started_late(&mut self, by: Span) {
+        let _ = by;
+    }
+}
+
+/// Completes once, `duration` after it starts: the Blueprint Delay. Adding it again under a
+/// key that is still counting down is ignored (see [`RetriggerableDelay`] for the other rule).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delay {
+    duration: Span,
+    elapsed: Span,
+    domain: Domain,
+}
+
+impl Delay {
+    /// A delay of `duration` on the game clock.
+    pub fn new(duration: Span) -> Self {
+        Delay {
+            duration,
+            elapsed: Span::ZERO,
+            domain: Domain::Game,
+        }
+    }
+
+    /// A delay of `n` frames (the frame clock).
+    pub fn frames(n: u64) -> Self {
+        Delay::new(Span::from_flicks(n)).in_domain(Domain::Frames)
+    }
+
+    /// The same delay on another clock ([`Domain::Real`] keeps counting while paused).
+    pub fn in_domain(mut self, domain: Domain) -> Self {
+        self.domain = domain;
+        self
+    }
+
+    /// Time left (frames on the frame clock).
+    pub fn remaining(&self) -> Span {
+        self.duration.saturating_sub(self.elapsed)
+    }
+
+    fn advance(&mut self, r: &mut LatentResponse) {
+        self.elapsed = self.elapsed.saturating_add(r.dt());
+        if self.elapsed >= self.duration {
+            r.late_by(self.elapsed - self.duration);
+            r.finish_and_trigger_if(true);
+        }
+    }
+
+    fn describe_as(&self, what: &str) -> String {
+        match self.domain {
+            Domain::Frames => format!("{what}: {} frames left", self.remaining().flicks()),
+            d => format!(
+                "{what}: {:.3} s left ({d:?} clock)",
+                self.remaining().as_secs_f64()
+            ),
+        }
+    }
+}
+
+impl<C> LatentAction<C> for Delay {
+    fn update(&mut self, r: &mut LatentResponse, _: &mut C) {
+        self.advance(r);
+    }
+
+    fn describe(&self) -> String {
+        self.describe_as("Delay")
+    }
+
+    fn domain(&self) -> Domain {
+        self.domain
+    }
+
+    fn started_late(&mut self, by: Span) {
+        self.elapsed = by;
+    }
+}
+
+/// A [`Delay`] that restarts when added again under its key: the Blueprint Retriggerable
+/// Delay. The new duration replaces what was left (it is not added to it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetriggerableDelay(Delay);
+
+impl RetriggerableDelay {
+    /// A retriggerable delay of `duration` on the game clock.
+    pub fn new(duration: Span) -> Self {
+        RetriggerableDelay(Delay::new(duration))
+    }
+
+    /// The same delay on another clock.
+    pub fn in_domain(self, domain: Domain) -> Self {
+        RetriggerableDelay(self.0.in_domain(domain))
+    }
+
+    /// Time left.
+    pub fn remaining(&self) -> Span {
+        self.0.remaining()
+    }
+}
+
+impl<C> LatentAction<C> for RetriggerableDelay {
+    fn update(&mut self, r: &mut LatentResponse, _: &mut C) {
+        self.0.advance(r);
+    }
+
+    fn describe(&self) -> String {
+        self.0.describe_as("RetriggerableDelay")
+    }
+
+    fn domain(&self) -> Domain {
+        self.0.domain
+    }
+
+    fn restart(&mut self, duration: Span) -> bool {
+        self.0.duration = duration;
+        self.0.elapsed = Span::ZERO;
+        true
+    }
+
+    fn started_late(&mut self, by: Span) {
+        self.0.elapsed = by;
+    }
+}
+
+/// Completes at the first latent stage of a later frame than the one it was added in (Unreal's
+/// `DelayUntilNextTick` with its next-frame guarantee).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DelayUntilNextTick;
+
+impl<C> LatentAction<C> for DelayUntilNextTick {
+    fn update(&mut self, r: &mut LatentResponse, _: &mut C) {
+        let done = !r.is_creation_frame();
+        r.finish_and_trigger_if(done);
+    }
+
+    fn describe(&self) -> String {
+        String::from("DelayUntilNextTick")
+    }
+}
+
+/// Completes in the first latent stage where `cond(&ctx)` holds (checked once per frame,
+/// starting with the frame it was added in): Unity's `WaitUntil`.
+pub struct WaitUntil<F>(pub F);
+
+impl<F> fmt::Debug for WaitUntil<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WaitUntil")
+    }
+}
+
+impl<C, F: FnMut(&C) -> bool> LatentAction<C> for WaitUntil<F> {
+    fn update(&mut self, r: &mut LatentResponse, ctx: &mut C) {
+        let done = (self.0)(ctx);
+        r.finish_and_trigger_if(done);
+    }
+
+    fn describe(&self) -> String {
+        String::from("WaitUntil")
+    }
+}

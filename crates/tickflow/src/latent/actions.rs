@@ -1,0 +1,434 @@
+//! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use super::action::{
+    Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
+};
+use crate::time::{Domain, Span};
+use crate::timer::OwnerId;
+
+type Completion<C> = Box<dyn FnMut(&mut C)>;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Alive,
+    /// Finished; kept until its completion (if triggered) has run.
+    Finished,
+    /// Removed from outside; its abort hook is queued.
+    Removed,
+}
+
+struct Entry<C> {
+    seq: u64,
+    owner: OwnerId,
+    uuid: u64,
+    domain: Domain,
+    state: State,
+    /// Added in an open frame before the latent stage: the first update gets a zero delta.
+    fresh: bool,
+    /// Added during the latent stage: first updated next frame.
+    skip: bool,
+    /// The completion runs in this frame's completion pass.
+    trigger: bool,
+    late_by: Option<Span>,
+    action: Option<Box<dyn LatentAction<C>>>,
+    on_complete: Completion<C>,
+}
+
+/// One row of [`LatentActions::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatentInfo {
+    /// The owner the action was added under.
+    pub owner: OwnerId,
+    /// Its key within the owner (Unreal: the Blueprint node's UUID).
+    pub uuid: u64,
+    /// [`LatentAction::describe`].
+    pub description: String,
+}
+
+/// Latent actions keyed by `(owner, uuid)`, updated once per frame.
+///
+/// The [`Scheduler`](crate::scheduler::Scheduler) runs them in its latent stage (after the
+/// tickables); on their own, drive them with [`tick`](Self::tick). See the
+/// [module docs](super) for the rules.
+///
+/// ```
+/// use tickflow::latent::LatentActions;
+/// use tickflow::prelude::*;
+///
+/// let door = OwnerId::from(7);
+/// let mut latent = LatentActions::<Vec<&str>>::new();
+/// assert!(latent.delay(door, 1, secs(0.3), |log| log.push("open")));
+/// assert!(!latent.delay(door, 1, secs(0.1), |log| log.push("never")), "re-entry ignored");
+/// assert_eq!(latent.count_for_owner(door), 1);
+///
+/// let mut log = Vec::new();
+/// for _ in 0..3 {
+///     latent.tick(secs(0.1), &mut log);
+/// }
+/// assert_eq!(log, ["open"]); // inclusive: 0.3 s reached in the third frame
+/// assert_eq!(latent.count_for_owner(door), 0);
+/// ```
+pub struct LatentActions<C> {
+    /// In insertion order (= update and completion order); compacted every run.
+    entries: Vec<Entry<C>>,
+    keys: FxHashMap<(OwnerId, u64), u64>,
+    owners: FxHashMap<OwnerId, Vec<u64>>,
+    next_seq: u64,
+    live: usize,
+    frame: u64,
+    frame_open: bool,
+    in_stage: bool,
+    /// The clock and overshoot of the completion that is running.
+    carry: Option<(Domain, Span)>,
+    aborted: VecDeque<Box<dyn LatentAction<C>>>,
+}
+
+impl<C: 'static> Default for LatentActions<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C> fmt::Debug for LatentActions<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LatentActions")
+            .field("len", &self.live)
+            .field("frame", &self.frame)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: 'static> LatentActions<C> {
+    /// No actions.
+    pub fn new() -> Self {
+        LatentActions {
+            entries: Vec::new(),
+            keys: FxHashMap::default(),
+            owners: FxHashMap::default(),
+            next_seq: 0,
+            live: 0,
+            frame: 0,
+            frame_open: false,
+            in_stage: false,
+            carry: None,
+            aborted: VecDeque::new(),
+        }
+    }
+
+    /// Adds `action` under `(owner, uuid)`; when it completes, `on_complete` runs. Returns
+    /// `false`, and changes nothing, when the key is taken by an action that has not finished.
+    pub fn add(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        action: impl LatentAction<C> + 'static,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) -> bool {
+        self.add_boxed(owner, uuid, Box::new(action), Box::new(on_complete))
+    }
+
+    pub(crate) fn add_boxed(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        mut action: Box<dyn LatentAction<C>>,
+        on_complete: Completion<C>,
+    ) -> bool {
+        if self.keys.contains_key(&(owner, uuid)) {
+            return false;
+        }
+        let domain = action.domain();
+        if let Some((d, by)) = self.carry {
+            if d == domain {
+                action.started_late(by);
+            }
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.keys.insert((owner, uuid), seq);
+        self.owners.entry(owner).or_default().push(seq);
+        self.entries.push(Entry {
+            seq,
+            owner,
+            uuid,
+            domain,
+            state: State::Alive,
+            fresh: self.frame_open,
+            skip: self.in_stage,
+            trigger: false,
+            late_by: None,
+            action: Some(action),
+            on_complete,
+        });
+        self.live += 1;
+        true
+    }
+
+    /// A [`Delay`] of `d` on the game clock; `false` (ignored) while the key counts down.
+    pub fn delay(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        d: Span,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) -> bool {
+        self.add(owner, uuid, Delay::new(d), on_complete)
+    }
+
+    /// A [`RetriggerableDelay`] of `d`: if the key holds one that is counting down, it
+    /// restarts with `d` and keeps its first completion (`on_complete` is dropped). `false`
+    /// when the key holds an action that cannot restart.
+    pub fn retriggerable_delay(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        d: Span,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) -> bool {
+        if let Some(a) = self.find_mut(owner, uuid) {
+            return a.restart(d);
+        }
+        self.add(owner, uuid, RetriggerableDelay::new(d), on_complete)
+    }
+
+    /// A [`DelayUntilNextTick`]: completes in the next frame's latent stage.
+    pub fn delay_until_next_tick(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) -> bool {
+        self.add(owner, uuid, DelayUntilNextTick, on_complete)
+    }
+
+    /// A [`WaitUntil`]: completes in the first latent stage where `cond` holds.
+    pub fn wait_until(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        cond: impl FnMut(&C) -> bool + 'static,
+        on_complete: impl FnMut(&mut C) + 'static,
+    ) -> bool {
+        self.add(owner, uuid, WaitUntil(cond), on_complete)
+    }
+
+    fn position(&self, seq: u64) -> Option<usize> {
+        self.entries.binary_search_by_key(&seq, |e| e.seq).ok()
+    }
+
+    fn alive_at(&self, owner: OwnerId, uuid: u64) -> Option<usize> {
+        let seq = *self.keys.get(&(owner, uuid))?;
+        self.position(seq)
+            .filter(|&i| self.entries[i].state == State::Alive)
+    }
+
+    /// The action under `(owner, uuid)` that has not finished.
+    pub fn find(&self, owner: OwnerId, uuid: u64) -> Option<&dyn LatentAction<C>> {
+        let i = self.alive_at(owner, uuid)?;
+        self.entries[i].action.as_deref()
+    }
+
+    /// The action under `(owner, uuid)` that has not finished, to change it.
+    pub fn find_mut(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+    ) -> Option<&mut (dyn LatentAction<C> + 'static)> {
+        let i = self.alive_at(owner, uuid)?;
+        self.entries[i].action.as_deref_mut()
+    }
+
+    /// Removes one action: its abort hook runs at the next latent stage, its completion
+    /// never. `false` when the key holds nothing (or an action that already finished).
+    pub fn remove(&mut self, owner: OwnerId, uuid: u64) -> bool {
+        match self.alive_at(owner, uuid) {
+            Some(i) => {
+                self.abort_at(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes every unfinished action of `owner` (abort hooks queued, completions never run,
+    /// also a completion already due later in the frame being run). Returns how many.
+    pub fn remove_owner(&mut self, owner: OwnerId) -> usize {
+        let Some(seqs) = self.owners.get(&owner) else {
+            return 0;
+        };
+        let found: Vec<usize> = seqs
+            .iter()
+            .filter_map(|&s| self.position(s))
+            .filter(|&i| self.entries[i].state != State::Removed)
+            .collect();
+        let mut n = 0;
+        for i in found {
+            let e = &mut self.entries[i];
+            match e.state {
+                State::Alive => self.abort_at(i),
+                // Finished this frame with its completion still due: aborted instead.
+                State::Finished if e.trigger => {
+                    e.state = State::Removed;
+                    e.trigger = false;
+                    self.aborted.extend(e.action.take());
+                }
+                _ => continue,
+            }
+            n += 1;
+        }
+        n
+    }
+
+    fn abort_at(&mut self, i: usize) {
+        let e = &mut self.entries[i];
+        e.state = State::Removed;
+        e.trigger = false;
+        self.keys.remove(&(e.owner, e.uuid));
+        self.live -= 1;
+        if let Some(a) = e.action.take() {
+            self.aborted.push_back(a);
+        }
+    }
+
+    /// Unfinished actions of `owner`.
+    pub fn count_for_owner(&self, owner: OwnerId) -> usize {
+        self.owners.get(&owner).map_or(0, |seqs| {
+            seqs.iter()
+                .filter_map(|&s| self.position(s))
+                .filter(|&i| self.entries[i].state == State::Alive)
+                .count()
+        })
+    }
+
+    /// Unfinished actions.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// `true` when no action is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Every unfinished action in update order, described.
+    pub fn list(&self) -> Vec<LatentInfo> {
+        self.entries
+            .iter()
+            .filter(|e| e.state == State::Alive)
+            .map(|e| LatentInfo {
+                owner: e.owner,
+                uuid: e.uuid,
+                description: e.action.as_ref().map_or_else(String::new, |a| a.describe()),
+            })
+            .collect()
+    }
+
+    /// Tells the actions that a frame has begun: ones added before its latent stage get a
+    /// zero delta at their first update (the [`Scheduler`](crate::scheduler::Scheduler) calls
+    /// this).
+    pub fn begin_frame(&mut self) {
+        self.frame_open = true;
+    }
+
+    /// Runs one latent stage: every action is updated with `dt` (game and real clocks; one
+    /// frame on the frame clock), then the completions run. Returns how many completions ran.
+    ///
+    /// # Panics
+    ///
+    /// A panic in an action or a completion reaches the caller; the actions stay consistent
+    /// and the completions still due run at the next `tick`.
+    pub fn tick(&mut self, dt: Span, ctx: &mut C) -> usize {
+        self.tick_step(dt, dt, ctx)
+    }
+
+    /// Like [`tick`](Self::tick) with separate game and real deltas.
+    pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
+        self.run([game_dt.flicks(), real_dt.flicks(), 1], ctx, &mut |_| {})
+    }
+
+    /// The latent stage: abort hooks, updates, completions. `after_call` runs after each
+    /// callback that may have queued commands.
+    pub(crate) fn run(
+        &mut self,
+        dts: [u64; 3],
+        ctx: &mut C,
+        after_call: &mut dyn FnMut(&mut Self),
+    ) -> usize {
+        self.settle();
+        self.frame += 1;
+        self.frame_open = false;
+        while let Some(mut a) = self.aborted.pop_front() {
+            a.aborted(ctx);
+            drop(a);
+            after_call(self);
+        }
+        self.in_stage = true;
+        let frame = self.frame;
+        for e in &mut self.entries {
+            if e.state != State::Alive || e.skip {
+                continue;
+            }
+            let Some(action) = e.action.as_mut() else {
+                continue;
+            };
+            let dt = if e.fresh { 0 } else { dts[e.domain.index()] };
+            let mut r = LatentResponse::new(Span::from_flicks(dt), frame, e.fresh);
+            e.fresh = false;
+            action.update(&mut r, ctx);
+            if r.triggered {
+                e.trigger = true;
+                e.late_by = r.late_by;
+            }
+            if r.finished {
+                e.state = State::Finished;
+                // The key is free for the completion to add the same action again.
+                self.keys.remove(&(e.owner, e.uuid));
+                self.live -= 1;
+            }
+        }
+        after_call(self);
+        let mut completed = 0;
+        let mut i = 0;
+        while i < self.entries.len() {
+            let e = &mut self.entries[i];
+            if e.trigger {
+                e.trigger = false;
+                self.carry = e.late_by.take().map(|by| (e.domain, by));
+                (e.on_complete)(ctx);
+                completed += 1;
+                after_call(self);
+                self.carry = None;
+            }
+            i += 1;
+        }
+        self.in_stage = false;
+        self.settle();
+        completed
+    }
+
+    /// Drops finished and removed entries whose completion is not due, and lets actions added
+    /// during the stage be updated from the next one.
+    fn settle(&mut self) {
+        self.carry = None;
+        self.in_stage = false;
+        let owners = &mut self.owners;
+        self.entries.retain_mut(|e| {
+            e.skip = false;
+            let keep = e.state == State::Alive || e.trigger;
+            if !keep {
+                if let Some(seqs) = owners.get_mut(&e.owner) {
+                    seqs.retain(|&s| s != e.seq);
+                    if seqs.is_empty() {
+                        owners.remove(&e.owner);
+                    }
+                }
+            }
+            keep
+        });
+    }
+}
