@@ -156,6 +156,11 @@ impl fmt::Debug for TimerHandle {
 pub struct OwnerId(u64);
 
 impl OwnerId {
+    /// An owner id from a number (usable in `const` items).
+    pub const fn new(id: u64) -> OwnerId {
+        OwnerId(id)
+    }
+
     /// The number this id was made from.
     pub const fn get(self) -> u64 {
         self.0

@@ -1,0 +1,197 @@
+//! Ending tasks early: cancel, owners, dropping the scheduler, panics; and no leaks.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tickflow::prelude::*;
+
+/// Counts its drops.
+struct Guard(Rc<Cell<u32>>);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+fn sleeper(
+    sched: &mut Scheduler<u32>,
+    owner: Option<OwnerId>,
+    drops: &Rc<Cell<u32>>,
+) -> TaskHandle {
+    let guard = Guard(drops.clone());
+    sched.spawn(owner, move |cx| async move {
+        let _guard = guard;
+        cx.delay(secs(100.0)).await;
+        cx.with(|n| *n += 1);
+    })
+}
+
+#[test]
+fn cancel_drops_the_future_at_once_and_clears_its_timer() {
+    let drops = Rc::new(Cell::new(0));
+    let mut sched = Scheduler::<u32>::new();
+    let h = sleeper(&mut sched, None, &drops);
+    sched.tick(secs(0.1), &mut 0);
+    assert_eq!(sched.timers().len(), 1, "the delay is a timer");
+    assert!(!h.is_finished());
+    assert!(h.cancel());
+    assert_eq!(drops.get(), 1, "destructors ran inside cancel");
+    assert!(!h.cancel(), "already cancelled");
+    assert!(h.is_finished() && h.is_cancelled());
+    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+}
+
+#[test]
+fn cancelling_before_the_first_poll() {
+    let drops = Rc::new(Cell::new(0));
+    let mut sched = Scheduler::<u32>::new();
+    let h = sleeper(&mut sched, None, &drops);
+    assert!(h.cancel());
+    assert_eq!(drops.get(), 1);
+    let report = sched.tick(secs(0.1), &mut 0);
+    assert_eq!(report.tasks_polled, 0);
+}
+
+#[test]
+fn remove_owner_cancels_only_that_owners_tasks() {
+    let drops = Rc::new(Cell::new(0));
+    let mut sched = Scheduler::<u32>::new();
+    let a = sleeper(&mut sched, Some(OwnerId::from(1)), &drops);
+    let b = sleeper(&mut sched, Some(OwnerId::from(2)), &drops);
+    let c = sleeper(&mut sched, Some(OwnerId::from(1)), &drops);
+    sched.tick(secs(0.1), &mut 0);
+    sched.remove_owner(OwnerId::from(1));
+    assert_eq!(drops.get(), 2);
+    assert!(a.is_cancelled() && c.is_cancelled() && !b.is_finished());
+    assert_eq!((sched.task_count(), sched.timers().len()), (1, 1));
+}
+
+#[test]
+fn a_task_removing_an_owner_through_commands() {
+    let drops = Rc::new(Cell::new(0));
+    let mut sched = Scheduler::<u32>::new();
+    let victim = sleeper(&mut sched, Some(OwnerId::from(5)), &drops);
+    let cmds = sched.commands();
+    sched.spawn(None, move |cx| async move {
+        cx.delay(secs(0.2)).await;
+        cmds.remove_owner(OwnerId::from(5));
+    });
+    for _ in 0..3 {
+        sched.tick(secs(0.1), &mut 0);
+    }
+    assert!(victim.is_cancelled());
+    assert_eq!(drops.get(), 1);
+    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+}
+
+#[test]
+fn dropping_the_scheduler_drops_every_task() {
+    let drops = Rc::new(Cell::new(0));
+    let mut sched = Scheduler::<u32>::new();
+    let handles: Vec<_> = (0..5).map(|_| sleeper(&mut sched, None, &drops)).collect();
+    sched.tick(secs(0.1), &mut 0);
+    drop(sched);
+    assert_eq!(drops.get(), 5);
+    assert!(handles.iter().all(TaskHandle::is_cancelled));
+    assert!(!handles[0].cancel(), "nothing left to cancel");
+}
+
+#[test]
+fn a_task_cancelling_itself_stops_at_the_end_of_its_poll() {
+    let drops = Rc::new(Cell::new(0));
+    let me: Rc<RefCell<Option<TaskHandle>>> = Rc::default();
+    let mut sched = Scheduler::<u32>::new();
+    let (m, d) = (me.clone(), drops.clone());
+    let h = sched.spawn(None, move |cx| async move {
+        let _guard = Guard(d);
+        cx.with(|n| *n += 1);
+        assert!(m.borrow().as_ref().unwrap().cancel());
+        cx.with(|n| *n += 10); // the rest of this poll still runs
+        cx.next_frame().await;
+        cx.with(|n| *n += 100); // never
+    });
+    *me.borrow_mut() = Some(h.clone());
+    let mut n = 0;
+    let report = sched.tick(secs(0.1), &mut n);
+    assert_eq!(n, 11);
+    assert_eq!(drops.get(), 1);
+    assert_eq!(report.tasks_ended, 1);
+    assert!(h.is_cancelled());
+    sched.tick(secs(0.1), &mut n);
+    assert_eq!(n, 11);
+}
+
+#[test]
+fn a_panicking_task_ends_and_the_others_go_on() {
+    let mut sched = Scheduler::<u32>::new();
+    let bad = sched.spawn(None, |cx| async move {
+        cx.next_frame().await;
+        panic!("task bug");
+    });
+    for _ in 0..2 {
+        sched.spawn(None, |cx| async move {
+            loop {
+                cx.next_frame().await;
+                cx.with(|n| *n += 1);
+            }
+        });
+    }
+    let mut n = 0;
+    sched.tick(secs(0.1), &mut n);
+    let r = panic::catch_unwind(AssertUnwindSafe(|| sched.tick(secs(0.1), &mut n)));
+    assert!(r.is_err());
+    assert!(bad.is_cancelled());
+    assert_eq!(n, 0, "the tasks after it were not polled in that frame");
+    sched.tick(secs(0.1), &mut n);
+    assert_eq!(n, 2, "both polled in the next frame");
+    assert_eq!(sched.task_count(), 2);
+}
+
+/// 10,000 tasks with random delays run to the end; 10,000 more are cancelled half-way.
+/// Nothing is left behind: no task, no timer, every destructor ran once.
+#[test]
+fn ten_thousand_tasks_leave_nothing_behind() {
+    let drops = Rc::new(Cell::new(0));
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut sched = Scheduler::<u32>::new();
+    for i in 0..10_000u64 {
+        let guard = Guard(drops.clone());
+        let a = secs(rng.random_range(0.0..2.0));
+        let b = rng.random_range(0..30);
+        sched.spawn(Some(OwnerId::from(i % 10)), move |cx| async move {
+            let _guard = guard;
+            cx.delay(a).await;
+            cx.frames(b).await;
+            cx.with(|n| *n += 1);
+        });
+    }
+    let mut doomed = Vec::new();
+    for i in 0..10_000u64 {
+        let guard = Guard(drops.clone());
+        doomed.push(
+            sched.spawn(Some(OwnerId::from(100 + i % 2)), move |cx| async move {
+                let _guard = guard;
+                cx.delay(secs(1.0)).await;
+                cx.until(|_: &u32| false).await;
+            }),
+        );
+    }
+    let mut n = 0;
+    for f in 0..200 {
+        sched.tick(secs(1.0 / 60.0), &mut n);
+        if f == 100 {
+            sched.remove_owner(OwnerId::from(100));
+            doomed.iter().for_each(|h| {
+                h.cancel();
+            });
+        }
+    }
+    assert_eq!(n, 10_000);
+    assert_eq!(drops.get(), 20_000);
+    assert_eq!(sched.task_count(), 0);
+    assert_eq!(sched.timers().len(), 0);
+    assert!(doomed.iter().all(TaskHandle::is_cancelled));
+}
