@@ -95,7 +95,7 @@ fn the_creation_frame_delta_never_counts() {
         .call(|g, _| g.log.push(format!("timer between @{}", g.frame)));
     // From a PrePhysics tick in frame 2 and a PostUpdateWork tick in frame 2.
     let cmds = sched.commands();
-    sched.add_tick(TickSettings::named("early"), move |g: &mut Game, cx| {
+    sched.add_tick(TickSettings::named("early"), move |_: &mut Game, cx| {
         if cx.frame() == 2 {
             cmds.delay(O, 2, secs(0.3), done("early"));
             cmds.delay(O, 3, Span::ZERO, done("early zero"));
@@ -107,7 +107,7 @@ fn the_creation_frame_delta_never_counts() {
     let cmds = sched.commands();
     sched.add_tick(
         TickSettings::named("late").in_group(TickGroup::PostUpdateWork),
-        move |g: &mut Game, cx| {
+        move |_: &mut Game, cx| {
             if cx.frame() == 2 {
                 cmds.delay(O, 4, secs(0.3), done("late"));
                 cmds.delay(O, 5, Span::ZERO, done("late zero"));
@@ -247,7 +247,7 @@ fn time_dilation_applies() {
 fn delay_until_next_tick_and_wait_until() {
     let (mut sched, mut game) = world();
     let cmds = sched.commands();
-    sched.add_tick(TickSettings::named("adder"), move |g: &mut Game, cx| {
+    sched.add_tick(TickSettings::named("adder"), move |_: &mut Game, cx| {
         if cx.frame() == 2 {
             cmds.add_latent(
                 O,
