@@ -247,7 +247,7 @@ fn time_dilation_applies() {
 fn delay_until_next_tick_and_wait_until() {
     let (mut sched, mut game) = world();
     let cmds = sched.commands();
-    sched.add_tick(TickSettings::named("adder"), move |_: &mut Game, cx| {
+    sched.add_tick(TickSettings::named("adder"), move |g: &mut Game, cx| {
         if cx.frame() == 2 {
             cmds.add_latent(
                 O,
