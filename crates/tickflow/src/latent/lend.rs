@@ -15,9 +15,8 @@
 //!   instead of making a second `&mut`;
 //! - the cell is `!Send` and `!Sync` (a `Cell` of a `NonNull`), so no other thread sees it.
 //!
-//! Tested below and by the task integration tests. Miri needs a nightly toolchain; instead the
-//! unit tests and `tests/task_*.rs` run under valgrind (command in `BENCHMARKS.md`, "Checking
-//! the unsafe code").
+//! Tested below and by the task integration tests. Miri needs a nightly toolchain; instead CI
+//! runs these unit tests and `tests/task_*.rs` under valgrind (`bash .ci/valgrind`).
 #![allow(unsafe_code)]
 
 use std::cell::Cell;

@@ -64,8 +64,8 @@
 //!
 //! `TaskCx::with` hands the task a `&mut C` that the scheduler borrows only for the frame.
 //! That needs one small piece of unsafe code (a pointer lent for the length of a poll), kept in
-//! `lend.rs` with its argument; miri cannot run here (no nightly toolchain), so its tests run
-//! under valgrind (see `BENCHMARKS.md`).
+//! `lend.rs` with its argument; miri cannot run here (no nightly toolchain), so CI runs its
+//! tests and the task tests under valgrind (`bash .ci/valgrind`).
 //!
 //! # Examples
 //!

@@ -8,9 +8,9 @@ use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::exec::{Control, Exec, TaskInner, CANCELLED, FINISHED, RUNNING};
+use super::exec::{Control, Current, Exec, TaskInner, CANCELLED, FINISHED, RUNNING};
 use crate::time::{Domain, Span, Time};
-use crate::timer::{OwnerId, TimerHandle};
+use crate::timer::{OwnerId, TimerHandle, TimerManager};
 
 const NOT_IN_A_TASK: &str = "tickflow task futures can only be polled by the Scheduler that \
                              spawned the task, in its latent stage";
@@ -139,9 +139,19 @@ enum SleepState {
     Waiting {
         timer: TimerHandle,
         due: u64,
-        waker: Waker,
+        wake: Wake,
     },
     Done,
+}
+
+/// How a delay's timer wakes its task.
+enum Wake {
+    /// The task's own reusable timer (game clock), awaited by the task itself: the common case.
+    Task(Current),
+    /// A one-shot timer that wakes the task itself through the executor (no allocation).
+    Own,
+    /// A one-shot timer that wakes a combinator's waker.
+    Foreign(Waker),
 }
 
 impl<C: 'static> Sleep<C> {
@@ -154,22 +164,77 @@ impl<C: 'static> Sleep<C> {
         }
     }
 
-    fn set_timer(&self, start: u64, delay: u64, waker: &Waker) -> TimerHandle {
-        let waker = waker.clone();
-        let wake = move |_: &mut C, _: &mut crate::timer::TimerCx<'_, C>| waker.wake_by_ref();
+    /// Arms a timer due at `due` that wakes `w`'s task: its reusable timer or a one-shot
+    /// through the executor when `w` is the polled task's own waker, else a one-shot that
+    /// wakes `w`.
+    fn arm(&self, due: u64, w: &Waker) -> (TimerHandle, Wake) {
+        let exec = &*self.exec;
+        let own = exec.current().filter(|c| c.owns(w));
+        if let (Domain::Game, Some(c)) = (self.domain, own) {
+            if let Some(reusable) = exec.claim_task_timer(c) {
+                let h = exec
+                    .timers
+                    .with(|tm| match reusable {
+                        Some(h) if tm.rearm(h, due) => h,
+                        _ => {
+                            let h = tm.every(Span::MAX).call(record_wake);
+                            tm.rearm(h, due);
+                            exec.set_task_timer(c, h);
+                            h
+                        }
+                    })
+                    .expect(NOT_IN_A_TASK);
+                return (h, Wake::Task(c));
+            }
+        }
         let domain = self.domain;
-        self.exec
-            .timers
-            .with(|tm| match domain {
-                Domain::Frames => tm.after_frames(delay).call(wake),
-                d => tm
-                    .after(Span::from_flicks(delay))
-                    .domain(d)
-                    .starting_at(start)
-                    .call(wake),
-            })
-            .expect(NOT_IN_A_TASK)
+        let now = exec.clock(domain);
+        let set = |tm: &mut TimerManager<C>| {
+            let builder = match domain {
+                Domain::Frames => tm.after_frames(due.saturating_sub(now)),
+                d => {
+                    let start = due.saturating_sub(self.span).min(now);
+                    tm.after(Span::from_flicks(due - start))
+                        .domain(d)
+                        .starting_at(start)
+                }
+            };
+            match own {
+                Some(_) => builder.call(record_wake),
+                None => {
+                    let w = w.clone();
+                    builder.call(move |_, _| w.wake_by_ref())
+                }
+            }
+        };
+        let h = exec.timers.with(set).expect(NOT_IN_A_TASK);
+        match own {
+            Some(c) => {
+                exec.map_timer(h, c);
+                (h, Wake::Own)
+            }
+            None => (h, Wake::Foreign(w.clone())),
+        }
     }
+
+    /// Stops the timer of a delay that will not complete.
+    fn disarm(&self, timer: TimerHandle, wake: &Wake) {
+        match wake {
+            Wake::Task(c) => {
+                // Parked, kept for the task's next delay.
+                self.exec.timers.with(|tm| tm.rearm(timer, u64::MAX));
+                self.exec.release_task_timer(c.index, c.gen);
+            }
+            Wake::Own | Wake::Foreign(_) => self.exec.clear_timer(timer),
+        }
+    }
+}
+
+/// A task-delay timer's callback: captures nothing, so storing it allocates nothing; the
+/// executor maps the handle back to its task.
+fn record_wake<C: 'static>(_: &mut C, tcx: &mut crate::timer::TimerCx<'_, C>) {
+    let h = tcx.handle();
+    tcx.timers().woken.push(h);
 }
 
 impl<C: 'static> Future for Sleep<C> {
@@ -187,44 +252,34 @@ impl<C: 'static> Future for Sleep<C> {
                     .exec
                     .anchor(this.domain)
                     .unwrap_or_else(|| this.exec.clock(this.domain));
-                let timer = this.set_timer(start, this.span, cx.waker());
-                this.state = SleepState::Waiting {
-                    timer,
-                    due: start.saturating_add(this.span),
-                    waker: cx.waker().clone(),
-                };
+                let due = start.saturating_add(this.span);
+                let (timer, wake) = this.arm(due, cx.waker());
+                this.state = SleepState::Waiting { timer, due, wake };
                 Poll::Pending
             }
-            &SleepState::Waiting {
-                timer,
-                due,
-                ref waker,
-            } => {
-                let fired = this
-                    .exec
-                    .timers
-                    .with(|tm| !tm.exists(timer))
-                    .expect(NOT_IN_A_TASK);
-                if fired {
+            SleepState::Waiting { timer, due, wake } => {
+                let (timer, due) = (*timer, *due);
+                // The timer stage fires every timer whose due time its clock reaches, and the
+                // executor's clocks are the ones that stage reached: this is "it fired".
+                if this.exec.clock(this.domain) >= due {
+                    if let Wake::Task(c) = wake {
+                        this.exec.release_task_timer(c.index, c.gen);
+                    }
                     this.exec.set_anchor(this.domain, due);
                     this.state = SleepState::Done;
                     return Poll::Ready(());
                 }
-                if !waker.will_wake(cx.waker()) {
-                    // Moved to another waker (a combinator): the timer wakes the new one.
-                    this.exec.clear_timer(timer);
-                    let timer = match this.domain {
-                        Domain::Frames => {
-                            let left = due.saturating_sub(this.exec.clock(Domain::Frames));
-                            this.set_timer(0, left, cx.waker())
-                        }
-                        _ => this.set_timer(due, 0, cx.waker()),
-                    };
-                    this.state = SleepState::Waiting {
-                        timer,
-                        due,
-                        waker: cx.waker().clone(),
-                    };
+                let same = match wake {
+                    Wake::Task(_) | Wake::Own => {
+                        this.exec.current().is_some_and(|c| c.owns(cx.waker()))
+                    }
+                    Wake::Foreign(w) => w.will_wake(cx.waker()),
+                };
+                if !same {
+                    // Moved under another waker (a combinator): the timer wakes the new one.
+                    this.disarm(timer, wake);
+                    let (timer, wake) = this.arm(due, cx.waker());
+                    this.state = SleepState::Waiting { timer, due, wake };
                 }
                 Poll::Pending
             }
@@ -235,8 +290,8 @@ impl<C: 'static> Future for Sleep<C> {
 
 impl<C: 'static> Drop for Sleep<C> {
     fn drop(&mut self) {
-        if let SleepState::Waiting { timer, .. } = self.state {
-            self.exec.clear_timer(timer);
+        if let SleepState::Waiting { timer, wake, .. } = &self.state {
+            self.disarm(*timer, wake);
         }
     }
 }

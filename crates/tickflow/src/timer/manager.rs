@@ -92,6 +92,9 @@ pub struct TimerManager<C> {
     pub(crate) firing: Option<(Domain, u64)>,
     pub(crate) budget: Option<usize>,
     pub(crate) cancelled: VecDeque<CancelHook<C>>,
+    /// Handles of fired task-delay timers, for the scheduler's task executor: their callback
+    /// captures nothing (no allocation) and just records itself here.
+    pub(crate) woken: Vec<TimerHandle>,
 }
 
 impl<C: 'static> Default for TimerManager<C> {
@@ -129,6 +132,7 @@ impl<C: 'static> TimerManager<C> {
             firing: None,
             budget: None,
             cancelled: VecDeque::new(),
+            woken: Vec::new(),
         }
     }
 
@@ -297,6 +301,21 @@ impl<C: 'static> TimerManager<C> {
                 self.ready.push(call);
             }
         }
+    }
+
+    /// Moves a waiting (or idle, due `NEVER`) timer to a new absolute due time; `false` when
+    /// the handle is stale or the timer is pending, paused or running. The scheduler's tasks
+    /// use it to keep one timer per task instead of making one per delay.
+    pub(crate) fn rearm(&mut self, h: TimerHandle, due: u64) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        if !matches!(self.slots.at(idx).state, State::Active | State::Ready) {
+            return false;
+        }
+        self.unschedule(idx);
+        self.place(idx, due);
+        true
     }
 
     /// Marks a timer ready and makes its queue record.
