@@ -1,6 +1,7 @@
 //! The `tickflow` tool. For now it runs a short demo of the timer manager and the scheduler;
 //! later issues turn it into the full tool (arena demo, trace, plots, bench).
 
+mod latent_demo;
 mod scheduler_demo;
 
 use tickflow::prelude::*;
@@ -110,4 +111,5 @@ fn main() {
     );
 
     scheduler_demo::run();
+    latent_demo::run();
 }

@@ -71,6 +71,23 @@ fn retriggerable_delay_restarts_with_the_new_duration() {
     }
 }
 
+/// Retriggered from a tick function, the delay counts like a new one: not that frame's delta.
+#[test]
+fn retriggering_mid_frame_does_not_count_that_frame() {
+    let (mut sched, mut game) = world();
+    sched
+        .latent()
+        .retriggerable_delay(O, 1, secs(1.0), done("r"));
+    sched.add_tick(TickSettings::named("again"), |g: &mut Game, cx| {
+        if cx.frame() == 6 {
+            g.cmds.retriggerable_delay(O, 1, secs(0.3), done("second"));
+        }
+    });
+    run(&mut sched, &mut game, 12, 0.1);
+    // Retriggered in frame 6 (t = 0.6): due at 0.9, frame 9, like a timer set there.
+    assert_eq!(game.log, ["r @9"]);
+}
+
 #[test]
 fn retriggering_a_plain_delay_is_refused() {
     let (mut sched, mut game) = world();

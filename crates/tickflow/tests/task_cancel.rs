@@ -157,7 +157,9 @@ fn ten_thousand_tasks_leave_nothing_behind() {
     let drops = Rc::new(Cell::new(0));
     let mut rng = SmallRng::seed_from_u64(7);
     let mut sched = Scheduler::<u32>::new();
-    for i in 0..10_000u64 {
+    // Miri (when available) runs this at a smaller size.
+    let n: u64 = if cfg!(miri) { 100 } else { 10_000 };
+    for i in 0..n {
         let guard = Guard(drops.clone());
         let a = secs(rng.random_range(0.0..2.0));
         let b = rng.random_range(0..30);
@@ -169,7 +171,7 @@ fn ten_thousand_tasks_leave_nothing_behind() {
         });
     }
     let mut doomed = Vec::new();
-    for i in 0..10_000u64 {
+    for i in 0..n {
         let guard = Guard(drops.clone());
         doomed.push(
             sched.spawn(Some(OwnerId::from(100 + i % 2)), move |cx| async move {
@@ -179,9 +181,9 @@ fn ten_thousand_tasks_leave_nothing_behind() {
             }),
         );
     }
-    let mut n = 0;
+    let mut done = 0;
     for f in 0..200 {
-        sched.tick(secs(1.0 / 60.0), &mut n);
+        sched.tick(secs(1.0 / 60.0), &mut done);
         if f == 100 {
             sched.remove_owner(OwnerId::from(100));
             doomed.iter().for_each(|h| {
@@ -189,8 +191,8 @@ fn ten_thousand_tasks_leave_nothing_behind() {
             });
         }
     }
-    assert_eq!(n, 10_000);
-    assert_eq!(drops.get(), 20_000);
+    assert_eq!(done, n as u32);
+    assert_eq!(drops.get(), 2 * n as u32);
     assert_eq!(sched.task_count(), 0);
     assert_eq!(sched.timers().len(), 0);
     assert!(doomed.iter().all(TaskHandle::is_cancelled));

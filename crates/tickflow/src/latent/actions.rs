@@ -190,10 +190,33 @@ impl<C: 'static> LatentActions<C> {
         d: Span,
         on_complete: impl FnMut(&mut C) + 'static,
     ) -> bool {
-        if let Some(a) = self.find_mut(owner, uuid) {
-            return a.restart(d);
+        self.retrigger_boxed(owner, uuid, d, Box::new(on_complete))
+    }
+
+    pub(crate) fn retrigger_boxed(
+        &mut self,
+        owner: OwnerId,
+        uuid: u64,
+        d: Span,
+        on_complete: Completion<C>,
+    ) -> bool {
+        let Some(i) = self.alive_at(owner, uuid) else {
+            return self.add_boxed(
+                owner,
+                uuid,
+                Box::new(RetriggerableDelay::new(d)),
+                on_complete,
+            );
+        };
+        let (fresh, skip) = (self.frame_open, self.in_stage);
+        let e = &mut self.entries[i];
+        let restarted = e.action.as_mut().is_some_and(|a| a.restart(d));
+        if restarted {
+            // Restarted, it counts like a new action: not this frame's delta.
+            e.fresh = fresh;
+            e.skip = skip;
         }
-        self.add(owner, uuid, RetriggerableDelay::new(d), on_complete)
+        restarted
     }
 
     /// A [`DelayUntilNextTick`]: completes in the next frame's latent stage.

@@ -25,7 +25,8 @@ use crate::time::Domain;
 use crate::timer::{OwnerId, TimerHandle, TimerManager};
 
 /// Polling passes of one latent stage: tasks woken by other tasks (or spawned) during the
-/// stage run in the next pass; past this many passes they wait for the next frame.
+/// stage run in the next pass; past this many passes they wait for the next frame (each task
+/// is polled at most once per frame anyway, so this only bounds chains of spawns).
 pub const MAX_TASK_PASSES: usize = 100;
 
 pub(crate) type BoxFuture = Pin<Box<dyn TaskFuture>>;

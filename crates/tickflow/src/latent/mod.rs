@@ -49,11 +49,15 @@
 //!   before it, else the next frame's. After that a task is polled only when woken: its
 //!   timer fired, the next frame came for `next_frame`/`until`, a task it awaits ended, or any
 //!   other waker was used.
-//! - Woken tasks are polled in spawn order. Tasks woken by other tasks (or spawned) during the
-//!   stage are polled in a further pass of the same stage (up to [`MAX_TASK_PASSES`]); a task
-//!   that wakes itself yields until the next frame.
-//! - A task's delays are one-shot timers in the scheduler's
+//! - Woken tasks are polled in spawn order, each **at most once per frame**. A task woken by
+//!   another task (or spawned) during the stage is polled later in the same stage, in a
+//!   further pass (up to [`MAX_TASK_PASSES`]); one woken again after its poll this frame (a
+//!   task that wakes itself yields) waits for the next frame.
+//! - A task's delays are timers in the scheduler's
 //!   [`TimerManager`](crate::timer::TimerManager): a waiting task costs nothing per frame.
+//!   Each task that has awaited a game-clock delay keeps one timer there, re-armed for every
+//!   delay, until it ends (so `timers().len()` counts it); other delays are one-shot timers.
+//!   Clearing those timers behind the scheduler's back (`clear_all`) leaves the task waiting.
 //! - [`TaskHandle::cancel`], [`Scheduler::remove_owner`](crate::scheduler::Scheduler::remove_owner)
 //!   and dropping the scheduler drop the task's future, so its destructors run (its pending
 //!   delay timers are cleared too). A task that panics ends as cancelled; the panic reaches

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use std::future::Future;
 
-use crate::latent::{Exec, LatentAction, LatentActions, RetriggerableDelay, TaskCx, TaskHandle};
+use crate::latent::{Exec, LatentAction, LatentActions, TaskCx, TaskHandle};
 use crate::tick::{Body, HandleAlloc, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::Span;
@@ -358,12 +358,7 @@ pub(crate) fn apply<C: 'static>(
                     p.latent.add_boxed(owner, uuid, action, f);
                 }
                 Command::RetriggerableDelay(owner, uuid, d, f) => {
-                    if let Some(a) = p.latent.find_mut(owner, uuid) {
-                        a.restart(d);
-                    } else {
-                        p.latent
-                            .add_boxed(owner, uuid, Box::new(RetriggerableDelay::new(d)), f);
-                    }
+                    p.latent.retrigger_boxed(owner, uuid, d, f);
                 }
                 Command::RemoveLatent(owner, uuid) => {
                     p.latent.remove(owner, uuid);
