@@ -1,13 +1,17 @@
 //! Latent benchmarks L1–L2 (issue: latent actions and async tasks).
 //!
-//! A plain harness (`harness = false`), like the others: each workload runs a few hundred
-//! frames, three times, and the median is reported. Run:
-//! `cargo bench -p tickflow --bench latent` (add `-- quick` for a short run).
+//! A plain harness (`harness = false`), like the others: each workload runs 600 frames; the
+//! versions run in turn, five rounds, and the medians (of times, and of per-round ratios) are
+//! reported, so a slow spell of the shared machine hits every version. Run:
+//! `cargo bench -p tickflow --bench latent` (add `-- quick` for a short run; `-- only=tasks`
+//! (or `timers`, `chains`, `latent`) runs one workload for `perf`; `-- profile-tasks` prints
+//! the task version's time per stage; `L1_N=10000` changes the size).
 //!
 //! - L1: 1e5 async tasks, each looping `delay(p)` with its own random `p` in 0.5..5 s, for 600
-//!   frames at 60 Hz, against the same schedule as 1e5 looping timers (`every(p)`) and as 1e5
-//!   latent `Delay`s re-armed by their completion. Time per frame of `Scheduler::tick`; every
-//!   version must make exactly the same number of calls.
+//!   frames at 60 Hz, against the same schedule as 1e5 looping timers (`every(p)`), as 1e5
+//!   one-shot timers re-set by their own callback, and as 1e5 latent `Delay`s re-armed by their
+//!   completion. Time per frame of `Scheduler::tick` (after one untimed frame in which the
+//!   tasks make their first poll); every version must make exactly the same calls.
 //! - L2: heap bytes per idle task (one waiting on a delay), counted by a global allocator,
 //!   minus the future's own size; the same for an idle looping timer, for scale.
 
