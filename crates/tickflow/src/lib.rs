@@ -7,6 +7,8 @@
 //! - [`tickable`]: light objects that just want `tick(dt)` ([`Tickable`]).
 //! - [`latent`]: latent actions ([`LatentActions`], the Delay family) and async tasks
 //!   ([`TaskCx`], [`TaskHandle`]) driven by frames.
+//! - [`realtime`]: [`RealtimeTimers`](realtime::RealtimeTimers), a thread-safe wall-clock
+//!   timer service with drift-free repeats and dispatch to a thread of your choice.
 //! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
 //!
 //! ```
@@ -29,6 +31,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod latent;
+pub mod realtime;
 pub mod scheduler;
 pub mod tick;
 pub mod tickable;

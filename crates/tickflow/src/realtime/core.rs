@@ -1,0 +1,406 @@
+//! The service's state and its two operations: collecting the calls that are due, and making
+//! one call.
+
+use std::cell::Cell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::panic::{self, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
+
+use super::clock::Clock;
+use super::dispatch::Dispatch;
+use super::sync::{lock, Arc, AtomicBool, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::timer::CatchUp;
+
+/// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (under the callback's
+/// lock), and `cancel` moves `ACTIVE` or `RUNNING` to `CANCELLED`: once `cancel` has returned
+/// `true`, no call can start.
+pub(crate) const ACTIVE: u8 = 0;
+pub(crate) const RUNNING: u8 = 1;
+pub(crate) const CANCELLED: u8 = 2;
+pub(crate) const DONE: u8 = 3;
+
+pub(crate) type Callback = Box<dyn FnMut() + Send>;
+pub(crate) type CancelHook = Box<dyn FnOnce() + Send>;
+// A plain std `Arc`: the hook is not part of what loom checks.
+pub(crate) type PanicHook = std::sync::Arc<dyn Fn(&TimerPanic) + Send + Sync>;
+
+/// A panic caught in a real-time callback, as given to the hook set with
+/// [`RealtimeTimers::on_panic`](super::RealtimeTimers::on_panic).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerPanic {
+    /// The panic message (`"<non-string panic payload>"` when it was not a string).
+    pub message: String,
+}
+
+/// What a timer shares with its handles and with its queued calls.
+pub(crate) struct Core {
+    pub(crate) state: AtomicU8,
+    pub(crate) callback: Mutex<Callback>,
+    pub(crate) on_cancel: Mutex<Option<CancelHook>>,
+    pub(crate) service: Arc<Flags>,
+}
+
+/// Service-wide flags that calls and handles need after the service is gone.
+pub(crate) struct Flags {
+    pub(crate) stopped: AtomicBool,
+    /// Timers cancelled whose heap entries are still there (compaction trigger).
+    pub(crate) cancelled: AtomicUsize,
+    /// Calls running now (on any thread). `stopped` is set under this lock, so a call either
+    /// counts itself before shutdown waits, or sees `stopped` and does not start.
+    pub(crate) in_flight: Mutex<usize>,
+    pub(crate) idle: Condvar,
+    pub(crate) panic_hook: Mutex<Option<PanicHook>>,
+}
+
+impl Flags {
+    pub(crate) fn new() -> Self {
+        Flags {
+            stopped: AtomicBool::new(false),
+            cancelled: AtomicUsize::new(0),
+            in_flight: Mutex::new(0),
+            idle: Condvar::new(),
+            panic_hook: Mutex::new(None),
+        }
+    }
+
+    /// Counts a call in, unless the service stopped.
+    fn begin_flight(&self) -> bool {
+        let mut n = lock(&self.in_flight);
+        if self.stopped.load(Ordering::Acquire) {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    fn end_flight(&self) {
+        let mut n = lock(&self.in_flight);
+        *n -= 1;
+        if *n == 0 {
+            self.idle.notify_all();
+        }
+    }
+}
+
+impl Core {
+    /// `cancel` of a handle: `true` when this call cancelled a timer that could still run.
+    pub(crate) fn cancel(&self) -> bool {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if s != ACTIVE && s != RUNNING {
+                return false;
+            }
+            match self
+                .state
+                .compare_exchange(s, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        self.service.cancelled.fetch_add(1, Ordering::Relaxed);
+        let hook = lock(&self.on_cancel).take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        true
+    }
+
+    pub(crate) fn is_active(&self) -> bool {
+        matches!(self.state.load(Ordering::Acquire), ACTIVE | RUNNING)
+    }
+}
+
+// Not `const`-initialized: loom's `thread_local!` (under `--cfg tickflow_loom`) lacks that form.
+#[allow(clippy::missing_const_for_thread_local)]
+mod scheduled_slot {
+    use super::*;
+    super::super::sync::thread_local! {
+        /// The due time of the call running on this thread.
+        pub(super) static SCHEDULED: Cell<Option<Instant>> = Cell::new(None);
+    }
+}
+use scheduled_slot::SCHEDULED;
+
+/// The time the running real-time call was due (its lateness is `Instant::now()` minus this);
+/// `None` outside a call.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickflow::realtime::{scheduled, ManualClock, RealtimeTimers};
+///
+/// let clock = ManualClock::new();
+/// let timers = RealtimeTimers::manual(clock.clone());
+/// let t0 = tickflow::realtime::Clock::now(&clock);
+/// timers.after(Duration::from_millis(10)).call(move || {
+///     assert_eq!(scheduled(), Some(t0 + Duration::from_millis(10)));
+/// });
+/// clock.advance(Duration::from_millis(15));
+/// assert_eq!(timers.tick(), 1);
+/// assert_eq!(scheduled(), None);
+/// ```
+pub fn scheduled() -> Option<Instant> {
+    SCHEDULED.with(Cell::get)
+}
+
+/// One call of a timer, due at `due`.
+pub(crate) struct Call {
+    pub(crate) due: Instant,
+    pub(crate) seq: u64,
+    pub(crate) core: Arc<Core>,
+    /// The timer's last call: it is done after this one.
+    pub(crate) last: bool,
+}
+
+impl Call {
+    /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of
+    /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
+    pub(crate) fn run(self) -> bool {
+        let flags = Arc::clone(&self.core.service);
+        if !flags.begin_flight() {
+            return false;
+        }
+        let ran = self.run_counted();
+        flags.end_flight();
+        ran
+    }
+
+    fn run_counted(self) -> bool {
+        let core = &*self.core;
+        let mut cb = lock(&core.callback);
+        if core
+            .state
+            .compare_exchange(ACTIVE, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        let prev = SCHEDULED.with(|s| s.replace(Some(self.due)));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| (*cb)()));
+        SCHEDULED.with(|s| s.set(prev));
+        let next = if self.last { DONE } else { ACTIVE };
+        // Fails when cancelled during the call: it stays cancelled.
+        let _ = core
+            .state
+            .compare_exchange(RUNNING, next, Ordering::AcqRel, Ordering::Acquire);
+        drop(cb);
+        if let Err(payload) = result {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "<non-string panic payload>".into());
+            let hook = lock(&core.service.panic_hook).clone();
+            let report = TimerPanic { message };
+            match hook {
+                Some(h) => h(&report),
+                None => eprintln!("tickflow realtime: a timer callback panicked: {}", report.message),
+            }
+        }
+        true
+    }
+}
+
+/// A timer's schedule, kept by the service.
+pub(crate) struct Entry {
+    pub(crate) core: Arc<Core>,
+    /// Calls are due at `anchor + k × period` (`k` counts from the first call).
+    pub(crate) anchor: Instant,
+    pub(crate) period: Option<Duration>,
+    /// Index of the next call.
+    pub(crate) k: u64,
+    pub(crate) times_left: Option<u64>,
+    pub(crate) catch_up: CatchUp,
+    pub(crate) dispatch: Dispatch,
+}
+
+impl Entry {
+    /// When call `k` is due; `None` when that is too far to represent (never).
+    fn due(&self, k: u64) -> Option<Instant> {
+        let Some(p) = self.period else {
+            return (k == 0).then_some(self.anchor);
+        };
+        let nanos = p.as_nanos().checked_mul(u128::from(k))?;
+        let offset = Duration::new(
+            u64::try_from(nanos / 1_000_000_000).ok()?,
+            (nanos % 1_000_000_000) as u32,
+        );
+        self.anchor.checked_add(offset)
+    }
+}
+
+/// Everything behind the service's lock.
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) heap: BinaryHeap<Reverse<(Instant, u64, u64)>>,
+    pub(crate) timers: FxHashMap<u64, Entry>,
+    pub(crate) next_id: u64,
+    pub(crate) next_seq: u64,
+}
+
+impl State {
+    /// Stores a timer whose first call is due at `first` (`None`: never).
+    pub(crate) fn insert(&mut self, entry: Entry, first: Option<Instant>) {
+        let Some(first) = first else {
+            // Too far to represent: it never fires, and needs no storage.
+            return;
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Reverse((first, seq, id)));
+        self.timers.insert(id, entry);
+    }
+
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse((due, _, _))| *due)
+    }
+
+    /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
+    /// timers by their catch-up policy.
+    pub(crate) fn collect_due(&mut self, now: Instant, out: &mut Vec<(Call, Dispatch)>) {
+        while let Some(&Reverse((due, _, id))) = self.heap.peek() {
+            if due > now {
+                break;
+            }
+            self.heap.pop();
+            let Some(e) = self.timers.get_mut(&id) else {
+                continue;
+            };
+            if !e.core.is_active() {
+                if e.core.state.load(Ordering::Acquire) == CANCELLED {
+                    e.core.service.cancelled.fetch_sub(1, Ordering::Relaxed);
+                }
+                self.timers.remove(&id);
+                continue;
+            }
+            let last = match e.times_left.as_mut() {
+                Some(left) => {
+                    *left -= 1;
+                    *left == 0
+                }
+                None => e.period.is_none(),
+            };
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            out.push((
+                Call {
+                    due,
+                    seq,
+                    core: Arc::clone(&e.core),
+                    last,
+                },
+                e.dispatch.clone(),
+            ));
+            if last {
+                self.timers.remove(&id);
+                continue;
+            }
+            let period = e.period.expect("a repeating timer has a period");
+            match e.catch_up {
+                CatchUp::Burst => e.k += 1,
+                CatchUp::Once => {
+                    // The next call on the grid that is still ahead.
+                    let behind = now.duration_since(due).as_nanos() / period.as_nanos().max(1);
+                    e.k += 1 + u64::try_from(behind).unwrap_or(u64::MAX - e.k - 1);
+                }
+                CatchUp::Delay => {
+                    e.anchor = now;
+                    e.k = 1;
+                }
+            }
+            match e.due(e.k) {
+                Some(next) => {
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    self.heap.push(Reverse((next, seq, id)));
+                }
+                None => {
+                    self.timers.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Drops the heap records of cancelled timers (run when they pile up).
+    pub(crate) fn compact(&mut self) {
+        let timers = &mut self.timers;
+        timers.retain(|_, e| e.core.state.load(Ordering::Acquire) != CANCELLED);
+        let heap = std::mem::take(&mut self.heap);
+        self.heap = heap
+            .into_iter()
+            .filter(|Reverse((_, _, id))| timers.contains_key(id))
+            .collect();
+    }
+}
+
+/// The service: its clock, its state, and how its thread is woken.
+pub(crate) struct Shared {
+    pub(crate) clock: Box<dyn Clock>,
+    pub(crate) state: Mutex<State>,
+    pub(crate) wake: Condvar,
+    pub(crate) flags: Arc<Flags>,
+}
+
+impl Shared {
+    /// Collects what is due now and hands each call to its dispatch; runs timer-thread calls
+    /// here. Returns how many calls ran here plus how many were handed on.
+    pub(crate) fn fire_due(&self, buf: &mut Vec<(Call, Dispatch)>) -> usize {
+        {
+            let mut st = lock(&self.state);
+            if self.flags.cancelled.load(Ordering::Relaxed) > 1024
+                && self.flags.cancelled.load(Ordering::Relaxed) * 2 > st.timers.len()
+            {
+                st.compact();
+                self.flags.cancelled.store(0, Ordering::Relaxed);
+            }
+            st.collect_due(self.clock.now(), buf);
+        }
+        let mut n = 0;
+        for (call, dispatch) in buf.drain(..) {
+            n += usize::from(dispatch.send(call));
+        }
+        n
+    }
+}
+
+/// Builds an entry and inserts it; wakes the thread when it is due before everything else.
+pub(crate) fn schedule(shared: &Shared, entry: Entry) {
+    let first = entry.due(0);
+    let mut st = lock(&shared.state);
+    let earlier = match (first, st.next_due()) {
+        (Some(f), Some(head)) => f < head,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    st.insert(entry, first);
+    drop(st);
+    if earlier {
+        shared.wake.notify_one();
+    }
+}
+
+/// `true` while the current thread is inside a real-time callback.
+pub(crate) fn in_callback() -> bool {
+    scheduled().is_some()
+}
+
+/// Stops the service: no call starts after this returns, and none is running.
+pub(crate) fn stop(flags: &Flags) {
+    assert!(
+        !in_callback(),
+        "RealtimeTimers::shutdown called from a timer callback (it would wait for itself)"
+    );
+    let mut n = lock(&flags.in_flight);
+    flags.stopped.store(true, Ordering::Release);
+    while *n > 0 {
+        n = match flags.idle.wait(n) {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+    }
+}

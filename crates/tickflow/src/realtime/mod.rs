@@ -1,0 +1,246 @@
+//! A thread-safe, wall-clock timer service: work that is not tied to frames (autosave,
+//! network heartbeats, session expiry on a game server).
+//!
+//! [`RealtimeTimers`] is the C# `TickTimer`/`AsyncTimer` done right: it runs on its own thread
+//! ([`start`](RealtimeTimers::start)) or is driven by hand ([`manual`](RealtimeTimers::manual)
+//! with [`tick`](RealtimeTimers::tick)), reads a monotonic [`Clock`] (injectable: tests use a
+//! [`ManualClock`] and never sleep), and sends each call where you ask ([`Dispatch`]): the timer
+//! thread, rayon's pool, or a [`Dispatcher`] queue that a thread of your choice drains with
+//! [`pump`](Dispatcher::pump) — the game's main loop, say.
+//!
+//! # Guarantees
+//!
+//! - **No drift.** Call `k` of a repeating timer is due at `start + first_delay + k × period` on
+//!   the monotonic clock, however late earlier calls ran. A thread that fell behind applies the
+//!   timer's [`CatchUp`](crate::timer::CatchUp): `Burst` makes every missed call, `Once` one
+//!   call and then the next point on the grid, `Delay` one call and a new grid from now.
+//! - **Cancel is final.** Once [`RealtimeHandle::cancel`] has returned `true` (from any
+//!   thread), no new call of that timer starts; a call already running may finish. Its
+//!   `on_cancel` hook runs inside that `cancel`.
+//! - **No call lost or duplicated**: every due call is made once (or skipped because the timer
+//!   was cancelled first), whatever the dispatch; calls of one timer never overlap.
+//! - **Shutdown is clean.** [`shutdown`](RealtimeTimers::shutdown) (and drop) returns only when
+//!   no callback is running and none will start: calls still queued in a dispatcher are
+//!   skipped.
+//! - Callbacks may schedule and cancel timers (through a [`RealtimeRemote`]); a panicking
+//!   callback is reported to the [panic hook](RealtimeTimers::on_panic) and the service goes on;
+//!   a delay too large to represent makes a timer that never fires instead of a panic.
+//!
+//! # Checking it
+//!
+//! The synchronization goes through `sync.rs`; `RUSTFLAGS="--cfg tickflow_loom" cargo test -p
+//! tickflow --test loom_realtime --release` runs the cancel/fire/dispatch races under loom.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use tickflow::realtime::{ManualClock, RealtimeTimers};
+//!
+//! let clock = ManualClock::new();
+//! let timers = RealtimeTimers::manual(clock.clone());
+//! let beats = Arc::new(AtomicU32::new(0));
+//! let b = beats.clone();
+//! let heartbeat = timers
+//!     .every(Duration::from_millis(100))
+//!     .call(move || {
+//!         b.fetch_add(1, Ordering::Relaxed);
+//!     });
+//! clock.advance(Duration::from_millis(350)); // three calls due: 100, 200, 300 ms
+//! assert_eq!(timers.tick(), 3);
+//! assert!(heartbeat.cancel());
+//! clock.advance(Duration::from_secs(1));
+//! assert_eq!(timers.tick(), 0);
+//! assert_eq!(beats.load(Ordering::Relaxed), 3);
+//! ```
+
+mod builder;
+mod clock;
+mod core;
+mod dispatch;
+mod sync;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use self::core::{scheduled, TimerPanic};
+pub use builder::{RealtimeBuilder, RealtimeHandle};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use dispatch::{Dispatch, Dispatcher};
+
+use self::core::{Flags, Shared, State};
+use sync::{lock, Arc, Condvar, Mutex};
+
+/// The real-time timer service. See the [module docs](self).
+pub struct RealtimeTimers {
+    remote: RealtimeRemote,
+    #[cfg(not(tickflow_loom))]
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// A cloneable, `Send + Sync` way to schedule timers on a [`RealtimeTimers`], for callbacks and
+/// other threads. It does not keep the service's thread alive.
+#[derive(Clone)]
+pub struct RealtimeRemote {
+    shared: Arc<Shared>,
+}
+
+impl RealtimeRemote {
+    /// A one-shot timer due `delay` from now (see [`RealtimeBuilder`]).
+    pub fn after(&self, delay: Duration) -> RealtimeBuilder<'_> {
+        RealtimeBuilder::new(&self.shared, delay, None)
+    }
+
+    /// A repeating timer, first due one `period` from now.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero.
+    #[track_caller]
+    pub fn every(&self, period: Duration) -> RealtimeBuilder<'_> {
+        assert!(
+            !period.is_zero(),
+            "RealtimeTimers::every: the period must be longer than zero"
+        );
+        RealtimeBuilder::new(&self.shared, period, Some(period))
+    }
+}
+
+impl fmt::Debug for RealtimeRemote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RealtimeRemote").finish_non_exhaustive()
+    }
+}
+
+impl RealtimeTimers {
+    fn with_clock(clock: Box<dyn Clock>) -> Self {
+        RealtimeTimers {
+            remote: RealtimeRemote {
+                shared: Arc::new(Shared {
+                    clock,
+                    state: Mutex::new(State::default()),
+                    wake: Condvar::new(),
+                    flags: Arc::new(Flags::new()),
+                }),
+            },
+            #[cfg(not(tickflow_loom))]
+            thread: None,
+        }
+    }
+
+    /// Starts the service on its own thread, on the system's monotonic clock.
+    #[cfg(not(tickflow_loom))]
+    pub fn start() -> Self {
+        let mut t = Self::with_clock(Box::new(SystemClock));
+        let shared = Arc::clone(&t.remote.shared);
+        t.thread = Some(
+            std::thread::Builder::new()
+                .name("tickflow-realtime".into())
+                .spawn(move || run_thread(&shared))
+                .expect("could not start the real-time timer thread"),
+        );
+        t
+    }
+
+    /// A service without a thread: [`tick`](Self::tick) makes the calls that are due on
+    /// `clock` (the seed's "interval 0" mode; tests use a [`ManualClock`]).
+    pub fn manual(clock: impl Clock + 'static) -> Self {
+        Self::with_clock(Box::new(clock))
+    }
+
+    /// A one-shot timer due `delay` from now.
+    pub fn after(&self, delay: Duration) -> RealtimeBuilder<'_> {
+        self.remote.after(delay)
+    }
+
+    /// A repeating timer, first due one `period` from now.
+    ///
+    /// # Panics
+    ///
+    /// When `period` is zero.
+    #[track_caller]
+    pub fn every(&self, period: Duration) -> RealtimeBuilder<'_> {
+        self.remote.every(period)
+    }
+
+    /// A handle for scheduling from callbacks and other threads.
+    pub fn remote(&self) -> RealtimeRemote {
+        self.remote.clone()
+    }
+
+    /// Makes the calls that are due now (timer-thread calls run here; others are handed to
+    /// their pool or queue); returns how many were made or handed on. For manual mode; with a
+    /// thread it races it harmlessly.
+    pub fn tick(&self) -> usize {
+        let mut buf = Vec::new();
+        self.remote.shared.fire_due(&mut buf)
+    }
+
+    /// Where panics of callbacks go (default: a line on stderr). The service goes on.
+    pub fn on_panic(&self, hook: impl Fn(&TimerPanic) + Send + Sync + 'static) {
+        *lock(&self.remote.shared.flags.panic_hook) = Some(std::sync::Arc::new(hook));
+    }
+
+    /// Stops the service: returns when no callback is running and none will start (calls still
+    /// queued in dispatchers are skipped). Dropping the service does the same.
+    ///
+    /// # Panics
+    ///
+    /// When called from inside one of its callbacks (it would wait for itself).
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let shared = &self.remote.shared;
+        self::core::stop(&shared.flags);
+        {
+            let _st = lock(&shared.state);
+            shared.wake.notify_all();
+        }
+        #[cfg(not(tickflow_loom))]
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for RealtimeTimers {
+    fn drop(&mut self) {
+        if !self::core::in_callback() {
+            self.stop();
+        }
+    }
+}
+
+impl fmt::Debug for RealtimeTimers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = lock(&self.remote.shared.state);
+        f.debug_struct("RealtimeTimers")
+            .field("timers", &st.timers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The timer thread: make what is due, then sleep until the next due time or a wake-up.
+#[cfg(not(tickflow_loom))]
+fn run_thread(shared: &Shared) {
+    use sync::Ordering;
+    let mut buf = Vec::new();
+    loop {
+        shared.fire_due(&mut buf);
+        let st = lock(&shared.state);
+        if shared.flags.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let now = shared.clock.now();
+        // The guard comes back and is dropped at once: the loop takes the lock again.
+        match st.next_due() {
+            Some(due) if due <= now => continue,
+            Some(due) => drop(shared.wake.wait_timeout(st, due - now)),
+            None => drop(shared.wake.wait(st)),
+        }
+    }
+}
