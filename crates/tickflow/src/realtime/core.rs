@@ -149,6 +149,7 @@ pub fn scheduled() -> Option<Instant> {
 /// One call of a timer, due at `due`.
 pub(crate) struct Call {
     pub(crate) due: Instant,
+    /// The timer's id (set order), for ties.
     pub(crate) seq: u64,
     pub(crate) core: Arc<Core>,
     /// The timer's last call: it is done after this one.
@@ -197,7 +198,10 @@ impl Call {
             let report = TimerPanic { message };
             match hook {
                 Some(h) => h(&report),
-                None => eprintln!("tickflow realtime: a timer callback panicked: {}", report.message),
+                None => eprintln!(
+                    "tickflow realtime: a timer callback panicked: {}",
+                    report.message
+                ),
             }
         }
         true
@@ -235,10 +239,10 @@ impl Entry {
 /// Everything behind the service's lock.
 #[derive(Default)]
 pub(crate) struct State {
-    pub(crate) heap: BinaryHeap<Reverse<(Instant, u64, u64)>>,
+    /// (due, id): ties go to the timer set first.
+    pub(crate) heap: BinaryHeap<Reverse<(Instant, u64)>>,
     pub(crate) timers: FxHashMap<u64, Entry>,
     pub(crate) next_id: u64,
-    pub(crate) next_seq: u64,
 }
 
 impl State {
@@ -250,20 +254,18 @@ impl State {
         };
         let id = self.next_id;
         self.next_id += 1;
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.heap.push(Reverse((first, seq, id)));
+        self.heap.push(Reverse((first, id)));
         self.timers.insert(id, entry);
     }
 
     pub(crate) fn next_due(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((due, _, _))| *due)
+        self.heap.peek().map(|Reverse((due, _))| *due)
     }
 
     /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
     /// timers by their catch-up policy.
     pub(crate) fn collect_due(&mut self, now: Instant, out: &mut Vec<(Call, Dispatch)>) {
-        while let Some(&Reverse((due, _, id))) = self.heap.peek() {
+        while let Some(&Reverse((due, id))) = self.heap.peek() {
             if due > now {
                 break;
             }
@@ -285,12 +287,10 @@ impl State {
                 }
                 None => e.period.is_none(),
             };
-            let seq = self.next_seq;
-            self.next_seq += 1;
             out.push((
                 Call {
                     due,
-                    seq,
+                    seq: id,
                     core: Arc::clone(&e.core),
                     last,
                 },
@@ -314,11 +314,7 @@ impl State {
                 }
             }
             match e.due(e.k) {
-                Some(next) => {
-                    let seq = self.next_seq;
-                    self.next_seq += 1;
-                    self.heap.push(Reverse((next, seq, id)));
-                }
+                Some(next) => self.heap.push(Reverse((next, id))),
                 None => {
                     self.timers.remove(&id);
                 }
@@ -333,7 +329,7 @@ impl State {
         let heap = std::mem::take(&mut self.heap);
         self.heap = heap
             .into_iter()
-            .filter(|Reverse((_, _, id))| timers.contains_key(id))
+            .filter(|Reverse((_, id))| timers.contains_key(id))
             .collect();
     }
 }
