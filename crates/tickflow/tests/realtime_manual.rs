@@ -13,13 +13,11 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// A service, its clock, its start time and a log of (label, due offset in ms).
-fn setup() -> (
-    RealtimeTimers,
-    ManualClock,
-    Instant,
-    Arc<Mutex<Vec<(String, u64)>>>,
-) {
+/// (label, due offset in ms) of every call.
+type Log = Arc<Mutex<Vec<(String, u64)>>>;
+
+/// A service, its clock, its start time and a log.
+fn setup() -> (RealtimeTimers, ManualClock, Instant, Log) {
     let clock = ManualClock::new();
     let t0 = clock.now();
     (
@@ -30,11 +28,7 @@ fn setup() -> (
     )
 }
 
-fn logger(
-    log: &Arc<Mutex<Vec<(String, u64)>>>,
-    t0: Instant,
-    label: &str,
-) -> impl FnMut() + Send + 'static {
+fn logger(log: &Log, t0: Instant, label: &str) -> impl FnMut() + Send + 'static {
     let (log, label) = (log.clone(), label.to_string());
     move || {
         let due = scheduled().expect("inside a call") - t0;
@@ -44,7 +38,7 @@ fn logger(
     }
 }
 
-fn taken(log: &Arc<Mutex<Vec<(String, u64)>>>) -> Vec<(String, u64)> {
+fn taken(log: &Log) -> Vec<(String, u64)> {
     std::mem::take(&mut *log.lock().unwrap())
 }
 
