@@ -74,8 +74,7 @@ impl<'a> RealtimeBuilder<'a> {
         let core = Arc::new(Core {
             state: AtomicU8::new(if never { DONE } else { ACTIVE }),
             callback: Mutex::new(Box::new(f)),
-            on_cancel: Mutex::new(self.on_cancel),
-            service: Arc::clone(&self.shared.flags),
+            on_cancel: self.on_cancel.map(|h| Mutex::new(Some(h))),
         });
         if !never {
             let now = self.shared.clock.now();

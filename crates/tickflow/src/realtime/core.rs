@@ -7,11 +7,9 @@ use std::collections::BinaryHeap;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use rustc_hash::FxHashMap;
-
 use super::clock::Clock;
 use super::dispatch::Dispatch;
-use super::sync::{lock, Arc, AtomicBool, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering};
+use super::sync::{lock, Arc, AtomicBool, AtomicU8, Condvar, Mutex, Ordering};
 use crate::timer::CatchUp;
 
 /// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (under the callback's
@@ -39,15 +37,13 @@ pub struct TimerPanic {
 pub(crate) struct Core {
     pub(crate) state: AtomicU8,
     pub(crate) callback: Mutex<Callback>,
-    pub(crate) on_cancel: Mutex<Option<CancelHook>>,
-    pub(crate) service: Arc<Flags>,
+    /// `None` when the timer has no hook: `cancel` then takes no lock.
+    pub(crate) on_cancel: Option<Mutex<Option<CancelHook>>>,
 }
 
 /// Service-wide flags that calls and handles need after the service is gone.
 pub(crate) struct Flags {
     pub(crate) stopped: AtomicBool,
-    /// Timers cancelled whose heap entries are still there (compaction trigger).
-    pub(crate) cancelled: AtomicUsize,
     /// Calls running now (on any thread). `stopped` is set under this lock, so a call either
     /// counts itself before shutdown waits, or sees `stopped` and does not start.
     pub(crate) in_flight: Mutex<usize>,
@@ -59,7 +55,6 @@ impl Flags {
     pub(crate) fn new() -> Self {
         Flags {
             stopped: AtomicBool::new(false),
-            cancelled: AtomicUsize::new(0),
             in_flight: Mutex::new(0),
             idle: Condvar::new(),
             panic_hook: Mutex::new(None),
@@ -101,10 +96,11 @@ impl Core {
                 Err(now) => s = now,
             }
         }
-        self.service.cancelled.fetch_add(1, Ordering::Relaxed);
-        let hook = lock(&self.on_cancel).take();
-        if let Some(hook) = hook {
-            hook();
+        if let Some(slot) = &self.on_cancel {
+            let hook = lock(slot).take();
+            if let Some(hook) = hook {
+                hook();
+            }
         }
         true
     }
@@ -148,6 +144,7 @@ pub fn scheduled() -> Option<Instant> {
 
 /// One call of a timer, due at `due`.
 pub(crate) struct Call {
+    pub(crate) flags: Arc<Flags>,
     pub(crate) due: Instant,
     /// The timer's id (set order), for ties.
     pub(crate) seq: u64,
@@ -160,7 +157,7 @@ impl Call {
     /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of
     /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
     pub(crate) fn run(self) -> bool {
-        let flags = Arc::clone(&self.core.service);
+        let flags = Arc::clone(&self.flags);
         if !flags.begin_flight() {
             return false;
         }
@@ -194,7 +191,7 @@ impl Call {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "<non-string panic payload>".into());
-            let hook = lock(&core.service.panic_hook).clone();
+            let hook = lock(&self.flags.panic_hook).clone();
             let report = TimerPanic { message };
             match hook {
                 Some(h) => h(&report),
@@ -236,13 +233,18 @@ impl Entry {
     }
 }
 
-/// Everything behind the service's lock.
+/// Everything behind the service's lock: entries in a slab, due times in a heap of
+/// `(due, id, slot)` (ties go to the timer set first; a record whose slot now holds another
+/// id is stale).
 #[derive(Default)]
 pub(crate) struct State {
-    /// (due, id): ties go to the timer set first.
-    pub(crate) heap: BinaryHeap<Reverse<(Instant, u64)>>,
-    pub(crate) timers: FxHashMap<u64, Entry>,
-    pub(crate) next_id: u64,
+    pub(crate) heap: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    entries: Vec<Option<(u64, Entry)>>,
+    free: Vec<u32>,
+    next_id: u64,
+    /// Heap size after the last compaction: cancelled timers leave their records until they
+    /// come due, so the heap is compacted when it doubles.
+    compacted_at: usize,
 }
 
 impl State {
@@ -252,32 +254,59 @@ impl State {
             // Too far to represent: it never fires, and needs no storage.
             return;
         };
+        if self.heap.len() > 2 * self.compacted_at + 1024 {
+            self.compact();
+        }
         let id = self.next_id;
         self.next_id += 1;
-        self.heap.push(Reverse((first, id)));
-        self.timers.insert(id, entry);
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.entries[i as usize] = Some((id, entry));
+                i
+            }
+            None => {
+                self.entries.push(Some((id, entry)));
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.heap.push(Reverse((first, id, slot)));
+    }
+
+    /// Timers stored (cancelled ones included until their records are dropped).
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len() - self.free.len()
     }
 
     pub(crate) fn next_due(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((due, _))| *due)
+        self.heap.peek().map(|Reverse((due, _, _))| *due)
+    }
+
+    fn remove(&mut self, slot: u32) {
+        self.entries[slot as usize] = None;
+        self.free.push(slot);
     }
 
     /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
     /// timers by their catch-up policy.
-    pub(crate) fn collect_due(&mut self, now: Instant, out: &mut Vec<(Call, Dispatch)>) {
-        while let Some(&Reverse((due, id))) = self.heap.peek() {
+    pub(crate) fn collect_due(
+        &mut self,
+        now: Instant,
+        flags: &Arc<Flags>,
+        out: &mut Vec<(Call, Dispatch)>,
+    ) {
+        while let Some(&Reverse((due, id, slot))) = self.heap.peek() {
             if due > now {
                 break;
             }
             self.heap.pop();
-            let Some(e) = self.timers.get_mut(&id) else {
+            let Some((eid, e)) = self.entries[slot as usize].as_mut() else {
                 continue;
             };
+            if *eid != id {
+                continue;
+            }
             if !e.core.is_active() {
-                if e.core.state.load(Ordering::Acquire) == CANCELLED {
-                    e.core.service.cancelled.fetch_sub(1, Ordering::Relaxed);
-                }
-                self.timers.remove(&id);
+                self.remove(slot);
                 continue;
             }
             let last = match e.times_left.as_mut() {
@@ -289,6 +318,7 @@ impl State {
             };
             out.push((
                 Call {
+                    flags: Arc::clone(flags),
                     due,
                     seq: id,
                     core: Arc::clone(&e.core),
@@ -297,7 +327,7 @@ impl State {
                 e.dispatch.clone(),
             ));
             if last {
-                self.timers.remove(&id);
+                self.remove(slot);
                 continue;
             }
             let period = e.period.expect("a repeating timer has a period");
@@ -314,23 +344,29 @@ impl State {
                 }
             }
             match e.due(e.k) {
-                Some(next) => self.heap.push(Reverse((next, id))),
-                None => {
-                    self.timers.remove(&id);
-                }
+                Some(next) => self.heap.push(Reverse((next, id, slot))),
+                None => self.remove(slot),
             }
         }
     }
 
-    /// Drops the heap records of cancelled timers (run when they pile up).
-    pub(crate) fn compact(&mut self) {
-        let timers = &mut self.timers;
-        timers.retain(|_, e| e.core.state.load(Ordering::Acquire) != CANCELLED);
+    /// Drops cancelled timers and their heap records.
+    fn compact(&mut self) {
+        for slot in 0..self.entries.len() {
+            let dead = matches!(&self.entries[slot], Some((_, e)) if e.core.state.load(Ordering::Acquire) == CANCELLED);
+            if dead {
+                self.remove(slot as u32);
+            }
+        }
+        let entries = &self.entries;
         let heap = std::mem::take(&mut self.heap);
         self.heap = heap
             .into_iter()
-            .filter(|Reverse((_, id))| timers.contains_key(id))
+            .filter(|Reverse((_, id, slot))| {
+                matches!(&entries[*slot as usize], Some((eid, _)) if eid == id)
+            })
             .collect();
+        self.compacted_at = self.heap.len();
     }
 }
 
@@ -346,16 +382,7 @@ impl Shared {
     /// Collects what is due now and hands each call to its dispatch; runs timer-thread calls
     /// here. Returns how many calls ran here plus how many were handed on.
     pub(crate) fn fire_due(&self, buf: &mut Vec<(Call, Dispatch)>) -> usize {
-        {
-            let mut st = lock(&self.state);
-            if self.flags.cancelled.load(Ordering::Relaxed) > 1024
-                && self.flags.cancelled.load(Ordering::Relaxed) * 2 > st.timers.len()
-            {
-                st.compact();
-                self.flags.cancelled.store(0, Ordering::Relaxed);
-            }
-            st.collect_due(self.clock.now(), buf);
-        }
+        lock(&self.state).collect_due(self.clock.now(), &self.flags, buf);
         let mut n = 0;
         for (call, dispatch) in buf.drain(..) {
             n += usize::from(dispatch.send(call));

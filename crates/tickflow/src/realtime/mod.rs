@@ -219,7 +219,7 @@ impl fmt::Debug for RealtimeTimers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let st = lock(&self.remote.shared.state);
         f.debug_struct("RealtimeTimers")
-            .field("timers", &st.timers.len())
+            .field("timers", &st.len())
             .finish_non_exhaustive()
     }
 }

@@ -4,12 +4,12 @@
 //! normal code.
 
 #[cfg(not(tickflow_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 #[cfg(not(tickflow_loom))]
 pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 #[cfg(tickflow_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 #[cfg(tickflow_loom)]
 pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 
