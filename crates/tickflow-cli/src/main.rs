@@ -2,6 +2,7 @@
 //! later issues turn it into the full tool (arena demo, trace, plots, bench).
 
 mod latent_demo;
+mod realtime_demo;
 mod scheduler_demo;
 
 use tickflow::prelude::*;
@@ -112,4 +113,5 @@ fn main() {
 
     scheduler_demo::run();
     latent_demo::run();
+    realtime_demo::run();
 }

@@ -224,6 +224,10 @@ impl fmt::Debug for RealtimeTimers {
     }
 }
 
+/// How long before a due time the timer thread stops sleeping and starts yielding.
+#[cfg(not(tickflow_loom))]
+const SPIN: Duration = Duration::from_micros(60);
+
 /// The timer thread: make what is due, then sleep until the next due time or a wake-up.
 #[cfg(not(tickflow_loom))]
 fn run_thread(shared: &Shared) {
@@ -239,7 +243,17 @@ fn run_thread(shared: &Shared) {
         // The guard comes back and is dropped at once: the loop takes the lock again.
         match st.next_due() {
             Some(due) if due <= now => continue,
-            Some(due) => drop(shared.wake.wait_timeout(st, due - now)),
+            // A condvar wakes tens of microseconds late: sleep until just before the due time,
+            // then yield until it comes.
+            Some(due) if due - now > SPIN => {
+                drop(shared.wake.wait_timeout(st, due - now - SPIN));
+            }
+            Some(due) => {
+                drop(st);
+                while shared.clock.now() < due && !shared.flags.stopped.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            }
             None => drop(shared.wake.wait(st)),
         }
     }
