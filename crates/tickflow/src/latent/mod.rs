@@ -100,13 +100,16 @@ mod action;
 mod actions;
 mod exec;
 mod lend;
+mod slots;
 mod task;
+mod wait;
 
 pub use action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
 };
 pub use actions::{LatentActions, LatentInfo};
 pub use exec::MAX_TASK_PASSES;
-pub use task::{Cancelled, NextFrame, Sleep, TaskCx, TaskHandle, Until};
+pub use task::{Cancelled, TaskCx, TaskHandle};
+pub use wait::{NextFrame, Sleep, Until};
 
 pub(crate) use exec::{Exec, Tasks};

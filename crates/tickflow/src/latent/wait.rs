@@ -1,0 +1,260 @@
+//! The futures a task awaits: [`Sleep`] (delays, on timers), [`NextFrame`] and [`Until`].
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use super::exec::Exec;
+use super::slots::Current;
+use crate::time::{Domain, Span};
+use crate::timer::{TimerHandle, TimerManager};
+
+const NOT_IN_A_TASK: &str = "tickflow task futures can only be polled by the Scheduler that \
+                             spawned the task, in its latent stage";
+
+/// The future of [`TaskCx::delay`](super::TaskCx::delay), [`delay_real`](super::TaskCx::delay_real) and
+/// [`frames`](super::TaskCx::frames). Dropping it clears its timer.
+pub struct Sleep<C: 'static> {
+    exec: Rc<Exec<C>>,
+    domain: Domain,
+    span: u64,
+    state: SleepState,
+}
+
+enum SleepState {
+    New,
+    Waiting {
+        timer: TimerHandle,
+        due: u64,
+        wake: Wake,
+    },
+    Done,
+}
+
+/// How a delay's timer wakes its task.
+enum Wake {
+    /// The task's own reusable timer (game clock), awaited by the task itself: the common case.
+    Task(Current),
+    /// A one-shot timer that wakes the task itself through the executor (no allocation).
+    Own,
+    /// A one-shot timer that wakes a combinator's waker.
+    Foreign(Waker),
+}
+
+impl<C: 'static> Sleep<C> {
+    pub(super) fn new(exec: Rc<Exec<C>>, domain: Domain, span: u64) -> Self {
+        Sleep {
+            exec,
+            domain,
+            span,
+            state: SleepState::New,
+        }
+    }
+
+    /// Arms a timer due at `due` that wakes `w`'s task: its reusable timer or a one-shot
+    /// through the executor when `w` is the polled task's own waker, else a one-shot that
+    /// wakes `w`.
+    fn arm(&self, due: u64, w: &Waker) -> (TimerHandle, Wake) {
+        let exec = &*self.exec;
+        let own = exec.current().filter(|c| c.owns(w));
+        if let (Domain::Game, Some(c)) = (self.domain, own) {
+            if let Some(reusable) = exec.claim_task_timer(c) {
+                let h = exec
+                    .timers
+                    .with(|tm| match reusable {
+                        Some(h) if tm.rearm(h, due) => h,
+                        _ => {
+                            let h = tm.every(Span::MAX).call(record_wake);
+                            tm.rearm(h, due);
+                            exec.set_task_timer(c, h);
+                            h
+                        }
+                    })
+                    .expect(NOT_IN_A_TASK);
+                return (h, Wake::Task(c));
+            }
+        }
+        let domain = self.domain;
+        let now = exec.clock(domain);
+        let set = |tm: &mut TimerManager<C>| {
+            let builder = match domain {
+                Domain::Frames => tm.after_frames(due.saturating_sub(now)),
+                d => {
+                    let start = due.saturating_sub(self.span).min(now);
+                    tm.after(Span::from_flicks(due - start))
+                        .domain(d)
+                        .starting_at(start)
+                }
+            };
+            match own {
+                Some(_) => builder.call(record_wake),
+                None => {
+                    let w = w.clone();
+                    builder.call(move |_, _| w.wake_by_ref())
+                }
+            }
+        };
+        let h = exec.timers.with(set).expect(NOT_IN_A_TASK);
+        match own {
+            Some(c) => {
+                exec.map_timer(h, c);
+                (h, Wake::Own)
+            }
+            None => (h, Wake::Foreign(w.clone())),
+        }
+    }
+
+    /// Stops the timer of a delay that will not complete.
+    fn disarm(&self, timer: TimerHandle, wake: &Wake) {
+        match wake {
+            Wake::Task(c) => {
+                // Parked, kept for the task's next delay.
+                self.exec.timers.with(|tm| tm.rearm(timer, u64::MAX));
+                self.exec.release_task_timer(c.index, c.gen);
+            }
+            Wake::Own | Wake::Foreign(_) => self.exec.clear_timer(timer),
+        }
+    }
+}
+
+/// A task-delay timer's callback: captures nothing, so storing it allocates nothing; the
+/// executor maps the handle back to its task.
+fn record_wake<C: 'static>(_: &mut C, tcx: &mut crate::timer::TimerCx<'_, C>) {
+    let h = tcx.handle();
+    tcx.timers().woken.push(h);
+}
+
+impl<C: 'static> Future for Sleep<C> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        match &this.state {
+            SleepState::New => {
+                if this.domain == Domain::Frames && this.span == 0 {
+                    this.state = SleepState::Done;
+                    return Poll::Ready(());
+                }
+                let start = this
+                    .exec
+                    .anchor(this.domain)
+                    .unwrap_or_else(|| this.exec.clock(this.domain));
+                let due = start.saturating_add(this.span);
+                let (timer, wake) = this.arm(due, cx.waker());
+                this.state = SleepState::Waiting { timer, due, wake };
+                Poll::Pending
+            }
+            SleepState::Waiting { timer, due, wake } => {
+                let (timer, due) = (*timer, *due);
+                // The timer stage fires every timer whose due time its clock reaches, and the
+                // executor's clocks are the ones that stage reached: this is "it fired".
+                if this.exec.clock(this.domain) >= due {
+                    if let Wake::Task(c) = wake {
+                        this.exec.release_task_timer(c.index, c.gen);
+                    }
+                    this.exec.set_anchor(this.domain, due);
+                    this.state = SleepState::Done;
+                    return Poll::Ready(());
+                }
+                let same = match wake {
+                    Wake::Task(_) | Wake::Own => {
+                        this.exec.current().is_some_and(|c| c.owns(cx.waker()))
+                    }
+                    Wake::Foreign(w) => w.will_wake(cx.waker()),
+                };
+                if !same {
+                    // Moved under another waker (a combinator): the timer wakes the new one.
+                    this.disarm(timer, wake);
+                    let (timer, wake) = this.arm(due, cx.waker());
+                    this.state = SleepState::Waiting { timer, due, wake };
+                }
+                Poll::Pending
+            }
+            SleepState::Done => Poll::Ready(()),
+        }
+    }
+}
+
+impl<C: 'static> Drop for Sleep<C> {
+    fn drop(&mut self) {
+        if let SleepState::Waiting { timer, wake, .. } = &self.state {
+            self.disarm(*timer, wake);
+        }
+    }
+}
+
+impl<C: 'static> fmt::Debug for Sleep<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep")
+            .field("domain", &self.domain)
+            .field("span", &self.span)
+            .field("waiting", &matches!(self.state, SleepState::Waiting { .. }))
+            .finish()
+    }
+}
+
+/// The future of [`TaskCx::next_frame`](super::TaskCx::next_frame).
+pub struct NextFrame<C: 'static> {
+    pub(super) exec: Rc<Exec<C>>,
+    pub(super) target: Option<u64>,
+}
+
+impl<C: 'static> Future for NextFrame<C> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let now = this.exec.clock(Domain::Frames);
+        let target = *this.target.get_or_insert(now + 1);
+        if now >= target {
+            return Poll::Ready(());
+        }
+        this.exec.wake_next_frame(cx.waker());
+        Poll::Pending
+    }
+}
+
+impl<C: 'static> fmt::Debug for NextFrame<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NextFrame")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+/// The future of [`TaskCx::until`](super::TaskCx::until).
+pub struct Until<C: 'static, F> {
+    pub(super) exec: Rc<Exec<C>>,
+    pub(super) cond: F,
+}
+
+// The condition is only ever called through `&mut`, never pinned.
+impl<C: 'static, F> Unpin for Until<C, F> {}
+
+impl<C: 'static, F: FnMut(&C) -> bool> Future for Until<C, F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let cond = &mut this.cond;
+        let done = this.exec.ctx.with(|c| cond(c)).unwrap_or_else(|| {
+            panic!(
+                "TaskCx::until: the condition needs the game state, which is reachable only \
+                 while the scheduler polls a task (not from inside `with`)"
+            )
+        });
+        if done {
+            return Poll::Ready(());
+        }
+        this.exec.wake_next_frame(cx.waker());
+        Poll::Pending
+    }
+}
+
+impl<C: 'static, F> fmt::Debug for Until<C, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Until")
+    }
+}
