@@ -296,3 +296,27 @@ fn after_shutdown_queued_calls_are_skipped() {
     assert_eq!(main.pump(), 0);
     assert!(taken(&log).is_empty());
 }
+
+/// Shutting down one service from another's callback is fine: only a service's own callbacks
+/// cannot wait for it.
+#[test]
+fn shutdown_from_callbacks() {
+    let (a, clock, _, _) = setup();
+    let b = Arc::new(Mutex::new(Some(RealtimeTimers::manual(clock.clone()))));
+    let b_calls = Arc::new(AtomicU32::new(0));
+    let c = b_calls.clone();
+    b.lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .every(ms(10))
+        .call(move || {
+            c.fetch_add(1, Ordering::SeqCst);
+        });
+    let bb = b.clone();
+    a.after(ms(5))
+        .call(move || bb.lock().unwrap().take().unwrap().shutdown());
+    clock.advance(ms(5));
+    assert_eq!(a.tick(), 1);
+    assert!(b.lock().unwrap().is_none());
+}

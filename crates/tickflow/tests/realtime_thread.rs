@@ -89,6 +89,30 @@ fn nothing_runs_after_drop() {
     assert_eq!(n.load(Ordering::SeqCst), after_drop);
 }
 
+/// A service dropped by its own callback stops without waiting for that call (which would
+/// wait for itself): the call finishes and nothing runs after it.
+#[test]
+fn dropped_by_its_own_callback() {
+    let slot: Arc<Mutex<Option<RealtimeTimers>>> = Arc::default();
+    let timers = RealtimeTimers::start();
+    let calls = Arc::new(AtomicU32::new(0));
+    let (s, c) = (slot.clone(), calls.clone());
+    let remote = timers.remote();
+    *slot.lock().unwrap() = Some(timers);
+    remote.every(Duration::from_millis(1)).call(move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        let me = s.lock().unwrap().take();
+        drop(me);
+    });
+    let deadline = Instant::now() + PATIENCE;
+    while calls.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(slot.lock().unwrap().is_none());
+}
+
 /// 8 threads schedule 100,000 timers (1–3 calls each, 0–20 ms apart) and cancel every third
 /// one right away. Every timer not cancelled makes exactly its calls; a cancelled one makes at
 /// most one more call after `cancel` returned (the one that may have been running).

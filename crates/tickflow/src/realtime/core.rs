@@ -110,16 +110,13 @@ impl Core {
     }
 }
 
-// Not `const`-initialized: loom's `thread_local!` (under `--cfg tickflow_loom`) lacks that form.
-#[allow(clippy::missing_const_for_thread_local)]
-mod scheduled_slot {
-    use super::*;
-    super::super::sync::thread_local! {
-        /// The due time of the call running on this thread.
-        pub(super) static SCHEDULED: Cell<Option<Instant>> = Cell::new(None);
-    }
+super::sync::thread_local! {
+    /// The due time of the call running on this thread, and the service it belongs to (the
+    /// address of its flags). Not `const`-initialized: loom's `thread_local!` (under
+    /// `--cfg tickflow_loom`) lacks that form.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static SCHEDULED: Cell<Option<(Instant, usize)>> = Cell::new(None);
 }
-use scheduled_slot::SCHEDULED;
 
 /// The time the running real-time call was due (its lateness is `Instant::now()` minus this);
 /// `None` outside a call.
@@ -139,7 +136,7 @@ use scheduled_slot::SCHEDULED;
 /// assert_eq!(scheduled(), None);
 /// ```
 pub fn scheduled() -> Option<Instant> {
-    SCHEDULED.with(Cell::get)
+    SCHEDULED.with(Cell::get).map(|(due, _)| due)
 }
 
 /// One call of a timer, due at `due`.
@@ -147,7 +144,7 @@ pub(crate) struct Call {
     pub(crate) flags: Arc<Flags>,
     pub(crate) due: Instant,
     /// The timer's id (set order), for ties.
-    pub(crate) seq: u64,
+    pub(crate) id: u64,
     pub(crate) core: Arc<Core>,
     /// The timer's last call: it is done after this one.
     pub(crate) last: bool,
@@ -176,7 +173,8 @@ impl Call {
         {
             return false;
         }
-        let prev = SCHEDULED.with(|s| s.replace(Some(self.due)));
+        let service = Arc::as_ptr(&self.flags) as usize;
+        let prev = SCHEDULED.with(|s| s.replace(Some((self.due, service))));
         let result = panic::catch_unwind(AssertUnwindSafe(|| (*cb)()));
         SCHEDULED.with(|s| s.set(prev));
         let next = if self.last { DONE } else { ACTIVE };
@@ -320,7 +318,7 @@ impl State {
                 Call {
                     flags: Arc::clone(flags),
                     due,
-                    seq: id,
+                    id,
                     core: Arc::clone(&e.core),
                     last,
                 },
@@ -407,23 +405,25 @@ pub(crate) fn schedule(shared: &Shared, entry: Entry) {
     }
 }
 
-/// `true` while the current thread is inside a real-time callback.
-pub(crate) fn in_callback() -> bool {
-    scheduled().is_some()
-}
+impl Flags {
+    /// `true` while the current thread runs one of this service's callbacks (waiting for the
+    /// service to go idle there would wait for itself).
+    pub(crate) fn in_own_callback(self: &Arc<Self>) -> bool {
+        let me = Arc::as_ptr(self) as usize;
+        SCHEDULED
+            .with(Cell::get)
+            .is_some_and(|(_, service)| service == me)
+    }
 
-/// Stops the service: no call starts after this returns, and none is running.
-pub(crate) fn stop(flags: &Flags) {
-    assert!(
-        !in_callback(),
-        "RealtimeTimers::shutdown called from a timer callback (it would wait for itself)"
-    );
-    let mut n = lock(&flags.in_flight);
-    flags.stopped.store(true, Ordering::Release);
-    while *n > 0 {
-        n = match flags.idle.wait(n) {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+    /// No call starts after this returns; with `wait`, none is running either.
+    pub(crate) fn stop(&self, wait: bool) {
+        let mut n = lock(&self.in_flight);
+        self.stopped.store(true, Ordering::Release);
+        while wait && *n > 0 {
+            n = match self.idle.wait(n) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
     }
 }

@@ -21,7 +21,8 @@
 //!   was cancelled first), whatever the dispatch; calls of one timer never overlap.
 //! - **Shutdown is clean.** [`shutdown`](RealtimeTimers::shutdown) (and drop) returns only when
 //!   no callback is running and none will start: calls still queued in a dispatcher are
-//!   skipped.
+//!   skipped. (A service dropped inside one of its own callbacks cannot wait for that call: it
+//!   stops at once and its thread ends when the call returns.)
 //! - Callbacks may schedule and cancel timers (through a [`RealtimeRemote`]); a panicking
 //!   callback is reported to the [panic hook](RealtimeTimers::on_panic) and the service goes on;
 //!   a delay too large to represent makes a timer that never fires instead of a panic.
@@ -188,30 +189,38 @@ impl RealtimeTimers {
     ///
     /// # Panics
     ///
-    /// When called from inside one of its callbacks (it would wait for itself).
+    /// When called from inside one of its own callbacks (it would wait for itself).
+    #[track_caller]
     pub fn shutdown(mut self) {
+        assert!(
+            !self.remote.shared.flags.in_own_callback(),
+            "RealtimeTimers::shutdown called from one of its own callbacks (it would wait for itself)"
+        );
         self.stop();
     }
 
     fn stop(&mut self) {
         let shared = &self.remote.shared;
-        self::core::stop(&shared.flags);
+        // Dropped inside one of its own callbacks: stop without waiting for that call, and let
+        // the thread end on its own once it returns.
+        let own = shared.flags.in_own_callback();
+        shared.flags.stop(!own);
         {
             let _st = lock(&shared.state);
             shared.wake.notify_all();
         }
         #[cfg(not(tickflow_loom))]
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if !own {
+                let _ = t.join();
+            }
         }
     }
 }
 
 impl Drop for RealtimeTimers {
     fn drop(&mut self) {
-        if !self::core::in_callback() {
-            self.stop();
-        }
+        self.stop();
     }
 }
 
