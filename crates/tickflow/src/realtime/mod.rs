@@ -193,7 +193,7 @@ impl RealtimeTimers {
     #[track_caller]
     pub fn shutdown(mut self) {
         assert!(
-            !self.remote.shared.flags.in_own_callback(),
+            !self::core::in_own_callback(&self.remote.shared.flags),
             "RealtimeTimers::shutdown called from one of its own callbacks (it would wait for itself)"
         );
         self.stop();
@@ -203,7 +203,7 @@ impl RealtimeTimers {
         let shared = &self.remote.shared;
         // Dropped inside one of its own callbacks: stop without waiting for that call, and let
         // the thread end on its own once it returns.
-        let own = shared.flags.in_own_callback();
+        let own = self::core::in_own_callback(&shared.flags);
         shared.flags.stop(!own);
         {
             let _st = lock(&shared.state);
