@@ -405,16 +405,16 @@ pub(crate) fn schedule(shared: &Shared, entry: Entry) {
     }
 }
 
-impl Flags {
-    /// `true` while the current thread runs one of this service's callbacks (waiting for the
-    /// service to go idle there would wait for itself).
-    pub(crate) fn in_own_callback(self: &Arc<Self>) -> bool {
-        let me = Arc::as_ptr(self) as usize;
-        SCHEDULED
-            .with(Cell::get)
-            .is_some_and(|(_, service)| service == me)
-    }
+/// `true` while the current thread runs one of this service's callbacks (waiting for the
+/// service to go idle there would wait for itself).
+pub(crate) fn in_own_callback(flags: &Arc<Flags>) -> bool {
+    let me = Arc::as_ptr(flags) as usize;
+    SCHEDULED
+        .with(Cell::get)
+        .is_some_and(|(_, service)| service == me)
+}
 
+impl Flags {
     /// No call starts after this returns; with `wait`, none is running either.
     pub(crate) fn stop(&self, wait: bool) {
         let mut n = lock(&self.in_flight);
