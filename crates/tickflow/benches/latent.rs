@@ -78,7 +78,8 @@ fn frames(sched: &mut Scheduler<u64>, frames: usize) -> (f64, u64) {
     (start.elapsed().as_secs_f64() * 1e6 / frames as f64, calls)
 }
 
-fn l1_tasks(p: &[Span], n_frames: usize) -> (f64, u64) {
+/// A scheduler with one task per period, each looping `delay(period)` and counting.
+fn task_loops(p: &[Span]) -> Scheduler<u64> {
     let mut sched = Scheduler::<u64>::new();
     for &period in p {
         sched.spawn(None, move |cx| async move {
@@ -88,7 +89,11 @@ fn l1_tasks(p: &[Span], n_frames: usize) -> (f64, u64) {
             }
         });
     }
-    frames(&mut sched, n_frames)
+    sched
+}
+
+fn l1_tasks(p: &[Span], n_frames: usize) -> (f64, u64) {
+    frames(&mut task_loops(p), n_frames)
 }
 
 fn l1_timers(p: &[Span], n_frames: usize) -> (f64, u64) {
@@ -202,15 +207,7 @@ fn main() {
     }
     if std::env::args().any(|a| a == "profile-tasks") {
         // For `perf record`: the task workload alone, with the stage split.
-        let mut sched = Scheduler::<u64>::new();
-        for &period in &p {
-            sched.spawn(None, move |cx| async move {
-                loop {
-                    cx.delay(period).await;
-                    cx.with(|n| *n += 1);
-                }
-            });
-        }
+        let mut sched = task_loops(&p);
         let mut n = 0;
         sched.tick(Span::frames(1, 60), &mut n);
         let mut split = [0.0; 3];

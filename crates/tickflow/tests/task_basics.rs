@@ -63,11 +63,7 @@ fn the_waits_resume_in_the_expected_frames() {
 fn until_is_checked_once_per_frame_until_it_holds() {
     let mut sched = Scheduler::<Game>::new();
     sched.spawn(None, |cx| async move {
-        cx.until(|g: &Game| {
-            // Only `&Game` here: count the checks through interior mutability elsewhere.
-            g.hp >= 4
-        })
-        .await;
+        cx.until(|g: &Game| g.hp >= 4).await;
         log(&cx, "hp");
     });
     let mut game = Game::default();

@@ -14,10 +14,9 @@ fn note(cx: &TaskCx<Game>, what: &str) {
     cx.with(|g| g.log.push(line));
 }
 
-/// `loop { delay(0.1).await }` at 0.03 s frames: lap k ends in the first frame reaching
-/// k × 0.1 s, so 1,000 laps take exactly 100 s (a Blueprint Delay loop takes 120 s).
-#[test]
-fn a_delay_loop_keeps_an_exact_rhythm() {
+/// A scheduler with one task that records the frame of every lap of
+/// `loop { delay(0.1).await }`.
+fn lap_recorder() -> Scheduler<Game> {
     let mut sched = Scheduler::<Game>::new();
     sched.spawn(None, |cx| async move {
         loop {
@@ -26,6 +25,14 @@ fn a_delay_loop_keeps_an_exact_rhythm() {
             cx.with(|g| g.frames.push(f));
         }
     });
+    sched
+}
+
+/// `loop { delay(0.1).await }` at 0.03 s frames: lap k ends in the first frame reaching
+/// k × 0.1 s, so 1,000 laps take exactly 100 s (a Blueprint Delay loop takes 120 s).
+#[test]
+fn a_delay_loop_keeps_an_exact_rhythm() {
+    let mut sched = lap_recorder();
     let mut game = Game::default();
     for _ in 0..3334 {
         sched.tick(secs(0.03), &mut game);
@@ -41,14 +48,7 @@ fn a_delay_loop_keeps_an_exact_rhythm() {
 
 #[test]
 fn a_loop_catches_up_after_a_hitch_one_lap_per_frame() {
-    let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
-        loop {
-            cx.delay(secs(0.1)).await;
-            let f = cx.frame();
-            cx.with(|g| g.frames.push(f));
-        }
-    });
+    let mut sched = lap_recorder();
     let mut game = Game::default();
     for f in 1..=100 {
         let dt = if f == 10 { 0.24 } else { 0.03 };

@@ -55,20 +55,11 @@ impl<C: 'static> Scheduler<C> {
         }));
         if let Err(p) = result {
             self.ticks.recover();
-            self.tasks.exec.after_timers(self.clocks());
+            self.tasks.exec.after_timers(self.timers.clocks());
             panic::resume_unwind(p);
         }
         self.ticks.end_frame();
         report
-    }
-
-    /// Game, real and frame clocks as the timer manager has them.
-    fn clocks(&self) -> [u64; 3] {
-        [
-            self.timers.now().flicks(),
-            self.timers.real_now().flicks(),
-            self.timers.frame(),
-        ]
     }
 
     fn run_stages(
@@ -138,11 +129,7 @@ impl<C: 'static> Scheduler<C> {
 
         ticks.past(TickGroup::PostPhysics);
         report.timers_fired = timers.tick_step(game_dt, real_dt, ctx);
-        exec.after_timers([
-            timers.now().flicks(),
-            timers.real_now().flicks(),
-            timers.frame(),
-        ]);
+        exec.after_timers(timers.clocks());
         apply(
             shared,
             &mut Parts {

@@ -131,6 +131,11 @@ impl<C: 'static> TimerManager<C> {
         Time::from_flicks(self.span.now[domain.index()])
     }
 
+    /// Game, real and frame clocks, in [`Domain`] order.
+    pub(crate) fn clocks(&self) -> [u64; 3] {
+        self.span.now
+    }
+
     /// One plain record per live timer, in set order.
     pub fn list(&self) -> Vec<TimerInfo> {
         self.live_in_set_order()
