@@ -1,7 +1,7 @@
 //! One frame: `Scheduler::tick`.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::commands::{apply, Parts};
 use super::{FrameReport, Scheduler, Stage};
@@ -50,9 +50,13 @@ impl<C: 'static> Scheduler<C> {
             [game_dt.flicks(), free_dt.flicks()],
             self.paused,
         );
+        #[cfg(feature = "tracing")]
+        let frame_span = tracing::info_span!("frame", frame = self.frame).entered();
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             self.run_stages(game_dt, dt, free_dt, ctx, &mut report)
         }));
+        #[cfg(feature = "tracing")]
+        drop(frame_span);
         if let Err(p) = result {
             self.ticks.recover();
             self.tasks.exec.after_timers(self.timers.clocks());
@@ -83,13 +87,8 @@ impl<C: 'static> Scheduler<C> {
         let shared = &**shared;
         let exec = &*tasks.exec;
         let errors = &mut report.errors;
-        let mut clock = Instant::now();
-        let mut times = [std::time::Duration::ZERO; Stage::ALL.len()];
-        let mut lap = |stage: Stage| {
-            let now = Instant::now();
-            times[stage.index()] += now - clock;
-            clock = now;
-        };
+        let mut stages = StageClock::start();
+        let mut lap = |stage: Stage| stages.lap(stage);
 
         macro_rules! apply_with {
             ($parts:expr) => {
@@ -186,6 +185,60 @@ impl<C: 'static> Scheduler<C> {
         lap(Stage::NewlySpawned);
 
         report.ticks_run = report.ticks_per_group.iter().sum();
-        report.stage_times = times;
+        report.stage_times = stages.times;
+    }
+}
+
+/// Times the stages of one frame and, with the `tracing` feature, keeps a span open for the
+/// stage that is running (stages run in the order of [`Stage::ALL`]).
+struct StageClock {
+    clock: Instant,
+    times: [Duration; Stage::ALL.len()],
+    #[cfg(feature = "tracing")]
+    span: Option<tracing::span::EnteredSpan>,
+}
+
+impl StageClock {
+    fn start() -> Self {
+        StageClock {
+            clock: Instant::now(),
+            times: [Duration::ZERO; Stage::ALL.len()],
+            #[cfg(feature = "tracing")]
+            span: Some(stage_span(Stage::ALL[0]).entered()),
+        }
+    }
+
+    /// `done` has finished: charge it the time since the last lap and open the next stage.
+    fn lap(&mut self, done: Stage) {
+        let now = Instant::now();
+        self.times[done.index()] += now - self.clock;
+        self.clock = now;
+        #[cfg(feature = "tracing")]
+        {
+            // Close before opening, so the spans of a frame never overlap.
+            self.span = None;
+            self.span = Stage::ALL
+                .get(done.index() + 1)
+                .map(|&next| stage_span(next).entered());
+        }
+    }
+}
+
+/// Span names must be literals, so one arm per stage.
+#[cfg(feature = "tracing")]
+fn stage_span(stage: Stage) -> tracing::Span {
+    use tracing::info_span as span;
+    match stage {
+        Stage::Group(TickGroup::PrePhysics) => span!("PrePhysics"),
+        Stage::Group(TickGroup::StartPhysics) => span!("StartPhysics"),
+        Stage::Group(TickGroup::DuringPhysics) => span!("DuringPhysics"),
+        Stage::Group(TickGroup::EndPhysics) => span!("EndPhysics"),
+        Stage::Group(TickGroup::PostPhysics) => span!("PostPhysics"),
+        Stage::Timers => span!("Timers"),
+        Stage::Tickables => span!("Tickables"),
+        Stage::Latent => span!("Latent"),
+        Stage::Group(TickGroup::PostUpdateWork) => span!("PostUpdateWork"),
+        Stage::Group(TickGroup::LastDemotable) => span!("LastDemotable"),
+        Stage::NewlySpawned => span!("NewlySpawned"),
     }
 }

@@ -1,0 +1,182 @@
+//! Real-time service benchmarks (issue: real-time timers), peers in the same run.
+//!
+//! `cargo bench -p tickflow --bench realtime` (add `-- quick` for 1 s runs).
+//!
+//! - Lateness: n repeating timers (n = 1e3, 1e4), periods random in 10..100 ms, for 5 s; each
+//!   call records how late it ran after its own scheduled time; p50 / p99 / max. Peers: one
+//!   `tokio::time::interval` task per timer on a current-thread runtime, and
+//!   `crossbeam_channel::tick` receivers served by 16 threads (each a `Select` over its share).
+//! - Throughput: 2 threads each schedule a 10 s timer and cancel it, 200,000 times; against
+//!   tokio, where the same is creating a `sleep`, polling it once (it registers) and dropping it,
+//!   from 2 tasks on a 2-worker runtime.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tickflow::realtime::{scheduled, RealtimeTimers};
+
+use crate::Options;
+
+fn periods(n: usize) -> Vec<Duration> {
+    let mut r = SmallRng::seed_from_u64(0x7e41);
+    (0..n)
+        .map(|_| Duration::from_micros(r.random_range(10_000..100_000)))
+        .collect()
+}
+
+/// (p50, p99, max) in µs.
+fn stats(mut v: Vec<u64>) -> (f64, f64, f64, usize) {
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize] as f64 / 1e3;
+    (at(0.5), at(0.99), *v.last().unwrap() as f64 / 1e3, v.len())
+}
+
+fn lateness_tickflow(p: &[Duration], run: Duration) -> Vec<u64> {
+    let timers = RealtimeTimers::start();
+    let samples = Arc::new(Mutex::new(Vec::with_capacity(1 << 20)));
+    for &period in p {
+        let s = samples.clone();
+        timers.every(period).call(move || {
+            let late = Instant::now() - scheduled().expect("in a call");
+            s.lock().unwrap().push(late.as_nanos() as u64);
+        });
+    }
+    std::thread::sleep(run);
+    timers.shutdown();
+    Arc::try_unwrap(samples).unwrap().into_inner().unwrap()
+}
+
+fn lateness_tokio(p: &[Duration], run: Duration) -> Vec<u64> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let samples = std::rc::Rc::new(std::cell::RefCell::new(Vec::with_capacity(1 << 20)));
+    local.block_on(&rt, async {
+        for &period in p {
+            let s = samples.clone();
+            tokio::task::spawn_local(async move {
+                let start = tokio::time::Instant::now() + period;
+                let mut iv = tokio::time::interval_at(start, period);
+                loop {
+                    let due = iv.tick().await;
+                    let late = tokio::time::Instant::now() - due;
+                    s.borrow_mut().push(late.as_nanos() as u64);
+                }
+            });
+        }
+        tokio::time::sleep(run).await;
+    });
+    drop(local);
+    let v = samples.borrow().clone();
+    v
+}
+
+fn lateness_crossbeam(p: &[Duration], run: Duration) -> Vec<u64> {
+    let end = Instant::now() + run;
+    let threads = 16;
+    let samples = Arc::new(Mutex::new(Vec::with_capacity(1 << 20)));
+    std::thread::scope(|sc| {
+        for chunk in p.chunks(p.len().div_ceil(threads)) {
+            let samples = samples.clone();
+            sc.spawn(move || {
+                let rx: Vec<_> = chunk.iter().map(|&d| crossbeam_channel::tick(d)).collect();
+                let mut local = Vec::new();
+                let mut sel = crossbeam_channel::Select::new();
+                for r in &rx {
+                    sel.recv(r);
+                }
+                while Instant::now() < end {
+                    let Ok(op) = sel.select_timeout(end - Instant::now()) else {
+                        break;
+                    };
+                    let i = op.index();
+                    if let Ok(due) = op.recv(&rx[i]) {
+                        local.push((Instant::now() - due).as_nanos() as u64);
+                    }
+                }
+                samples.lock().unwrap().extend(local);
+            });
+        }
+    });
+    Arc::try_unwrap(samples).unwrap().into_inner().unwrap()
+}
+
+fn throughput_tickflow(per_thread: usize) -> f64 {
+    let timers = RealtimeTimers::start();
+    let remote = timers.remote();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            let remote = remote.clone();
+            s.spawn(move || {
+                for _ in 0..per_thread {
+                    let h = remote.after(Duration::from_secs(10)).call(|| {});
+                    h.cancel();
+                }
+            });
+        }
+    });
+    let secs = t.elapsed().as_secs_f64();
+    timers.shutdown();
+    (2 * per_thread) as f64 / secs
+}
+
+fn throughput_tokio(per_thread: usize) -> f64 {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let t = Instant::now();
+        let tasks: Vec<_> = (0..2)
+            .map(|_| {
+                tokio::spawn(async move {
+                    for _ in 0..per_thread {
+                        // Polled once: registers in the timer wheel; dropped: removed.
+                        let _ = tokio::time::sleep(Duration::from_secs(10)).now_or_never();
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        (2 * per_thread) as f64 / t.elapsed().as_secs_f64()
+    })
+}
+
+/// Runs the lateness and throughput workloads and prints their results.
+pub fn run(opts: &Options) {
+    let quick = opts.quick;
+    let run = Duration::from_secs(if quick { 1 } else { 5 });
+    for n in [1_000, 10_000] {
+        let p = periods(n);
+        println!(
+            "lateness, {n} repeating timers (10..100 ms), {} s: p50 / p99 / max in us (calls)",
+            run.as_secs()
+        );
+        for (name, v) in [
+            ("tickflow", lateness_tickflow(&p, run)),
+            ("tokio interval", lateness_tokio(&p, run)),
+            ("crossbeam tick", lateness_crossbeam(&p, run)),
+        ] {
+            let (p50, p99, max, calls) = stats(v);
+            println!("    {name:15} {p50:8.1} {p99:8.1} {max:9.1}   ({calls})");
+        }
+    }
+    let per = if quick { 50_000 } else { 200_000 };
+    let tf = throughput_tickflow(per);
+    let tk = throughput_tokio(per);
+    println!(
+        "schedule+cancel from 2 threads: tickflow {:.2} M/s, tokio {:.2} M/s, ratio {:.2}x",
+        tf / 1e6,
+        tk / 1e6,
+        tf / tk
+    );
+}

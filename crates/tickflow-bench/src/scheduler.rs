@@ -1,0 +1,278 @@
+//! Scheduler benchmarks S1–S3 against peers measured in the same run (issue: scheduler).
+//!
+//! A plain harness (`harness = false`), like `timers.rs`: each workload runs a few hundred
+//! frames, three times, and the median is reported. Run:
+//! `cargo bench -p tickflow --bench scheduler` (add `-- quick` for a short run).
+//!
+//! - S1: 1e5 trivial tick functions in random groups, 10 % with one prerequisite: ns per
+//!   function per frame, against a plain `Vec<Box<dyn FnMut>>` loop (the floor) and an
+//!   Unreal-style manager that re-queues every function and prerequisite each frame
+//!   (`peers/unreal_tick.rs`).
+//! - S2: 1e4 functions with intervals of 0.5–5 s at 60 Hz: ns per frame and per function that
+//!   ticked, against a naive loop that checks every function's cooldown each frame.
+//! - S3: 1e3 parallel functions of ~20 µs arithmetic each: speed-up of the worker pool over
+//!   running them one by one (`set_parallel(false)`).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tickflow::prelude::*;
+
+use crate::peers::unreal_tick::{self, UnrealTicks};
+use crate::{median, repeat, Options};
+
+fn rng() -> SmallRng {
+    SmallRng::seed_from_u64(0x5c4e_d01e)
+}
+
+/// The S1 graph: (group, optional prerequisite on an earlier function).
+fn s1_graph(n: usize) -> Vec<(usize, Option<usize>)> {
+    let mut r = rng();
+    (0..n)
+        .map(|i| {
+            let group = r.random_range(0..7);
+            let pre = (i > 0 && r.random_bool(0.1)).then(|| r.random_range(0..i));
+            (group, pre)
+        })
+        .collect()
+}
+
+fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
+    let mut sched = Scheduler::<u64>::new();
+    let handles: Vec<TickHandle> = graph
+        .iter()
+        .map(|&(g, _)| {
+            sched.add_tick(
+                TickSettings::default().in_group(TickGroup::ALL[g]),
+                |n, _| *n += 1,
+            )
+        })
+        .collect();
+    for (i, &(_, pre)) in graph.iter().enumerate() {
+        if let Some(p) = pre {
+            sched.add_prerequisite(handles[i], handles[p]).unwrap();
+        }
+    }
+    let mut n = 0u64;
+    sched.tick(Span::frames(1, 60), &mut n); // resolves the order once
+    let start = Instant::now();
+    for _ in 0..frames {
+        sched.tick(Span::frames(1, 60), &mut n);
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    assert_eq!(n, (graph.len() * (frames + 1)) as u64);
+    ns / (frames * graph.len()) as f64
+}
+
+fn s1_unreal(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
+    let mut ticks = UnrealTicks::default();
+    for &(g, _) in graph {
+        ticks.add(g, Box::new(|n: &mut u64| *n += 1));
+    }
+    for (i, &(_, pre)) in graph.iter().enumerate() {
+        if let Some(p) = pre {
+            ticks.add_prerequisite(i, p);
+        }
+    }
+    let mut n = 0u64;
+    ticks.tick(&mut n);
+    let start = Instant::now();
+    for _ in 0..frames {
+        ticks.tick(&mut n);
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    assert_eq!(n, (graph.len() * (frames + 1)) as u64);
+    ns / (frames * graph.len()) as f64
+}
+
+fn s1_floor(n_funcs: usize, frames: usize) -> f64 {
+    let mut funcs: Vec<unreal_tick::TickFn> = (0..n_funcs)
+        .map(|_| Box::new(|n: &mut u64| *n += 1) as unreal_tick::TickFn)
+        .collect();
+    let mut n = 0u64;
+    let start = Instant::now();
+    for _ in 0..frames {
+        for f in funcs.iter_mut() {
+            f(black_box(&mut n));
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    assert_eq!(n, (n_funcs * frames) as u64);
+    ns / (frames * n_funcs) as f64
+}
+
+fn s2_intervals(n: usize) -> Vec<Span> {
+    let mut r = rng();
+    (0..n)
+        .map(|_| Span::from_millis(r.random_range(500..5_000)))
+        .collect()
+}
+
+/// (ns per frame, ns per function that ticked).
+fn s2_tickflow(intervals: &[Span], frames: usize) -> (f64, f64) {
+    let mut sched = Scheduler::<u64>::new();
+    for &interval in intervals {
+        sched.add_tick(
+            TickSettings {
+                interval,
+                ..TickSettings::default()
+            },
+            |n, _| *n += 1,
+        );
+    }
+    let mut n = 0u64;
+    sched.tick(Span::frames(1, 60), &mut n); // everyone's first tick
+    n = 0;
+    let start = Instant::now();
+    for _ in 0..frames {
+        sched.tick(Span::frames(1, 60), &mut n);
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    (ns / frames as f64, ns / n.max(1) as f64)
+}
+
+/// A naive interval loop: every function's cooldown is checked every frame.
+fn s2_scan(intervals: &[Span], frames: usize) -> (f64, f64) {
+    struct F {
+        left: u64,
+        interval: u64,
+        f: unreal_tick::TickFn,
+    }
+    let mut funcs: Vec<F> = intervals
+        .iter()
+        .map(|i| F {
+            left: 0,
+            interval: i.flicks(),
+            f: Box::new(|n: &mut u64| *n += 1),
+        })
+        .collect();
+    let dt = Span::frames(1, 60).flicks();
+    let mut n = 0u64;
+    let mut frame = |n: &mut u64| {
+        for f in funcs.iter_mut() {
+            f.left = f.left.saturating_sub(dt);
+            if f.left == 0 {
+                (f.f)(n);
+                f.left = f.interval;
+            }
+        }
+    };
+    frame(&mut n);
+    n = 0;
+    let start = Instant::now();
+    for _ in 0..frames {
+        frame(black_box(&mut n));
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    (ns / frames as f64, ns / n as f64)
+}
+
+/// About 20 µs of arithmetic on this machine.
+fn work(seed: u64, rounds: u64) -> u64 {
+    let mut x = seed;
+    for k in 0..rounds {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(k | 1);
+        x ^= x >> 29;
+    }
+    x
+}
+
+fn calibrate() -> u64 {
+    let rounds = 100_000;
+    let start = Instant::now();
+    black_box(work(1, rounds));
+    let ns = start.elapsed().as_nanos().max(1) as f64;
+    ((20_000.0 / ns) * rounds as f64) as u64
+}
+
+/// ms per frame.
+fn s3(parallel: bool, rounds: u64, frames: usize) -> f64 {
+    struct World {
+        seed: u64,
+    }
+    let mut sched = Scheduler::<World>::new();
+    sched.set_parallel(parallel);
+    for i in 0..1_000u64 {
+        sched.add_parallel_tick(
+            TickSettings::default(),
+            i,
+            move |acc: &mut u64, w: &World, _| {
+                *acc = work(*acc ^ w.seed, rounds);
+            },
+        );
+    }
+    let mut world = World { seed: 7 };
+    sched.tick(Span::frames(1, 60), &mut world);
+    let start = Instant::now();
+    for _ in 0..frames {
+        sched.tick(Span::frames(1, 60), &mut world);
+    }
+    start.elapsed().as_secs_f64() * 1e3 / frames as f64
+}
+
+fn s2(n: usize, runs: usize, s2_frames: usize) {
+    let intervals = s2_intervals(n);
+    let (tf_frame, tf_each) = {
+        let r: Vec<(f64, f64)> = (0..runs)
+            .map(|_| s2_tickflow(&intervals, s2_frames))
+            .collect();
+        (
+            median(r.iter().map(|x| x.0).collect()),
+            median(r.iter().map(|x| x.1).collect()),
+        )
+    };
+    let (scan_frame, scan_each) = {
+        let r: Vec<(f64, f64)> = (0..runs).map(|_| s2_scan(&intervals, s2_frames)).collect();
+        (
+            median(r.iter().map(|x| x.0).collect()),
+            median(r.iter().map(|x| x.1).collect()),
+        )
+    };
+    println!("S2  {n} functions with intervals 0.5-5 s at 60 Hz (about 1 in 165 ticks per frame)");
+    println!(
+        "    tickflow      {tf_frame:9.0} ns/frame  {tf_each:7.1} ns per function that ticked"
+    );
+    println!("    scan-all      {scan_frame:9.0} ns/frame  {scan_each:7.1} ns per function that ticked   tickflow/scan = {:.2}x", tf_frame / scan_frame);
+}
+
+/// Runs S0–S3 and prints their results.
+pub fn run(opts: &Options) {
+    let quick = opts.quick;
+    let runs = if quick { 1 } else { 3 };
+    let frames = if quick { 30 } else { 200 };
+
+    let n = 100_000;
+    let graph = s1_graph(n);
+    let tf = repeat(runs, || s1_tickflow(&graph, frames));
+    let ue = repeat(runs, || s1_unreal(&graph, frames));
+    let floor = repeat(runs, || s1_floor(n, frames));
+    println!("S1  {n} tick functions, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs})");
+    println!("    tickflow      {tf:7.2}");
+    println!(
+        "    unreal-style  {ue:7.2}   tickflow/unreal = {:.2}x",
+        tf / ue
+    );
+    println!(
+        "    Vec<Box<dyn>> {floor:7.2}   tickflow/floor  = {:.2}x",
+        tf / floor
+    );
+
+    let s2_frames = if quick { 120 } else { 1_200 };
+    let empty = repeat(runs, || s2_tickflow(&[], s2_frames).0);
+    println!("S0  an empty scheduler frame (clock, 7 groups, timers, tickables): {empty:.0} ns");
+    for n in [10_000, 100_000] {
+        s2(n, runs, s2_frames);
+    }
+
+    let rounds = calibrate();
+    let s3_frames = if quick { 5 } else { 30 };
+    let serial = repeat(runs, || s3(false, rounds, s3_frames));
+    let parallel = repeat(runs, || s3(true, rounds, s3_frames));
+    println!(
+        "S3  1000 parallel functions of ~20 us ({} threads): serial {serial:.2} ms/frame, parallel {parallel:.2} ms/frame, speed-up {:.2}x",
+        rayon::current_num_threads(),
+        serial / parallel
+    );
+}

@@ -1,0 +1,433 @@
+//! Timer benchmarks W1–W4 against peers measured in the same run (issue: foundation).
+//!
+//! A plain harness (`harness = false`): each workload is a whole-run macro benchmark (seconds
+//! at 1e6 timers), so it runs a few times and reports the median instead of criterion's many
+//! samples. Run: `cargo bench -p tickflow --bench timers` (add `-- quick` for 1e5 only).
+//!
+//! Peers: an Unreal-style manager (peers/unreal.rs), `tokio_util::time::DelayQueue` on a
+//! paused current-thread runtime, and one `bevy_time::Timer` per entity. Every timer carries a
+//! boxed closure that captures its id, as users write them.
+
+use std::future::poll_fn;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use bevy_time::{Timer, TimerMode};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tickflow::prelude::*;
+use tokio_util::time::DelayQueue;
+
+use crate::peers::unreal::{Callback, UnrealTimers};
+use crate::{repeat, Options};
+
+const FRAME_NS: u64 = 16_666_667;
+
+fn frame_dur() -> Duration {
+    Duration::from_nanos(FRAME_NS)
+}
+
+fn rng() -> SmallRng {
+    SmallRng::seed_from_u64(0x71c7_f10e)
+}
+
+fn cb(id: u32) -> Callback {
+    Box::new(move |n: &mut u64| *n += u64::from(id & 1) + 1)
+}
+
+fn tf_cb(id: u32) -> impl FnMut(&mut u64, &mut TimerCx<'_, u64>) + 'static {
+    move |n, _| *n += u64::from(id & 1) + 1
+}
+
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// Drains every expired item of a DelayQueue without yielding to the runtime's budget.
+async fn drain<T>(dq: &mut DelayQueue<T>, mut each: impl FnMut(T, &mut DelayQueue<T>)) {
+    tokio::task::unconstrained(async {
+        loop {
+            let next = poll_fn(|cx| Poll::Ready(dq.poll_expired(cx))).await;
+            match next {
+                Poll::Ready(Some(exp)) => each(exp.into_inner(), dq),
+                _ => break,
+            }
+        }
+    })
+    .await
+}
+
+// ---------- W1: fire-all ----------
+
+fn w1_delays(n: usize) -> Vec<u64> {
+    let mut r = rng();
+    (0..n).map(|_| r.random_range(1..10_000)).collect()
+}
+
+fn w1_tickflow(delays: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut t = TimerManager::<u64>::with_capacity(delays.len());
+    for (i, &ms) in delays.iter().enumerate() {
+        t.after(millis(ms)).call(tf_cb(i as u32));
+    }
+    let mut n = 0;
+    let frame = Span::frames(1, 60);
+    while !t.is_empty() {
+        t.tick(frame, &mut n);
+    }
+    assert_eq!(n as usize, delays.len() + delays.len() / 2);
+    start.elapsed().as_nanos() as f64 / delays.len() as f64
+}
+
+fn w1_unreal(delays: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut t = UnrealTimers::default();
+    for (i, &ms) in delays.iter().enumerate() {
+        t.set(ms as f64 / 1000.0, false, cb(i as u32));
+    }
+    let mut n = 0;
+    while !t.is_empty() {
+        t.tick(1.0 / 60.0, &mut n);
+    }
+    start.elapsed().as_nanos() as f64 / delays.len() as f64
+}
+
+fn w1_delay_queue(delays: &[u64]) -> f64 {
+    let rt = paused_runtime();
+    rt.block_on(async {
+        let start = Instant::now();
+        let mut dq = DelayQueue::with_capacity(delays.len());
+        for (i, &ms) in delays.iter().enumerate() {
+            dq.insert(cb(i as u32), Duration::from_millis(ms));
+        }
+        let mut n = 0;
+        while !dq.is_empty() {
+            tokio::time::advance(frame_dur()).await;
+            drain(&mut dq, |mut f, _| f(&mut n)).await;
+        }
+        start.elapsed().as_nanos() as f64 / delays.len() as f64
+    })
+}
+
+/// One bevy `Timer` per entity, each with its boxed callback.
+fn bevy_entities(ms: &[u64], mode: TimerMode) -> Vec<(Timer, Callback)> {
+    ms.iter()
+        .enumerate()
+        .map(|(i, &ms)| (Timer::new(Duration::from_millis(ms), mode), cb(i as u32)))
+        .collect()
+}
+
+fn w1_bevy(delays: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut timers = bevy_entities(delays, TimerMode::Once);
+    let mut n = 0;
+    while !timers.is_empty() {
+        let mut i = 0;
+        while i < timers.len() {
+            timers[i].0.tick(frame_dur());
+            if timers[i].0.just_finished() {
+                (timers[i].1)(&mut n);
+                drop(timers.swap_remove(i)); // despawn
+            } else {
+                i += 1;
+            }
+        }
+    }
+    start.elapsed().as_nanos() as f64 / delays.len() as f64
+}
+
+// ---------- W2: churn ----------
+
+const CHURN: usize = 1_000_000;
+
+fn churn_plan(live: usize) -> (Vec<u64>, Vec<(usize, u64)>) {
+    let mut r = rng();
+    let initial = (0..live).map(|_| r.random_range(1..10_000)).collect();
+    let ops = (0..CHURN)
+        .map(|_| (r.random_range(0..live), r.random_range(1..10_000)))
+        .collect();
+    (initial, ops)
+}
+
+/// Returns (ns per pair, heap bytes per timer before churn, after churn).
+fn w2_tickflow(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
+    let base = crate::alloc::live();
+    let mut hs: Vec<TimerHandle> = Vec::with_capacity(initial.len());
+    let handles_bytes = crate::alloc::live() - base;
+    let mut t = TimerManager::<u64>::with_capacity(initial.len());
+    for &ms in initial {
+        hs.push(
+            t.after(millis(ms))
+                .call(|n: &mut u64, _: &mut TimerCx<'_, u64>| *n += 1),
+        );
+    }
+    let before = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
+    let start = Instant::now();
+    for &(k, ms) in ops {
+        t.clear(hs[k]);
+        hs[k] = t
+            .after(millis(ms))
+            .call(|n: &mut u64, _: &mut TimerCx<'_, u64>| *n += 1);
+    }
+    let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
+    let after = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
+    (ns, before, after)
+}
+
+fn w2_unreal(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
+    let base = crate::alloc::live();
+    let mut hs = Vec::with_capacity(initial.len());
+    let handles_bytes = crate::alloc::live() - base;
+    let mut t = UnrealTimers::default();
+    for &ms in initial {
+        hs.push(t.set(ms as f64 / 1000.0, false, Box::new(|n: &mut u64| *n += 1)));
+    }
+    let before = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
+    let start = Instant::now();
+    for &(k, ms) in ops {
+        t.clear(hs[k]);
+        hs[k] = t.set(ms as f64 / 1000.0, false, Box::new(|n: &mut u64| *n += 1));
+    }
+    let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
+    let after = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
+    (ns, before, after)
+}
+
+fn w2_delay_queue(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
+    let rt = paused_runtime();
+    rt.block_on(async {
+        let base = crate::alloc::live();
+        let mut hs = Vec::with_capacity(initial.len());
+        let handles_bytes = crate::alloc::live() - base;
+        let mut dq: DelayQueue<Callback> = DelayQueue::with_capacity(initial.len());
+        for &ms in initial {
+            hs.push(dq.insert(Box::new(|n: &mut u64| *n += 1), Duration::from_millis(ms)));
+        }
+        let before = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
+        let start = Instant::now();
+        for &(k, ms) in ops {
+            dq.remove(&hs[k]);
+            hs[k] = dq.insert(Box::new(|n: &mut u64| *n += 1), Duration::from_millis(ms));
+        }
+        let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
+        let after = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
+        (ns, before, after)
+    })
+}
+
+fn w2_bevy(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
+    let base = crate::alloc::live();
+    let mut timers: Vec<(Timer, Callback)> = Vec::with_capacity(initial.len());
+    for &ms in initial {
+        timers.push((
+            Timer::new(Duration::from_millis(ms), TimerMode::Once),
+            Box::new(|n: &mut u64| *n += 1),
+        ));
+    }
+    let before = (crate::alloc::live() - base) as f64 / initial.len() as f64;
+    let start = Instant::now();
+    for &(k, ms) in ops {
+        // Despawn one entity, spawn another: the index is the entity.
+        drop(timers.swap_remove(k));
+        timers.push((
+            Timer::new(Duration::from_millis(ms), TimerMode::Once),
+            Box::new(|n: &mut u64| *n += 1),
+        ));
+    }
+    let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
+    let after = (crate::alloc::live() - base) as f64 / initial.len() as f64;
+    (ns, before, after)
+}
+
+// ---------- W3: steady looping ----------
+
+const W3_FRAMES: usize = 600;
+
+fn w3_periods(n: usize) -> Vec<u64> {
+    let mut r = rng();
+    (0..n).map(|_| r.random_range(500..5_000)).collect()
+}
+
+/// Frame times in ms -> (mean, p99, max).
+fn stats(mut ms: Vec<f64>) -> (f64, f64, f64) {
+    let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let p99 = ms[(ms.len() * 99) / 100 - 1];
+    (mean, p99, *ms.last().unwrap())
+}
+
+fn w3_tickflow(periods: &[u64]) -> (f64, f64, f64) {
+    let mut t = TimerManager::<u64>::with_capacity(periods.len());
+    for (i, &ms) in periods.iter().enumerate() {
+        t.every(millis(ms)).call(tf_cb(i as u32));
+    }
+    let mut n = 0;
+    let frame = Span::frames(1, 60);
+    let times = (0..W3_FRAMES)
+        .map(|_| {
+            let s = Instant::now();
+            t.tick(frame, &mut n);
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    stats(times)
+}
+
+fn w3_unreal(periods: &[u64]) -> (f64, f64, f64) {
+    let mut t = UnrealTimers::default();
+    for (i, &ms) in periods.iter().enumerate() {
+        t.set(ms as f64 / 1000.0, true, cb(i as u32));
+    }
+    let mut n = 0;
+    let times = (0..W3_FRAMES)
+        .map(|_| {
+            let s = Instant::now();
+            t.tick(1.0 / 60.0, &mut n);
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    stats(times)
+}
+
+fn w3_delay_queue(periods: &[u64]) -> (f64, f64, f64) {
+    let rt = paused_runtime();
+    rt.block_on(async {
+        let mut dq = DelayQueue::with_capacity(periods.len());
+        let origin = tokio::time::Instant::now();
+        for (i, &ms) in periods.iter().enumerate() {
+            let p = Duration::from_millis(ms);
+            dq.insert_at((cb(i as u32), origin + p, p), origin + p);
+        }
+        let mut n = 0;
+        let mut times = Vec::with_capacity(W3_FRAMES);
+        for _ in 0..W3_FRAMES {
+            tokio::time::advance(frame_dur()).await;
+            let s = Instant::now();
+            drain(&mut dq, |(mut f, due, p), dq| {
+                f(&mut n);
+                dq.insert_at((f, due + p, p), due + p); // drift-free re-arm
+            })
+            .await;
+            times.push(s.elapsed().as_secs_f64() * 1e3);
+        }
+        stats(times)
+    })
+}
+
+fn w3_bevy(periods: &[u64]) -> (f64, f64, f64) {
+    let mut timers = bevy_entities(periods, TimerMode::Repeating);
+    let mut n = 0;
+    let times = (0..W3_FRAMES)
+        .map(|_| {
+            let s = Instant::now();
+            for (timer, f) in &mut timers {
+                timer.tick(frame_dur());
+                for _ in 0..timer.times_finished_this_tick() {
+                    f(&mut n);
+                }
+            }
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    stats(times)
+}
+
+/// Runs W1–W4 and prints their tables (markdown).
+pub fn run(opts: &Options) {
+    let quick = opts.quick;
+    let sizes: &[usize] = if quick {
+        &[100_000]
+    } else {
+        &[100_000, 1_000_000]
+    };
+    let runs = if quick { 1 } else { 3 };
+    println!("# tickflow timer benchmarks (median of {runs} runs)\n");
+
+    println!(
+        "## W1 fire-all: one-shots, delays 1..10,000 ms, 60 Hz until all fired (ns per timer)\n"
+    );
+    println!(
+        "| timers | tickflow | Unreal-style | DelayQueue | bevy Timer | tickflow / fastest peer |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for &n in sizes {
+        let d = w1_delays(n);
+        let tf = repeat(runs, || w1_tickflow(&d));
+        let ue = repeat(runs, || w1_unreal(&d));
+        let dq = repeat(runs, || w1_delay_queue(&d));
+        let bv = repeat(runs, || w1_bevy(&d));
+        let best = ue.min(dq).min(bv);
+        println!(
+            "| {n} | {tf:.0} | {ue:.0} | {dq:.0} | {bv:.0} | {:.2}× |",
+            tf / best
+        );
+    }
+
+    println!("\n## W2 churn: {CHURN} × (cancel a random timer + insert a new one) (ns per pair)\n");
+    println!(
+        "| live | tickflow | Unreal-style | DelayQueue | bevy Timer | tickflow / fastest peer |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
+    let mut w4 = vec![];
+    for &live in &[10_000usize, 1_000_000] {
+        if quick && live > 100_000 {
+            continue;
+        }
+        let (init, ops) = churn_plan(live);
+        let tf = w2_tickflow(&init, &ops);
+        let ue = w2_unreal(&init, &ops);
+        let dq = w2_delay_queue(&init, &ops);
+        let bv = w2_bevy(&init, &ops);
+        let best = ue.0.min(dq.0).min(bv.0);
+        println!(
+            "| {live} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}× |",
+            tf.0,
+            ue.0,
+            dq.0,
+            bv.0,
+            tf.0 / best
+        );
+        w4 = vec![
+            ("tickflow", tf),
+            ("Unreal-style", ue),
+            ("DelayQueue", dq),
+            ("bevy Timer", bv),
+        ];
+    }
+
+    println!("\n## W3 steady: looping timers, periods 500..5,000 ms, {W3_FRAMES} frames at 60 Hz (ms per frame)\n");
+    println!("| timers | peer | mean | p99 | max |");
+    println!("|---:|---|---:|---:|---:|");
+    for &n in sizes {
+        let p = w3_periods(n);
+        let rows = [
+            ("tickflow", w3_tickflow(&p)),
+            ("Unreal-style", w3_unreal(&p)),
+            ("DelayQueue", w3_delay_queue(&p)),
+            ("bevy Timer", w3_bevy(&p)),
+        ];
+        for (name, (mean, p99, max)) in rows {
+            println!("| {n} | {name} | {mean:.3} | {p99:.3} | {max:.3} |");
+        }
+        let ordered_best = rows[1].1 .0.min(rows[2].1 .0);
+        println!(
+            "| {n} | tickflow / fastest in-order peer (mean) | {:.2}× | | |",
+            rows[0].1 .0 / ordered_best
+        );
+    }
+
+    let live = if quick { 10_000 } else { 1_000_000 };
+    println!("\n## W4 heap bytes per live timer at {live} (closures capture nothing: no box allocation)\n");
+    println!("| peer | before churn | after churn | after / before |");
+    println!("|---|---:|---:|---:|");
+    for (name, (_, before, after)) in w4 {
+        println!(
+            "| {name} | {before:.1} | {after:.1} | {:.2} |",
+            after / before
+        );
+    }
+}
