@@ -5,7 +5,10 @@
 //!   checked against it, so stale handles answer `false`/`UnknownTick`.
 //! - The graph is always acyclic: `add_prereq` refuses the edge that would close a cycle.
 //! - `dirty` is set by every change that can move a function between groups or in or out of
-//!   the per-frame plan; the plan is rebuilt from scratch only then.
+//!   the per-frame plan; the plan is rebuilt from scratch only then. Two changes games make
+//!   all the time are patched in instead (see `plan.rs`): a new serial function that nothing
+//!   waits for (listed in `added`), and the removal of a serial function that nothing ever
+//!   waited for (counted in `removed`; the plan skips its stale handle).
 //! - While a frame runs (`in_frame`), functions that become runnable (added or enabled) are
 //!   pushed to `spawned` so the frame can run them in a later group.
 
@@ -36,6 +39,9 @@ pub(crate) struct Node {
     pub(crate) last_tick: Option<u64>,
     /// Bumped whenever `due` is replaced, so stale heap entries can be told apart.
     pub(crate) stamp: u32,
+    /// Has been named as another function's prerequisite (never cleared: removing it may
+    /// move others, so its removal rebuilds the plan).
+    pub(crate) depended_on: bool,
 }
 
 impl Node {
@@ -99,6 +105,10 @@ pub(crate) struct TickGraph<C> {
     next_seq: u64,
     owners: FxHashMap<OwnerId, Vec<TickHandle>>,
     pub(crate) dirty: bool,
+    /// Enabled serial functions registered since the plan was made (patched in if eligible).
+    pub(crate) added: Vec<TickHandle>,
+    /// Planned functions removed since the plan was made without making it dirty.
+    pub(crate) removed: usize,
     pub(crate) intervals: Intervals,
     /// Current value of each clock, as of the frame being run (or the last one).
     pub(crate) clocks: [u64; 2],
@@ -124,6 +134,8 @@ impl<C> TickGraph<C> {
             next_seq: 0,
             owners: FxHashMap::default(),
             dirty: true,
+            added: Vec::new(),
+            removed: 0,
             intervals: Intervals::default(),
             clocks: [0; 2],
             in_frame: false,
@@ -223,6 +235,7 @@ impl<C> TickGraph<C> {
             due: 0,
             last_tick: None,
             stamp: 0,
+            depended_on: false,
         });
         self.hot[i] = Hot {
             body: Some(body),
@@ -233,6 +246,11 @@ impl<C> TickGraph<C> {
         self.next_seq += 1;
         self.live += 1;
         if enabled {
+            if parallel {
+                self.dirty = true;
+            } else {
+                self.added.push(h);
+            }
             self.became_enabled(h);
         }
     }
@@ -244,7 +262,12 @@ impl<C> TickGraph<C> {
         };
         let (enabled, owner) = (node.settings.enabled, node.settings.owner);
         if enabled {
-            self.dirty = true;
+            if node.depended_on || node.parallel {
+                self.dirty = true;
+            } else {
+                // A serial function nothing waits for: the others keep their order.
+                self.removed += 1;
+            }
         }
         if let Some(owner) = owner {
             if let Some(list) = self.owners.get_mut(&owner) {
@@ -291,7 +314,6 @@ impl<C> TickGraph<C> {
 
     /// Schedules the first tick of a function that just became runnable.
     fn became_enabled(&mut self, h: TickHandle) {
-        self.dirty = true;
         let clocks = self.clocks;
         let node = self.get_mut(h).expect("live handle");
         node.last_tick = None;
@@ -359,6 +381,7 @@ impl<C> TickGraph<C> {
         let node = self.get_mut(tick).expect("checked above");
         if !node.prereqs.contains(&before) {
             node.prereqs.push(before);
+            self.get_mut(before).expect("checked above").depended_on = true;
             self.dirty = true;
         }
         Ok(())

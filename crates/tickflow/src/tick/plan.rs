@@ -3,6 +3,16 @@
 //! Rebuilt from scratch only when the graph changed (`TickGraph::dirty`), then reused frame
 //! after frame; Unreal instead re-walks every prerequisite of every function each frame.
 //!
+//! Spawning and despawning do not rebuild it. A new serial, normal-priority function with no
+//! prerequisites that nothing waits for is where a rebuild would put it: last in its group
+//! (it is always ready and has the largest key, and Kahn's algorithm below takes it only when
+//! nothing else is ready, which in a DAG means nothing else is left), so `append` adds it
+//! there. Removing a serial function that no function ever waited for leaves the others'
+//! order unchanged (popping it readies nothing), so its stale handle just stays in the lists,
+//! skipped by the generation check, until stale entries pass a sixteenth of the plan and a
+//! rebuild compacts them. Ranks are `group << 28 | position`, so an appended function gets
+//! the next rank of its group.
+//!
 //! Algorithm: one depth-first pass (explicit stack, so a chain of 100,000 prerequisites does
 //! not overflow) gives each enabled function its actual group, the latest of its own and its
 //! enabled prerequisites' actual groups, moved past `StartPhysics`/`EndPhysics`. Then, per
@@ -36,9 +46,18 @@ pub(crate) struct Plan {
     info: Vec<Option<Resolved>>,
     /// Per group, the enabled functions without an interval, in run order.
     pub(crate) always: [Vec<TickHandle>; 7],
-    /// Every enabled function, in run order.
+    /// Every enabled function, in run order (as resolved; `append` does not extend it).
     order: Vec<u32>,
+    /// Next position in each group.
+    next: [u32; 7],
+    /// Functions planned, including appended ones.
+    planned: usize,
+    /// `append` has added functions since `resolve`.
+    pub(crate) patched: bool,
 }
+
+/// Positions inside a group take the low bits of a rank.
+const POSITION_BITS: u32 = 28;
 
 impl Plan {
     pub(crate) fn get(&self, h: TickHandle) -> Option<&Resolved> {
@@ -176,7 +195,8 @@ impl Plan {
                 }
                 for &i in &batch {
                     let r = info[i as usize].as_mut().expect("resolved");
-                    r.rank = plan.order.len() as u32;
+                    r.rank = ((g as u32) << POSITION_BITS) | plan.next[g];
+                    plan.next[g] += 1;
                     plan.order.push(i);
                     let node = graph.at(i).expect("live");
                     if !node.has_interval() {
@@ -194,8 +214,42 @@ impl Plan {
             }
         }
         debug_assert_eq!(plan.order.len(), info.iter().flatten().count(), "acyclic");
+        plan.planned = plan.order.len();
         plan.info = info;
         plan
+    }
+
+    /// Functions planned.
+    pub(crate) fn len(&self) -> usize {
+        self.planned
+    }
+
+    /// Puts a new function last in its group, where `resolve` would put it; the caller checks
+    /// that it qualifies (enabled, serial, normal priority, no prerequisites, nothing waits
+    /// for it). `false` when its group has no rank left (then rebuild).
+    pub(crate) fn append(&mut self, h: TickHandle, node: &Node) -> bool {
+        let g = node.settings.group.demote_to(node.settings.group);
+        let k = self.next[g.index()];
+        if k >= (1 << POSITION_BITS) - 1 {
+            return false;
+        }
+        self.next[g.index()] += 1;
+        let i = h.index() as usize;
+        if self.info.len() <= i {
+            self.info.resize(i + 1, None);
+        }
+        self.info[i] = Some(Resolved {
+            gen: h.gen(),
+            actual: g,
+            demoted_by: None,
+            rank: ((g.index() as u32) << POSITION_BITS) | k,
+        });
+        if !node.has_interval() {
+            self.always[g.index()].push(h);
+        }
+        self.planned += 1;
+        self.patched = true;
+        true
     }
 
     /// The human-readable order (see `Scheduler::explain_order`).
@@ -326,6 +380,7 @@ fn escape(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::tick::TickSettings;
+    use crate::time::Span;
     use std::rc::Rc;
     use TickGroup::*;
 
@@ -408,6 +463,66 @@ mod tests {
         g.add_prereq(hp, x).unwrap();
         let plan = Plan::resolve(&g);
         assert_eq!(names(&g, &plan, PrePhysics), ["x", "hp", "y"]);
+    }
+
+    /// The lists a frame runs, without the stale handles it skips.
+    fn run_order(g: &TickGraph<()>, p: &Plan) -> Vec<Vec<TickHandle>> {
+        p.always
+            .iter()
+            .map(|l| l.iter().copied().filter(|&h| g.get(h).is_some()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn patched_plans_match_fresh_ones() {
+        use super::super::run::TickFunctions;
+        let mut t = TickFunctions::<()>::new(Rc::default());
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut live: Vec<TickHandle> = Vec::new();
+        let mut patched = 0;
+        for step in 0..3_000 {
+            match next(10) {
+                0..=4 => {
+                    let s = TickSettings {
+                        high_priority: next(10) == 0,
+                        interval: if next(5) == 0 {
+                            Span::from_millis(100)
+                        } else {
+                            Span::ZERO
+                        },
+                        ..TickSettings::named(step.to_string()).in_group(TickGroup::ALL[next(7)])
+                    };
+                    live.push(t.add(s, Box::new(|_, _| {})).unwrap());
+                }
+                5..=8 if !live.is_empty() => {
+                    let h = live.swap_remove(next(live.len()));
+                    assert!(t.remove(h));
+                }
+                _ if live.len() > 2 => {
+                    let (a, b) = (live[next(live.len())], live[next(live.len())]);
+                    let _ = t.graph.add_prereq(a, b); // refused when it would close a cycle
+                }
+                _ => {}
+            }
+            if step % 5 == 0 {
+                t.plan();
+                let cached = t.with_cached_plan(|p, g| (run_order(g, p), p.patched));
+                patched += usize::from(cached.1);
+                let cached = cached.0;
+                assert_eq!(
+                    cached,
+                    run_order(&t.graph, &Plan::resolve(&t.graph)),
+                    "step {step}"
+                );
+            }
+        }
+        assert!(patched > 100, "the patch path ran only {patched} times");
     }
 
     #[test]

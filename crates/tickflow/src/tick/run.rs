@@ -141,16 +141,45 @@ impl<C: 'static> TickFunctions<C> {
 
     /// The resolved order (resolving it now if the graph changed).
     pub(crate) fn plan(&mut self) -> &Plan {
-        if self.graph.dirty {
-            self.plan = Plan::resolve(&self.graph);
-            self.graph.dirty = false;
+        let graph = &mut self.graph;
+        if graph.removed > self.plan.len() / 4 + 1024 {
+            graph.dirty = true; // compact the stale entries away
+        }
+        if !graph.dirty {
+            for &h in &graph.added {
+                let Some(node) = graph.get(h) else {
+                    continue; // removed again before the plan saw it
+                };
+                let appendable = node.settings.enabled
+                    && !node.parallel
+                    && !node.settings.high_priority
+                    && node.prereqs.is_empty()
+                    && !node.depended_on;
+                if !appendable || !self.plan.append(h, node) {
+                    graph.dirty = true;
+                    break;
+                }
+            }
+        }
+        graph.added.clear();
+        if graph.dirty {
+            self.plan = Plan::resolve(graph);
+            graph.dirty = false;
+            graph.removed = 0;
         }
         &self.plan
     }
 
+    /// The cached plan as it is (for tests of the patching).
+    #[cfg(test)]
+    pub(crate) fn with_cached_plan<R>(&self, f: impl FnOnce(&Plan, &TickGraph<C>) -> R) -> R {
+        f(&self.plan, &self.graph)
+    }
+
     /// The order as it stands, without caching (for `&self` callers).
     pub(crate) fn with_plan<R>(&self, f: impl FnOnce(&Plan, &TickGraph<C>) -> R) -> R {
-        if self.graph.dirty {
+        let g = &self.graph;
+        if g.dirty || !g.added.is_empty() || g.removed > 0 || self.plan.patched {
             f(&Plan::resolve(&self.graph), &self.graph)
         } else {
             f(&self.plan, &self.graph)
