@@ -9,7 +9,7 @@
 //! nothing else is ready, which in a DAG means nothing else is left), so `append` adds it
 //! there. Removing a serial function that no function ever waited for leaves the others'
 //! order unchanged (popping it readies nothing), so its stale handle just stays in the lists,
-//! skipped by the generation check, until stale entries pass a sixteenth of the plan and a
+//! skipped by the generation check, until stale entries pass a quarter of the plan and a
 //! rebuild compacts them. Ranks are `group << 28 | position`, so an appended function gets
 //! the next rank of its group.
 //!
