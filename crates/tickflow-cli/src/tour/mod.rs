@@ -1,5 +1,5 @@
-//! The `tickflow` tool. For now it runs a short demo of the timer manager and the scheduler;
-//! later issues turn it into the full tool (arena demo, trace, plots, bench).
+//! `tickflow tour`: one short, printed scene per part of the library (timers, tick functions,
+//! latent actions and a task, the real-time service), each line with its frame and time.
 
 mod latent_demo;
 mod realtime_demo;
@@ -22,7 +22,8 @@ impl Game {
     }
 }
 
-fn main() {
+/// Runs every scene and prints it.
+pub(crate) fn run() {
     let hz = 60;
     let frame = Span::frames(1, hz);
     let mut timers = TimerManager::<Game>::new();

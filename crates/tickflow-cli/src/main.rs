@@ -1,0 +1,255 @@
+//! The `tickflow` tool: the arena demo (trace, plots, tick graph), `explain`, `bench` and a
+//! short `tour` of each part of the library. `tickflow --help` lists everything.
+
+mod arena;
+mod demo;
+mod output;
+mod plots;
+mod tour;
+mod trace;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+// The heap-size rows of `tickflow bench` count allocations (one relaxed atomic add each).
+#[global_allocator]
+static ALLOC: tickflow_bench::alloc::Counting = tickflow_bench::alloc::Counting;
+
+const EXAMPLES: &str = "\
+Examples:
+  tickflow                              the demo: 2,000 actors, 60 s at 60 Hz, files in tickflow-out/
+  tickflow demo --actors 10000 --seconds 30 --seed 7 --out /tmp/run
+  tickflow demo --realtime --seconds 10  paced at wall-clock speed
+  tickflow explain                      the tick order of a small arena, with reasons
+  tickflow explain --dot | dot -Tsvg > graph.svg
+  tickflow bench --quick                every benchmark with its peers, in under a minute
+  tickflow tour                         one printed scene per part of the library";
+
+/// Time services for game loops: see them work, measure them.
+#[derive(Parser, Debug)]
+#[command(name = "tickflow", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// With no subcommand: the demo, with these options.
+    #[command(flatten)]
+    demo: DemoArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the arena demo (the default): every part of tickflow as a game uses it; prints a
+    /// summary and writes trace.json (open it in ui.perfetto.dev), frames.svg/png,
+    /// catch-up.svg and tick-graph.dot into --out.
+    Demo(DemoArgs),
+    /// Print the tick order of a small arena, with the reason for each place.
+    Explain(ExplainArgs),
+    /// Run the library's benchmarks with their peers and print the tables (as in BENCHMARKS.md).
+    Bench(BenchArgs),
+    /// One short, printed scene per part of the library.
+    Tour,
+}
+
+#[derive(Args, Debug, Clone)]
+struct DemoArgs {
+    /// Actors at the start (half per team).
+    #[arg(long, default_value_t = 2_000, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    actors: u32,
+    /// Game time to run, in seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
+    seconds: f64,
+    /// Frames per second of game time.
+    #[arg(long, default_value_t = 60, value_name = "HZ", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    hz: u32,
+    /// Seed of the arena's random choices: the same seed gives the same run and checksum.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Pace the frames at wall-clock speed instead of running as fast as possible.
+    #[arg(long)]
+    realtime: bool,
+    /// Directory for the output files (created if needed).
+    #[arg(long, default_value = "tickflow-out", value_name = "DIR")]
+    out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct ExplainArgs {
+    /// Actors in the arena (keep it small: the order lists two functions per actor).
+    #[arg(long, default_value_t = 4, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    actors: u32,
+    /// Seed of the arena.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the tick graph in Graphviz DOT instead.
+    #[arg(long)]
+    dot: bool,
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// Short runs and small sizes: the whole set in under a minute.
+    #[arg(long)]
+    quick: bool,
+    /// Run only these parts (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Part>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// W1–W4: timers against an Unreal-style manager, DelayQueue and bevy's Timer.
+    Timers,
+    /// S0–S3: tick functions against an Unreal-style tick manager and a plain loop.
+    Scheduler,
+    /// L1–L2: async tasks and latent actions against looping timers.
+    Latent,
+    /// Real-time lateness and schedule/cancel throughput against tokio and crossbeam.
+    Realtime,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be more than 0 and at most 86400 (got {s})"))
+    }
+}
+
+/// An error the tool reports in one line.
+#[derive(Debug)]
+pub(crate) struct CliError {
+    message: String,
+    /// 2 for bad arguments (including an unwritable `--out`), 1 for anything else.
+    code: u8,
+}
+
+impl CliError {
+    pub(crate) fn usage(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    pub(crate) fn io(what: impl fmt::Display, e: std::io::Error) -> CliError {
+        CliError {
+            message: format!("{what}: {e}"),
+            code: 1,
+        }
+    }
+
+    pub(crate) fn internal(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: 1,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // clap's first line says what was wrong; the rest is a usage hint.
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        None => demo(cli.demo),
+        Some(Command::Demo(args)) => demo(args),
+        Some(Command::Explain(args)) => {
+            let mut world = arena::build(args.actors as usize, args.seed);
+            // One frame applies the queued spawns, so the order shows the real world.
+            world.frame(tickflow::Span::frames(1, 60));
+            if args.dot {
+                print!("{}", world.sched.tick_graph_dot());
+            } else {
+                println!(
+                    "Tick order of an arena with {} actors, after its first frame:\n",
+                    args.actors
+                );
+                print!("{}", world.sched.explain_order());
+            }
+            Ok(())
+        }
+        Some(Command::Bench(args)) => {
+            bench(&args);
+            Ok(())
+        }
+        Some(Command::Tour) => {
+            tour::run();
+            Ok(())
+        }
+    }
+}
+
+fn demo(args: DemoArgs) -> Result<(), CliError> {
+    demo::run(&demo::Settings {
+        actors: args.actors as usize,
+        seconds: args.seconds,
+        hz: args.hz,
+        seed: args.seed,
+        realtime: args.realtime,
+        out: args.out,
+    })
+}
+
+fn bench(args: &BenchArgs) {
+    let opts = tickflow_bench::Options {
+        quick: args.quick,
+        args: Vec::new(),
+    };
+    let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
+    type Run = fn(&tickflow_bench::Options);
+    let parts: [(Part, &str, Run); 4] = [
+        (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
+        (
+            Part::Scheduler,
+            "Scheduler (S0–S3)",
+            tickflow_bench::scheduler::run,
+        ),
+        (
+            Part::Latent,
+            "Latent actions and tasks (L1–L2)",
+            tickflow_bench::latent::run,
+        ),
+        (
+            Part::Realtime,
+            "Real-time service",
+            tickflow_bench::realtime::run,
+        ),
+    ];
+    println!(
+        "tickflow bench{}: each part measures tickflow and its peers in the same run; ratios are tickflow / peer (lower is better for times).",
+        if args.quick { " --quick" } else { "" }
+    );
+    for (part, title, run) in parts {
+        if wanted(part) {
+            println!("\n=== {title} ===\n");
+            run(&opts);
+        }
+    }
+}

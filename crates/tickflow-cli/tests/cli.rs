@@ -1,0 +1,222 @@
+//! The `tickflow` binary as a user runs it: every subcommand at a small size, the files the
+//! demo writes, determinism of the checksum, and bad arguments.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn tickflow() -> Command {
+    Command::cargo_bin("tickflow").expect("the binary is built")
+}
+
+/// Runs a small demo into `out` and returns its stdout.
+fn demo(out: &Path, extra: &[&str]) -> String {
+    let mut cmd = tickflow();
+    cmd.args(["demo", "--actors", "60", "--seconds", "2", "--out"])
+        .arg(out)
+        .args(extra);
+    let output = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8(output).expect("utf-8")
+}
+
+fn checksum(summary: &str) -> String {
+    summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("checksum"))
+        .expect("a checksum line")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn the_demo_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let summary = demo(&out, &[]);
+    for line in [
+        "frames ",
+        "tick functions run",
+        "timers fired",
+        "latent completions",
+    ] {
+        assert!(summary.contains(line), "no `{line}` in:\n{summary}");
+    }
+    assert!(summary.contains("120 (2.0 s of game time"), "{summary}");
+
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "catch-up.svg",
+            "frames.png",
+            "frames.svg",
+            "tick-graph.dot",
+            "trace.json"
+        ],
+        "exactly the five files, no staging leftovers"
+    );
+
+    // The trace opens as Chrome trace JSON with one span per frame and the stages inside.
+    let trace: Value = serde_json::from_slice(&fs::read(out.join("trace.json")).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let named = |name: &str| events.iter().filter(|e| e["name"] == name).count();
+    assert_eq!(named("frame"), 120);
+    assert_eq!(named("PrePhysics"), 120);
+    assert_eq!(named("Latent"), 120);
+    let frame = events.iter().find(|e| e["name"] == "frame").unwrap();
+    assert_eq!(frame["ph"], "X");
+    assert!(frame["dur"].as_f64().unwrap() >= 0.0);
+    assert_eq!(frame["args"]["frame"], 1);
+
+    // The PNG decodes.
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        fs::File::open(out.join("frames.png")).unwrap(),
+    ));
+    let mut reader = decoder.read_info().expect("a valid PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).expect("valid PNG data");
+    assert_eq!((info.width, info.height), (1000, 520));
+    assert!(buf.iter().any(|&b| b != 255), "not a blank image");
+
+    for svg in ["frames.svg", "catch-up.svg"] {
+        let text = fs::read_to_string(out.join(svg)).unwrap();
+        assert!(text.contains("<svg") && text.contains("</svg>"), "{svg}");
+    }
+    let dot = fs::read_to_string(out.join("tick-graph.dot")).unwrap();
+    assert!(dot.starts_with("digraph ticks {"), "{dot}");
+    assert!(dot.contains("label=\"physics\""), "{dot}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = checksum(&demo(&dir.path().join("a"), &["--seed", "7"]));
+    let b = checksum(&demo(&dir.path().join("b"), &["--seed", "7"]));
+    let c = checksum(&demo(&dir.path().join("c"), &["--seed", "8"]));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_eq!(a.len(), 16, "{a}");
+}
+
+#[test]
+fn a_bare_tickflow_runs_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bare");
+    tickflow()
+        .args(["--actors", "10", "--seconds", "0.5", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("tickflow demo: 10 actors"));
+    assert!(out.join("trace.json").exists());
+}
+
+#[test]
+fn explain_prints_the_order_and_the_graph() {
+    let text = tickflow()
+        .arg("explain")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("PrePhysics"), "{text}");
+    assert!(text.contains("move 0"), "{text}");
+    assert!(text.contains("think 0"), "{text}");
+    assert!(text.contains("status"), "{text}");
+    assert!(
+        text.contains("tickables (after the timers): scoreboard"),
+        "{text}"
+    );
+    tickflow()
+        .args(["explain", "--dot"])
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("digraph ticks {"));
+}
+
+#[test]
+fn bench_prints_its_tables() {
+    tickflow()
+        .args(["bench", "--quick", "--only", "scheduler"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("tickflow/unreal ="))
+        .stdout(predicates::str::contains("speed-up"));
+}
+
+#[test]
+fn tour_prints_every_part() {
+    tickflow()
+        .arg("tour")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "Latent actions and an async task",
+        ))
+        .stdout(predicates::str::contains("Real-time service"));
+}
+
+/// A bad argument: exit code 2, one line on stderr that names the problem, nothing on stdout.
+fn refused(args: &[&str], needle: &str) {
+    let out = tickflow().args(args).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(needle), "`{needle}` not in {err:?}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_arguments_exit_2_with_one_line() {
+    refused(&["demo", "--hz", "0"], "--hz");
+    refused(&["demo", "--actors", "-3"], "--actors");
+    refused(&["demo", "--actors", "lots"], "--actors");
+    refused(&["demo", "--seconds", "nan"], "--seconds");
+    refused(&["demo", "--seconds", "-1"], "--seconds");
+    refused(&["demo", "--bogus"], "--bogus");
+    refused(&["bench", "--only", "everything"], "everything");
+}
+
+#[test]
+fn an_unwritable_out_exits_2_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    fs::write(&file, "keep me").unwrap();
+    // A directory cannot be made inside a regular file, whoever runs the test.
+    let out = file.join("run");
+    refused(
+        &[
+            "demo",
+            "--actors",
+            "5",
+            "--seconds",
+            "0.1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "cannot write to --out",
+    );
+    refused(
+        &[
+            "demo",
+            "--actors",
+            "5",
+            "--seconds",
+            "0.1",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        "cannot write to --out",
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), "keep me");
+    let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the file we made");
+}
