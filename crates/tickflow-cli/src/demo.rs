@@ -266,11 +266,17 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
         count(st.recharges),
         count(st.lead_changes)
     );
-    let late = r.autosaves.iter().copied().fold(0.0, f64::max);
-    println!(
-        "  autosaves           {} (every 2 s of wall time on the real-time thread, delivered to the main loop; max {late:.1} ms after due; not in the checksum)",
-        r.autosaves.len()
-    );
+    if r.autosaves.is_empty() {
+        println!(
+            "  autosaves           0 (the first is due after 2 s of wall time; --realtime runs long enough)"
+        );
+    } else {
+        let late = r.autosaves.iter().copied().fold(0.0, f64::max);
+        println!(
+            "  autosaves           {} (every 2 s of wall time on the real-time thread, delivered to the main loop at most {late:.1} ms after due; not in the checksum)",
+            r.autosaves.len()
+        );
+    }
     println!("  checksum            {:016x}", r.checksum);
     println!("  wrote");
     for p in paths {

@@ -105,6 +105,22 @@ fn the_same_seed_gives_the_same_checksum() {
 }
 
 #[test]
+fn pacing_in_real_time_changes_nothing_in_the_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let mut args = vec!["--seconds", "0.5"];
+        args.extend_from_slice(extra);
+        let mut cmd = tickflow();
+        cmd.args(["demo", "--actors", "30", "--out"])
+            .arg(dir.path().join(name))
+            .args(&args);
+        let out = cmd.assert().success().get_output().stdout.clone();
+        checksum(&String::from_utf8(out).unwrap())
+    };
+    assert_eq!(run("fast", &[]), run("paced", &["--realtime"]));
+}
+
+#[test]
 fn a_bare_tickflow_runs_the_demo() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bare");

@@ -11,6 +11,11 @@
 //!   timer service with drift-free repeats and dispatch to a thread of your choice.
 //! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
 //!
+//! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
+//! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
+//! `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or profiler; the
+//! `tickflow demo` tool turns them into a Perfetto trace.
+//!
 //! ```
 //! use tickflow::prelude::*;
 //!
