@@ -40,8 +40,3 @@ unsafe impl GlobalAlloc for Counting {
 pub fn live() -> usize {
     LIVE.load(Ordering::Relaxed)
 }
-
-/// Whether [`Counting`] is the global allocator (every program has allocated by `main`).
-pub fn installed() -> bool {
-    live() > 0
-}

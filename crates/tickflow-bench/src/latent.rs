@@ -36,15 +36,20 @@ fn periods(n: usize) -> Vec<Span> {
 }
 
 /// Runs one untimed frame (tasks make their first poll), then `frames` timed 60 Hz frames;
-/// returns (µs per timed frame, calls made).
-fn frames(sched: &mut Scheduler<u64>, frames: usize) -> (f64, u64) {
-    let mut calls = 0;
-    sched.tick(Span::frames(1, 60), &mut calls);
+/// returns µs per timed frame.
+fn timed<C: 'static>(sched: &mut Scheduler<C>, ctx: &mut C, frames: usize) -> f64 {
+    sched.tick(Span::frames(1, 60), ctx);
     let start = Instant::now();
     for _ in 0..frames {
-        sched.tick(Span::frames(1, 60), &mut calls);
+        sched.tick(Span::frames(1, 60), ctx);
     }
-    (start.elapsed().as_secs_f64() * 1e6 / frames as f64, calls)
+    start.elapsed().as_secs_f64() * 1e6 / frames as f64
+}
+
+/// [`timed`] with a call counter as the context: (µs per frame, calls made).
+fn frames(sched: &mut Scheduler<u64>, frames: usize) -> (f64, u64) {
+    let mut calls = 0;
+    (timed(sched, &mut calls, frames), calls)
 }
 
 /// A scheduler with one task per period, each looping `delay(period)` and counting.
@@ -109,15 +114,7 @@ fn l1_latent(p: &[Span], n_frames: usize) -> (f64, u64) {
     for (i, &period) in p.iter().enumerate() {
         arm(&game.cmds, i as u64, period);
     }
-    sched.tick(Span::frames(1, 60), &mut game);
-    let start = Instant::now();
-    for _ in 0..n_frames {
-        sched.tick(Span::frames(1, 60), &mut game);
-    }
-    (
-        start.elapsed().as_secs_f64() * 1e6 / n_frames as f64,
-        game.calls,
-    )
+    (timed(&mut sched, &mut game, n_frames), game.calls)
 }
 
 /// L2: (bytes per idle task, the future's own size, bytes per idle looping timer).

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tickflow::realtime::{scheduled, Dispatch, Dispatcher, RealtimeTimers};
-use tickflow::{Span, Stage};
+use tickflow::{FrameReport, Span, Stage};
 use tracing_subscriber::prelude::*;
 
 use crate::arena::{self, Stats};
@@ -26,15 +27,41 @@ pub(crate) const FILES: [&str; 5] = [
     "tick-graph.dot",
 ];
 
-/// What to run.
-#[derive(Clone, Debug)]
+/// What to run: the options of `tickflow demo` (and of a bare `tickflow`).
+#[derive(Args, Clone, Debug)]
 pub(crate) struct Settings {
-    pub(crate) actors: usize,
+    /// Actors at the start (half per team).
+    #[arg(long, default_value_t = 2_000, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) actors: u32,
+    /// Game time to run, in seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     pub(crate) seconds: f64,
+    /// Frames per second of game time.
+    #[arg(long, default_value_t = 60, value_name = "HZ", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub(crate) hz: u32,
+    /// Seed of the arena's random choices: the same seed gives the same run and checksum.
+    #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
+    /// Pace the frames at wall-clock speed instead of running as fast as possible.
+    #[arg(long)]
     pub(crate) realtime: bool,
+    /// Directory for the output files (created if needed).
+    #[arg(long, default_value = "tickflow-out", value_name = "DIR")]
     pub(crate) out: PathBuf,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be more than 0 and at most 86400 (got {s})"))
+    }
 }
 
 /// What a run measured.
@@ -42,20 +69,38 @@ struct Run {
     frames: u64,
     wall: Duration,
     stage_times: Vec<[Duration; 11]>,
+    totals: Totals,
+    stats: Stats,
+    alive: usize,
+    checksum: u64,
+    /// Per autosave: (frame, checksum saved, ms after its due time).
+    autosaves: Vec<(u64, u64, f64)>,
+    tick_functions: usize,
+    timers_live: usize,
+    latent_live: usize,
+    dot: String,
+}
+
+/// Counts summed over the frames' reports.
+#[derive(Default)]
+struct Totals {
     timers_fired: u64,
     ticks_run: u64,
     tickables: u64,
     latent_completed: u64,
     tasks_polled: u64,
     tasks_ended: u64,
-    stats: Stats,
-    alive: usize,
-    checksum: u64,
-    autosaves: Vec<f64>,
-    tick_functions: usize,
-    timers_live: usize,
-    latent_live: usize,
-    dot: String,
+}
+
+impl Totals {
+    fn add(&mut self, r: &FrameReport) {
+        self.timers_fired += r.timers_fired as u64;
+        self.ticks_run += r.ticks_run as u64;
+        self.tickables += r.tickables_ticked as u64;
+        self.latent_completed += r.latent_completed as u64;
+        self.tasks_polled += r.tasks_polled as u64;
+        self.tasks_ended += r.tasks_ended as u64;
+    }
 }
 
 /// Runs the demo and writes its files; prints the summary.
@@ -83,8 +128,9 @@ pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
 
 fn simulate(s: &Settings) -> Run {
     let frames = ((s.seconds * f64::from(s.hz)).round() as u64).max(1);
+    let actors = s.actors as usize;
     let dt = Span::frames(1, s.hz);
-    let mut world = arena::build(s.actors, s.seed);
+    let mut world = arena::build(actors, s.seed);
 
     // The autosave runs on the real-time service's thread every 2 s of wall time and is
     // delivered to this loop through a Dispatcher, as a game would hand it to its main thread.
@@ -106,44 +152,24 @@ fn simulate(s: &Settings) -> Run {
         ProgressBar::hidden()
     };
 
-    let mut run = Run {
-        frames,
-        wall: Duration::ZERO,
-        stage_times: Vec::with_capacity(frames as usize),
-        timers_fired: 0,
-        ticks_run: 0,
-        tickables: 0,
-        latent_completed: 0,
-        tasks_polled: 0,
-        tasks_ended: 0,
-        stats: Stats::default(),
-        alive: 0,
-        checksum: 0,
-        autosaves: Vec::new(),
-        tick_functions: 0,
-        timers_live: 0,
-        latent_live: 0,
-        dot: String::new(),
-    };
+    let mut stage_times = Vec::with_capacity(frames as usize);
+    let mut totals = Totals::default();
+    let mut autosaves = Vec::new();
     let start = Instant::now();
     let mut next = start;
     let frame_wall = Duration::from_secs_f64(dt.as_secs_f64());
     for f in 0..frames {
         let r = world.frame(dt);
-        run.stage_times.push(r.stage_times);
-        run.timers_fired += r.timers_fired as u64;
-        run.ticks_run += r.ticks_run as u64;
-        run.tickables += r.tickables_ticked as u64;
-        run.latent_completed += r.latent_completed as u64;
-        run.tasks_polled += r.tasks_polled as u64;
-        run.tasks_ended += r.tasks_ended as u64;
+        stage_times.push(r.stage_times);
+        totals.add(&r);
 
         main_thread.pump();
         for due in due.lock().unwrap().drain(..) {
             let _span = tracing::info_span!("autosave", frame = f + 1).entered();
-            // A save reads the state on the main thread, between frames.
-            let _ = world.arena.checksum();
-            run.autosaves.push(due.elapsed().as_secs_f64() * 1e3);
+            // A save reads the state on the main thread, between frames (its checksum stands
+            // for the saved state here).
+            let saved = world.arena.checksum();
+            autosaves.push((f + 1, saved, due.elapsed().as_secs_f64() * 1e3));
         }
         if f % 16 == 0 {
             bar.set_position(f);
@@ -156,19 +182,25 @@ fn simulate(s: &Settings) -> Run {
             }
         }
     }
-    run.wall = start.elapsed();
+    let wall = start.elapsed();
     bar.finish_and_clear();
     autosave.cancel();
     service.shutdown();
 
-    run.stats = world.stats().clone();
-    run.alive = world.arena.alive();
-    run.checksum = world.arena.checksum();
-    run.tick_functions = world.sched.tick_count();
-    run.timers_live = world.sched.timers().len();
-    run.latent_live = world.sched.latent().len();
-    run.dot = world.sched.tick_graph_dot();
-    run
+    Run {
+        frames,
+        wall,
+        stage_times,
+        totals,
+        stats: world.arena.stats.clone(),
+        alive: world.arena.alive(),
+        checksum: world.arena.checksum(),
+        autosaves,
+        tick_functions: world.sched.tick_count(),
+        timers_live: world.sched.timers().len(),
+        latent_live: world.sched.latent().len(),
+        dot: world.sched.tick_graph_dot(),
+    }
 }
 
 /// `1234567` → `1,234,567`.
@@ -196,7 +228,7 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
     let st = &r.stats;
     println!(
         "tickflow demo: {} actors, {} s at {} Hz, seed {}{}",
-        count(s.actors as u64),
+        count(u64::from(s.actors)),
         s.seconds,
         s.hz,
         s.seed,
@@ -231,24 +263,24 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
     );
     println!(
         "  tick functions run  {} ({} registered at the end)",
-        count(r.ticks_run),
+        count(r.totals.ticks_run),
         count(r.tick_functions as u64)
     );
     println!(
         "  timers fired        {} ({} live at the end)",
-        count(r.timers_fired),
+        count(r.totals.timers_fired),
         count(r.timers_live as u64)
     );
-    println!("  tickable ticks      {}", count(r.tickables));
+    println!("  tickable ticks      {}", count(r.totals.tickables));
     println!(
         "  latent completions  {} ({} projectiles in flight at the end)",
-        count(r.latent_completed),
+        count(r.totals.latent_completed),
         count(r.latent_live as u64)
     );
     println!(
         "  tasks               {} polls, {} ended (the boss script runs to the end)",
-        count(r.tasks_polled),
-        count(r.tasks_ended)
+        count(r.totals.tasks_polled),
+        count(r.totals.tasks_ended)
     );
     println!(
         "  actors              {} spawned, {} deaths, {} alive; {} reinforcement waves",
@@ -271,9 +303,10 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
             "  autosaves           0 (the first is due after 2 s of wall time; --realtime runs long enough)"
         );
     } else {
-        let late = r.autosaves.iter().copied().fold(0.0, f64::max);
+        let late = r.autosaves.iter().map(|a| a.2).fold(0.0, f64::max);
+        let (frame, saved, _) = r.autosaves[r.autosaves.len() - 1];
         println!(
-            "  autosaves           {} (every 2 s of wall time on the real-time thread, delivered to the main loop at most {late:.1} ms after due; not in the checksum)",
+            "  autosaves           {} (every 2 s of wall time on the real-time thread, delivered to the main loop at most {late:.1} ms after due; the last saved frame {frame}, state {saved:016x}; not in the checksum)",
             r.autosaves.len()
         );
     }
@@ -303,7 +336,7 @@ mod tests {
             for _ in 0..600 {
                 w.frame(Span::frames(1, 60));
             }
-            (w.arena.checksum(), w.stats().clone())
+            (w.arena.checksum(), w.arena.stats.clone())
         };
         let (a, stats) = run(1);
         assert_eq!(a, run(1).0);

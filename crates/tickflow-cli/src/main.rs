@@ -9,7 +9,6 @@ mod tour;
 mod trace;
 
 use std::fmt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -36,7 +35,7 @@ struct Cli {
     command: Option<Command>,
     /// With no subcommand: the demo, with these options.
     #[command(flatten)]
-    demo: DemoArgs,
+    demo: demo::Settings,
 }
 
 #[derive(Subcommand, Debug)]
@@ -44,38 +43,13 @@ enum Command {
     /// Run the arena demo (the default): every part of tickflow as a game uses it; prints a
     /// summary and writes trace.json (open it in ui.perfetto.dev), frames.svg/png,
     /// catch-up.svg and tick-graph.dot into --out.
-    Demo(DemoArgs),
+    Demo(demo::Settings),
     /// Print the tick order of a small arena, with the reason for each place.
     Explain(ExplainArgs),
     /// Run the library's benchmarks with their peers and print the tables (as in BENCHMARKS.md).
     Bench(BenchArgs),
     /// One short, printed scene per part of the library.
     Tour,
-}
-
-#[derive(Args, Debug, Clone)]
-struct DemoArgs {
-    /// Actors at the start (half per team).
-    #[arg(long, default_value_t = 2_000, value_name = "N", allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    actors: u32,
-    /// Game time to run, in seconds.
-    #[arg(long, default_value_t = 60.0, value_name = "S", allow_negative_numbers = true,
-          value_parser = parse_seconds)]
-    seconds: f64,
-    /// Frames per second of game time.
-    #[arg(long, default_value_t = 60, value_name = "HZ", allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u32).range(1..=1_000))]
-    hz: u32,
-    /// Seed of the arena's random choices: the same seed gives the same run and checksum.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Pace the frames at wall-clock speed instead of running as fast as possible.
-    #[arg(long)]
-    realtime: bool,
-    /// Directory for the output files (created if needed).
-    #[arg(long, default_value = "tickflow-out", value_name = "DIR")]
-    out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -112,17 +86,6 @@ enum Part {
     Latent,
     /// Real-time lateness and schedule/cancel throughput against tokio and crossbeam.
     Realtime,
-}
-
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
-        Ok(v)
-    } else {
-        Err(format!("must be more than 0 and at most 86400 (got {s})"))
-    }
 }
 
 /// An error the tool reports in one line.
@@ -178,8 +141,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        None => demo(cli.demo),
-        Some(Command::Demo(args)) => demo(args),
+        None => demo::run(&cli.demo),
+        Some(Command::Demo(settings)) => demo::run(&settings),
         Some(Command::Explain(args)) => {
             let mut world = arena::build(args.actors as usize, args.seed);
             // One frame applies the queued spawns, so the order shows the real world.
@@ -204,17 +167,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
     }
-}
-
-fn demo(args: DemoArgs) -> Result<(), CliError> {
-    demo::run(&demo::Settings {
-        actors: args.actors as usize,
-        seconds: args.seconds,
-        hz: args.hz,
-        seed: args.seed,
-        realtime: args.realtime,
-        out: args.out,
-    })
 }
 
 fn bench(args: &BenchArgs) {

@@ -3,7 +3,7 @@
 //! is needed.
 
 use std::path::Path;
-use std::sync::Once;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use plotters::coord::Shift;
@@ -34,15 +34,10 @@ const COLORS: [RGBColor; 7] = [
 ];
 
 fn font() -> Result<(), CliError> {
-    static REGISTER: Once = Once::new();
-    let mut ok = true;
-    REGISTER.call_once(|| {
-        ok = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        )
-        .is_ok();
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .is_ok()
     });
     if ok {
         Ok(())

@@ -150,7 +150,7 @@ impl Arena {
 
     /// Adds an actor and queues its tick functions and timers; works between frames and from
     /// any callback (spawned mid-frame, its functions run later in the same frame).
-    pub(crate) fn spawn_actor(&mut self, team: u8) -> u32 {
+    pub(crate) fn spawn_actor(&mut self, team: u8) {
         let id = self.actors.len() as u32;
         let pos = [
             self.rng.random_range(-HALF_SIDE..HALF_SIDE),
@@ -190,7 +190,6 @@ impl Arena {
         self.pending.push(Pending::Arm(id));
         self.stats.spawned += 1;
         self.event(Event::Spawn, id.into(), team.into());
-        id
     }
 
     /// PrePhysics, every frame: walk.

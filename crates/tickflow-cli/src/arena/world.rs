@@ -2,7 +2,7 @@
 
 use tickflow::prelude::*;
 
-use super::{Arena, Stats};
+use super::Arena;
 
 /// The owner of the boss script (actor ids never reach it).
 const BOSS: OwnerId = OwnerId::new(u64::MAX);
@@ -82,9 +82,5 @@ impl World {
     pub(crate) fn frame(&mut self, dt: Span) -> FrameReport {
         self.arena.frame = self.sched.frame() + 1;
         self.sched.tick(dt, &mut self.arena)
-    }
-
-    pub(crate) fn stats(&self) -> &Stats {
-        &self.arena.stats
     }
 }

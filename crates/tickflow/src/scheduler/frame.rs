@@ -88,7 +88,6 @@ impl<C: 'static> Scheduler<C> {
         let exec = &*tasks.exec;
         let errors = &mut report.errors;
         let mut stages = StageClock::start();
-        let mut lap = |stage: Stage| stages.lap(stage);
 
         macro_rules! apply_with {
             ($parts:expr) => {
@@ -123,7 +122,7 @@ impl<C: 'static> Scheduler<C> {
         ] {
             let n = ticks.run_group(g, &mut env!());
             report.ticks_per_group[g.index()] += n;
-            lap(Stage::Group(g));
+            stages.lap(Stage::Group(g));
         }
 
         ticks.past(TickGroup::PostPhysics);
@@ -139,7 +138,7 @@ impl<C: 'static> Scheduler<C> {
             },
             &mut *errors,
         );
-        lap(Stage::Timers);
+        stages.lap(Stage::Timers);
 
         report.tickables_ticked = tickables.run(free_dt, *paused, ctx, &mut |tk| {
             apply_with!(Parts {
@@ -149,7 +148,7 @@ impl<C: 'static> Scheduler<C> {
                 latent: &mut *latent,
             });
         });
-        lap(Stage::Tickables);
+        stages.lap(Stage::Tickables);
 
         let dts = [game_dt.flicks(), real_dt.flicks(), 1];
         report.latent_completed = latent.run(dts, ctx, &mut |la| {
@@ -170,19 +169,19 @@ impl<C: 'static> Scheduler<C> {
         });
         report.tasks_polled = polls;
         report.tasks_ended = ended;
-        lap(Stage::Latent);
+        stages.lap(Stage::Latent);
 
         for g in [TickGroup::PostUpdateWork, TickGroup::LastDemotable] {
             let n = ticks.run_group(g, &mut env!());
             report.ticks_per_group[g.index()] += n;
-            lap(Stage::Group(g));
+            stages.lap(Stage::Group(g));
         }
 
         let (n, passes, held) = ticks.run_extra_passes(&mut env!());
         report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
         report.spawn_passes = passes;
         report.held_back = held;
-        lap(Stage::NewlySpawned);
+        stages.lap(Stage::NewlySpawned);
 
         report.ticks_run = report.ticks_per_group.iter().sum();
         report.stage_times = stages.times;

@@ -53,6 +53,12 @@ impl Node {
         }
     }
 
+    /// Its removal, and its arrival while it has no prerequisites and normal priority, leave
+    /// every other function's place unchanged, so the plan is patched instead of rebuilt.
+    pub(crate) fn patchable(&self) -> bool {
+        !self.parallel && !self.depended_on
+    }
+
     pub(crate) fn has_interval(&self) -> bool {
         self.settings.interval.flicks() > 0
     }
@@ -262,11 +268,10 @@ impl<C> TickGraph<C> {
         };
         let (enabled, owner) = (node.settings.enabled, node.settings.owner);
         if enabled {
-            if node.depended_on || node.parallel {
-                self.dirty = true;
-            } else {
-                // A serial function nothing waits for: the others keep their order.
+            if node.patchable() {
                 self.removed += 1;
+            } else {
+                self.dirty = true;
             }
         }
         if let Some(owner) = owner {

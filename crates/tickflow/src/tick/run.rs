@@ -150,11 +150,10 @@ impl<C: 'static> TickFunctions<C> {
                 let Some(node) = graph.get(h) else {
                     continue; // removed again before the plan saw it
                 };
-                let appendable = node.settings.enabled
-                    && !node.parallel
+                let appendable = node.patchable()
+                    && node.settings.enabled
                     && !node.settings.high_priority
-                    && node.prereqs.is_empty()
-                    && !node.depended_on;
+                    && node.prereqs.is_empty();
                 if !appendable || !self.plan.append(h, node) {
                     graph.dirty = true;
                     break;
