@@ -38,6 +38,7 @@
 pub mod latent;
 pub mod realtime;
 pub mod scheduler;
+pub mod snapshot;
 pub mod tick;
 pub mod tickable;
 pub mod time;

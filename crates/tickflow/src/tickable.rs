@@ -36,6 +36,11 @@
 //! assert!(!sched.remove_tickable(h), "stale handles answer false");
 //! ```
 
+mod save;
+
+pub use save::TickableInfo;
+pub(crate) use save::TickableSnapshot;
+
 use std::cell::RefCell;
 use std::fmt;
 use std::num::NonZeroU32;
@@ -48,6 +53,7 @@ use crate::timer::OwnerId;
 
 /// Whether a tickable is asked before each tick.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TickableMode {
     /// Ticks every frame; [`Tickable::is_tickable`] is never called.
     Always,

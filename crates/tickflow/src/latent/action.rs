@@ -137,6 +137,75 @@ pub trait LatentAction<C> {
     fn started_late(&mut self, by: Span) {
         let _ = by;
     }
+
+    /// The action as plain data for a [scheduler snapshot](crate::snapshot), or `None` (the
+    /// default) when it cannot be saved: the snapshot then lists it as not saved. The Delay
+    /// family saves itself; a custom action returns [`SavedAction::Custom`] with bytes of its
+    /// own choosing, and the restoring [`Resolver`](crate::snapshot::Resolver) turns them
+    /// back into the action in [`latent_action`](crate::snapshot::Resolver::latent_action).
+    fn save(&self) -> Option<SavedAction> {
+        None
+    }
+}
+
+/// A latent action as plain data, from [`LatentAction::save`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum SavedAction {
+    /// A [`Delay`].
+    Delay {
+        /// Its whole duration.
+        duration: Span,
+        /// Time counted so far.
+        elapsed: Span,
+        /// The clock it counts on.
+        domain: Domain,
+    },
+    /// A [`RetriggerableDelay`].
+    RetriggerableDelay {
+        /// Its whole duration.
+        duration: Span,
+        /// Time counted so far.
+        elapsed: Span,
+        /// The clock it counts on.
+        domain: Domain,
+    },
+    /// A [`DelayUntilNextTick`].
+    DelayUntilNextTick,
+    /// A user action: `kind` says which, `data` is its state in any encoding the action and
+    /// the resolver agree on.
+    Custom {
+        /// Which action this is (the resolver dispatches on it).
+        kind: String,
+        /// The action's state.
+        data: Vec<u8>,
+    },
+}
+
+impl SavedAction {
+    /// The action again, for the built-in kinds; `None` for [`SavedAction::Custom`].
+    pub fn builtin<C>(&self) -> Option<Box<dyn LatentAction<C>>> {
+        let delay = |duration: Span, elapsed: Span, domain: Domain| Delay {
+            duration,
+            elapsed,
+            domain,
+        };
+        Some(match self {
+            SavedAction::Delay {
+                duration,
+                elapsed,
+                domain,
+            } => Box::new(delay(*duration, *elapsed, *domain)),
+            SavedAction::RetriggerableDelay {
+                duration,
+                elapsed,
+                domain,
+            } => Box::new(RetriggerableDelay(delay(*duration, *elapsed, *domain))),
+            SavedAction::DelayUntilNextTick => Box::new(DelayUntilNextTick),
+            SavedAction::Custom { .. } => return None,
+        })
+    }
 }
 
 /// Completes once, `duration` after it starts: the Blueprint Delay. Adding it again under a
@@ -209,6 +278,14 @@ impl<C> LatentAction<C> for Delay {
     fn started_late(&mut self, by: Span) {
         self.elapsed = by;
     }
+
+    fn save(&self) -> Option<SavedAction> {
+        Some(SavedAction::Delay {
+            duration: self.duration,
+            elapsed: self.elapsed,
+            domain: self.domain,
+        })
+    }
 }
 
 /// A [`Delay`] that restarts when added again under its key: the Blueprint Retriggerable
@@ -255,6 +332,14 @@ impl<C> LatentAction<C> for RetriggerableDelay {
     fn started_late(&mut self, by: Span) {
         self.0.elapsed = by;
     }
+
+    fn save(&self) -> Option<SavedAction> {
+        Some(SavedAction::RetriggerableDelay {
+            duration: self.0.duration,
+            elapsed: self.0.elapsed,
+            domain: self.0.domain,
+        })
+    }
 }
 
 /// Completes at the first latent stage of a later frame than the one it was added in (Unreal's
@@ -270,6 +355,10 @@ impl<C> LatentAction<C> for DelayUntilNextTick {
 
     fn describe(&self) -> String {
         String::from("DelayUntilNextTick")
+    }
+
+    fn save(&self) -> Option<SavedAction> {
+        Some(SavedAction::DelayUntilNextTick)
     }
 }
 

@@ -1,5 +1,7 @@
 //! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
 
+mod save;
+
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -11,7 +13,10 @@ use super::action::{
 use crate::time::{Domain, Span};
 use crate::timer::OwnerId;
 
-type Completion<C> = Box<dyn FnMut(&mut C)>;
+/// A latent action's completion callback.
+pub type Completion<C> = Box<dyn FnMut(&mut C)>;
+
+pub(crate) use save::LatentSnapshot;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum State {
@@ -40,7 +45,8 @@ struct Entry<C> {
 }
 
 /// One row of [`LatentActions::list`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LatentInfo {
     /// The owner the action was added under.
     pub owner: OwnerId,

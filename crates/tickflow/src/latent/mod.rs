@@ -105,11 +105,13 @@ mod task;
 mod wait;
 
 pub use action::{
-    Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
+    Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, SavedAction,
+    WaitUntil,
 };
-pub use actions::{LatentActions, LatentInfo};
+pub use actions::{Completion, LatentActions, LatentInfo};
 pub use exec::MAX_TASK_PASSES;
 pub use task::{Cancelled, TaskCx, TaskHandle};
 pub use wait::{NextFrame, Sleep, Until};
 
+pub(crate) use actions::LatentSnapshot;
 pub(crate) use exec::{Exec, Tasks};

@@ -67,6 +67,7 @@ impl<C: 'static> Sleep<C> {
                         Some(h) if tm.rearm(h, due) => h,
                         _ => {
                             let h = tm.every(Span::MAX).call(record_wake);
+                            tm.mark_task(h);
                             tm.rearm(h, due);
                             exec.set_task_timer(c, h);
                             h
@@ -88,13 +89,15 @@ impl<C: 'static> Sleep<C> {
                         .starting_at(start)
                 }
             };
-            match own {
+            let h = match own {
                 Some(_) => builder.call(record_wake),
                 None => {
                     let w = w.clone();
                     builder.call(move |_, _| w.wake_by_ref())
                 }
-            }
+            };
+            tm.mark_task(h);
+            h
         };
         let h = exec.timers.with(set).expect(NOT_IN_A_TASK);
         match own {

@@ -56,6 +56,7 @@
 mod commands;
 mod frame;
 mod report;
+mod snapshot;
 
 use std::fmt;
 use std::future::Future;
@@ -63,6 +64,7 @@ use std::rc::Rc;
 
 pub use commands::Commands;
 pub use report::{FrameReport, Stage};
+pub use snapshot::SchedulerSnapshot;
 
 use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
 use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};

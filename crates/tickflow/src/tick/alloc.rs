@@ -7,6 +7,16 @@
 
 use std::num::NonZeroU32;
 
+/// A [`HandleAlloc`] as plain data: every slot's generation and liveness, and the free list
+/// (a stack: its last slot is reused first).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct AllocSnapshot {
+    generations: Vec<u32>,
+    live: Vec<bool>,
+    free: Vec<u32>,
+}
+
 /// Hands out `(index, generation)` pairs; a freed index comes back with a higher generation.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct HandleAlloc {
@@ -43,6 +53,45 @@ impl HandleAlloc {
         self.gens[i] = gen.checked_add(1).unwrap_or(NonZeroU32::MIN);
         self.free.push(index);
         true
+    }
+
+    /// The allocator as plain data.
+    pub(crate) fn save(&self) -> AllocSnapshot {
+        AllocSnapshot {
+            generations: self.gens.iter().map(|g| g.get()).collect(),
+            live: self.live.clone(),
+            free: self.free.clone(),
+        }
+    }
+
+    /// The allocator a snapshot describes, or why it cannot be one.
+    pub(crate) fn restore(s: &AllocSnapshot) -> Result<HandleAlloc, String> {
+        let n = s.generations.len();
+        if s.live.len() != n {
+            return Err(format!(
+                "{} liveness flags for {n} handle slots",
+                s.live.len()
+            ));
+        }
+        let gens = s
+            .generations
+            .iter()
+            .map(|&g| NonZeroU32::new(g).ok_or("a handle generation is 0"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut seen = vec![false; n];
+        for &i in &s.free {
+            let i = i as usize;
+            if i >= n || s.live[i] || std::mem::replace(&mut seen[i], true) {
+                return Err(format!(
+                    "free handle slot {i} is unknown, live or listed twice"
+                ));
+            }
+        }
+        Ok(HandleAlloc {
+            gens,
+            live: s.live.clone(),
+            free: s.free.clone(),
+        })
     }
 
     /// `true` while the pair is allocated and not freed.

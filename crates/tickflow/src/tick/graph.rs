@@ -12,6 +12,8 @@
 //! - While a frame runs (`in_frame`), functions that become runnable (added or enabled) are
 //!   pushed to `spawned` so the frame can run them in a later group.
 
+mod save;
+
 use std::cell::RefCell;
 use std::num::NonZeroU32;
 use std::rc::Rc;
@@ -22,6 +24,9 @@ use super::interval::{Clock, Intervals};
 use super::run::Body;
 use super::{HandleAlloc, TickError, TickHandle, TickSettings};
 use crate::timer::OwnerId;
+
+pub(crate) use save::TickSnapshot;
+pub use save::{TickBody, TickInfo};
 
 /// One registered tick function (its callback lives beside the graph, in `TickFunctions`).
 #[derive(Debug)]

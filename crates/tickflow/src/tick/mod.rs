@@ -61,9 +61,10 @@ mod run;
 use std::fmt;
 use std::num::NonZeroU32;
 
-pub(crate) use alloc::HandleAlloc;
+pub(crate) use alloc::{AllocSnapshot, HandleAlloc};
 pub use cx::{Deferred, TickCx};
-pub(crate) use graph::TickGraph;
+pub use graph::{TickBody, TickInfo};
+pub(crate) use graph::{TickGraph, TickSnapshot};
 pub(crate) use run::{Body, Env, TickFunctions};
 
 use crate::time::Span;
@@ -79,6 +80,7 @@ pub const MAX_SPAWN_PASSES: usize = 100;
 /// The scheduler's timer stage runs between `PostPhysics` and `PostUpdateWork`, followed by
 /// tickables and latent actions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TickGroup {
     /// Before physics: movement, input, AI. The default.
     #[default]
@@ -155,6 +157,7 @@ impl TickGroup {
 /// assert!(think.enabled);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TickSettings {
     /// The earliest group the function runs in.
     pub group: TickGroup,

@@ -43,9 +43,9 @@ pub(crate) struct ParJob<C> {
 }
 
 /// Runs a batch of parallel functions; made where `C: Sync` is known.
-type Runner<C> = fn(&C, &mut [ParJob<C>]);
+pub(crate) type Runner<C> = fn(&C, &mut [ParJob<C>]);
 
-fn run_batch<C: Sync>(ctx: &C, jobs: &mut [ParJob<C>]) {
+pub(crate) fn run_batch<C: Sync>(ctx: &C, jobs: &mut [ParJob<C>]) {
     use rayon::prelude::*;
     jobs.par_iter_mut().for_each(|j| (j.body)(ctx, &mut j.out));
 }
@@ -119,6 +119,13 @@ impl<C: 'static> TickFunctions<C> {
     {
         self.runner = Some(run_batch::<C>);
         self.graph.insert(s, Body::Parallel(f))
+    }
+
+    /// Installs the parallel runner a restored parallel body brought.
+    pub(crate) fn set_runner(&mut self, runner: Option<Runner<C>>) {
+        if runner.is_some() {
+            self.runner = runner;
+        }
     }
 
     /// Unregisters a function and drops its callback (unless it is running: then it is

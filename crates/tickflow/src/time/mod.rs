@@ -42,6 +42,11 @@ pub use span::{Span, FLICKS_PER_SECOND};
 /// assert_eq!(Time::ZERO - t, secs(0.0));
 /// ```
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
 pub struct Time(u64);
 
 impl Time {
@@ -133,6 +138,7 @@ impl fmt::Display for Time {
 /// | `Real` | the true frame delta | runs |
 /// | `Frames` | one per frame (a `Span`/`Time` on it counts frames) | runs |
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Domain {
     /// Scaled game time (the default).
     #[default]

@@ -38,6 +38,11 @@ const NANOS_PER_SECOND: u128 = 1_000_000_000;
 /// assert_eq!(Span::from_millis(10) - Span::from_secs(1), Span::ZERO); // saturates
 /// ```
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
 pub struct Span(u64);
 
 impl Span {

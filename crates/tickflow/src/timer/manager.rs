@@ -360,6 +360,13 @@ impl<C: 'static> TimerManager<C> {
         }
     }
 
+    /// Marks a scheduler task's delay timer: snapshots leave it out with its task.
+    pub(crate) fn mark_task(&mut self, h: TimerHandle) {
+        if let Some(idx) = self.find(h) {
+            self.slots.at_mut(idx).flags.set_task();
+        }
+    }
+
     /// The slot of a live timer.
     pub(crate) fn find(&self, h: TimerHandle) -> Option<u32> {
         self.slots.get(h.index(), h.gen()).map(|_| h.index())

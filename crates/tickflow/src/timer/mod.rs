@@ -71,6 +71,7 @@ mod manager;
 mod query;
 mod ready;
 mod slot;
+mod snapshot;
 mod stage;
 mod wheel;
 
@@ -82,6 +83,7 @@ use crate::time::{Domain, Span};
 pub use builder::TimerBuilder;
 pub use cx::TimerCx;
 pub use manager::TimerManager;
+pub use snapshot::{CancelHook, TimerCallback, TimerSnapshot};
 
 /// Identifies one timer in one [`TimerManager`].
 ///
@@ -153,6 +155,11 @@ impl fmt::Debug for TimerHandle {
 /// [`TimerManager::clear_owner`] and [`TimerManager::pause_owner`] act on all of an owner's
 /// timers at once (Unreal's `ClearAllTimersForObject`).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
 pub struct OwnerId(u64);
 
 impl OwnerId {
@@ -193,6 +200,7 @@ impl fmt::Debug for OwnerId {
 ///
 /// A timer that is on time (its next period not yet due) behaves the same under all three.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[repr(u8)]
 pub enum CatchUp {
     /// Call once per missed period (Unreal's default, tokio's `Burst`).
@@ -208,6 +216,7 @@ pub enum CatchUp {
 
 /// The state of a live timer, as [`TimerInfo`] reports it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TimerState {
     /// Set in an open frame; its countdown starts at this frame's timer tick.
     Pending,

@@ -53,6 +53,8 @@ pub(crate) struct Flags(u8);
 impl Flags {
     const LOOPING: u8 = 1 << 4;
     const EXTRAS: u8 = 1 << 5;
+    /// A scheduler task's delay timer (left out of snapshots with its task).
+    const TASK: u8 = 1 << 6;
 
     pub(crate) fn new(domain: Domain, catch_up: CatchUp, looping: bool) -> Flags {
         let mut bits = domain as u8 | (catch_up as u8) << 2;
@@ -80,6 +82,14 @@ impl Flags {
 
     pub(crate) fn has_extras(self) -> bool {
         self.0 & Self::EXTRAS != 0
+    }
+
+    pub(crate) fn task(self) -> bool {
+        self.0 & Self::TASK != 0
+    }
+
+    pub(crate) fn set_task(&mut self) {
+        self.0 |= Self::TASK;
     }
 
     pub(crate) fn set_extras(&mut self, on: bool) {
@@ -186,6 +196,43 @@ impl<C> Slots<C> {
         e.gen += 1;
         e.due = u64::from(self.free_head);
         self.free_head = idx;
+    }
+
+    /// The free slots, the next one to be reused first.
+    pub(crate) fn free_list(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut at = self.free_head;
+        while at != NIL {
+            out.push(at);
+            at = self.entries[at as usize].due as u32;
+        }
+        out
+    }
+
+    /// Replaces everything with free slots of these generations, `free` linked as the free
+    /// list (its first slot reused first) and `live` slots counted as taken (the caller fills
+    /// them in).
+    pub(crate) fn rebuild(&mut self, generations: &[u32], free: &[u32], live: usize) {
+        self.entries.clear();
+        self.entries.extend(generations.iter().map(|&gen| Entry {
+            due: 0,
+            period: 0,
+            gen,
+            seq: 0,
+            calls: 0,
+            ticket: 0,
+            flags: Flags::default(),
+            state: State::Free,
+            callback: None,
+        }));
+        self.free_head = free.first().copied().unwrap_or(NIL);
+        for pair in free.windows(2) {
+            self.entries[pair[0] as usize].due = u64::from(pair[1]);
+        }
+        if let Some(&last) = free.last() {
+            self.entries[last as usize].due = u64::from(NIL);
+        }
+        self.live = live;
     }
 
     /// The live entry at `idx` with generation `gen`, if any.

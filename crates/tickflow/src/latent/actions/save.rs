@@ -1,0 +1,136 @@
+//! Latent actions in a scheduler snapshot: each saved action's plain data, its key and its
+//! place in the update order. Completions are closures, bound again by `(owner, uuid)`.
+
+use super::{Completion, Entry, LatentActions, State};
+use crate::latent::{LatentAction, LatentInfo, SavedAction};
+use crate::snapshot::RestoreError;
+use crate::time::Domain;
+use crate::timer::OwnerId;
+
+/// The saved part of a [`LatentActions`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct LatentSnapshot {
+    next_seq: u64,
+    frame: u64,
+    frame_open: bool,
+    /// Saved actions in update order.
+    actions: Vec<SavedLatent>,
+    /// Actions whose [`LatentAction::save`] said `None`.
+    pub(crate) not_saved: Vec<LatentInfo>,
+    /// Abort hooks queued for the next latent stage (closures: not saved).
+    pub(crate) dropped_aborts: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+struct SavedLatent {
+    seq: u64,
+    owner: OwnerId,
+    uuid: u64,
+    domain: Domain,
+    fresh: bool,
+    action: SavedAction,
+}
+
+/// Turns a saved action back into one (built-in kinds, or the resolver's custom ones).
+pub(crate) type MakeAction<'a, C> =
+    &'a mut dyn FnMut(&SavedAction) -> Option<Box<dyn LatentAction<C>>>;
+/// Finds the completion of an action.
+pub(crate) type MakeCompletion<'a, C> = &'a mut dyn FnMut(&LatentInfo) -> Option<Completion<C>>;
+
+impl<C: 'static> LatentActions<C> {
+    /// Saves every unfinished action that can save itself. Taken between frames.
+    pub(crate) fn save(&self) -> LatentSnapshot {
+        let mut snap = LatentSnapshot {
+            next_seq: self.next_seq,
+            frame: self.frame,
+            frame_open: self.frame_open,
+            dropped_aborts: self.aborted.len() as u64,
+            ..LatentSnapshot::default()
+        };
+        for e in self.entries.iter().filter(|e| e.state == State::Alive) {
+            let Some(action) = e.action.as_ref() else {
+                continue;
+            };
+            match action.save() {
+                Some(saved) => snap.actions.push(SavedLatent {
+                    seq: e.seq,
+                    owner: e.owner,
+                    uuid: e.uuid,
+                    domain: e.domain,
+                    fresh: e.fresh,
+                    action: saved,
+                }),
+                None => snap.not_saved.push(LatentInfo {
+                    owner: e.owner,
+                    uuid: e.uuid,
+                    description: action.describe(),
+                }),
+            }
+        }
+        snap
+    }
+
+    /// Builds the actions of a snapshot; every action and completion is bound before
+    /// anything is returned.
+    pub(crate) fn restore(
+        snap: &LatentSnapshot,
+        make_action: MakeAction<'_, C>,
+        completion: MakeCompletion<'_, C>,
+    ) -> Result<Self, RestoreError> {
+        let mut out = LatentActions::new();
+        let mut last = None;
+        for s in &snap.actions {
+            if s.seq >= snap.next_seq || last.is_some_and(|l| l >= s.seq) {
+                return Err(RestoreError::Corrupt {
+                    reason: format!(
+                        "latent action ({:?}, {}) is out of update order",
+                        s.owner, s.uuid
+                    ),
+                });
+            }
+            last = Some(s.seq);
+            let unbound = |description: String| RestoreError::Unbound {
+                kind: "latent action",
+                name: format!("{:?}, uuid {}", s.owner, s.uuid),
+                detail: description,
+            };
+            let Some(action) = make_action(&s.action) else {
+                return Err(unbound(format!("no action for {:?}", s.action)));
+            };
+            let info = LatentInfo {
+                owner: s.owner,
+                uuid: s.uuid,
+                description: action.describe(),
+            };
+            let Some(on_complete) = completion(&info) else {
+                return Err(unbound(format!("no completion for {}", info.description)));
+            };
+            if out.keys.insert((s.owner, s.uuid), s.seq).is_some() {
+                return Err(RestoreError::Corrupt {
+                    reason: format!("latent key ({:?}, {}) is saved twice", s.owner, s.uuid),
+                });
+            }
+            out.owners.entry(s.owner).or_default().push(s.seq);
+            out.entries.push(Entry {
+                seq: s.seq,
+                owner: s.owner,
+                uuid: s.uuid,
+                domain: s.domain,
+                state: State::Alive,
+                fresh: s.fresh,
+                skip: false,
+                trigger: false,
+                late_by: None,
+                action: Some(action),
+                on_complete,
+            });
+            out.live += 1;
+        }
+        out.next_seq = snap.next_seq;
+        out.frame = snap.frame;
+        out.frame_open = snap.frame_open;
+        Ok(out)
+    }
+}

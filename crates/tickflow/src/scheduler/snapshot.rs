@@ -1,0 +1,211 @@
+//! [`Scheduler::snapshot`], [`Scheduler::restore`] and [`Scheduler::state_hash`]; the rules
+//! are in the [`snapshot`](crate::snapshot) module docs.
+
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+
+use super::Scheduler;
+use crate::latent::{LatentActions, LatentInfo, LatentSnapshot, SavedAction};
+use crate::snapshot::{stable_hash, Resolver, RestoreError, RestoreReport, FORMAT_VERSION};
+use crate::tick::TickSnapshot;
+use crate::tickable::TickableSnapshot;
+use crate::time::Span;
+use crate::timer::{TimerManager, TimerSnapshot};
+
+/// A [`Scheduler`] saved as plain data: clocks, frame number, pause, dilation and
+/// `max_delta`, tick functions, tickables, timers and latent actions, with every handle
+/// allocator. See the [`snapshot`](crate::snapshot) module for what it leaves out.
+///
+/// `Clone + PartialEq`; with the `serde` feature `Serialize + Deserialize`.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SchedulerSnapshot {
+    version: u32,
+    frame: u64,
+    paused: bool,
+    dilation: f64,
+    max_delta: Span,
+    unpaused: u64,
+    timers: TimerSnapshot,
+    ticks: TickSnapshot,
+    tickables: TickableSnapshot,
+    latent: LatentSnapshot,
+    tasks_not_saved: u64,
+}
+
+impl Hash for SchedulerSnapshot {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (
+            self.version,
+            self.frame,
+            self.paused,
+            self.dilation.to_bits(),
+        )
+            .hash(h);
+        (self.max_delta, self.unpaused, self.tasks_not_saved).hash(h);
+        self.timers.hash(h);
+        self.ticks.hash(h);
+        self.tickables.hash(h);
+        self.latent.hash(h);
+    }
+}
+
+impl SchedulerSnapshot {
+    /// The format version this snapshot was written with.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The frame number when it was taken.
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The timer part.
+    pub fn timers(&self) -> &TimerSnapshot {
+        &self.timers
+    }
+
+    /// What a restore will report as not saved (the same as
+    /// [`Scheduler::restore`]'s report when every `on_cancel` hook is bound).
+    pub fn not_saved(&self) -> RestoreReport {
+        RestoreReport {
+            tasks_not_saved: self.tasks_not_saved,
+            latent_not_saved: self.latent.not_saved.clone(),
+            dropped_cancel_hooks: self.timers.dropped_hooks(),
+            dropped_aborts: self.latent.dropped_aborts,
+            unbound_cancel_hooks: 0,
+        }
+    }
+}
+
+impl<C: 'static> Scheduler<C> {
+    /// Saves all scheduling state as plain data (see [`SchedulerSnapshot`]).
+    ///
+    /// # Panics
+    ///
+    /// When called from inside a timer callback (snapshots are taken between frames).
+    pub fn snapshot(&self) -> SchedulerSnapshot {
+        SchedulerSnapshot {
+            version: FORMAT_VERSION,
+            frame: self.frame,
+            paused: self.paused,
+            dilation: self.dilation,
+            max_delta: self.max_delta,
+            unpaused: self.unpaused,
+            timers: self.timers.snapshot(),
+            ticks: self.ticks.graph.save(),
+            tickables: self.tickables.save(),
+            latent: self.latent.save(),
+            tasks_not_saved: self.tasks.exec.len() as u64,
+        }
+    }
+
+    /// Builds a scheduler from a snapshot, binding every callback again through `resolver`
+    /// (tick functions, then tickables, timers and latent completions, each in the order
+    /// they run). The restored scheduler hands out the same handles and, for everything the
+    /// report does not list, makes the same calls in the same order as the original.
+    ///
+    /// # Errors
+    ///
+    /// All or nothing, as [`TimerManager::restore`]: the first item the resolver cannot
+    /// bind, a version mismatch or contradictory data.
+    pub fn restore(
+        snap: &SchedulerSnapshot,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<(Scheduler<C>, RestoreReport), RestoreError> {
+        if snap.version != FORMAT_VERSION {
+            return Err(RestoreError::Version {
+                found: snap.version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if !snap.dilation.is_finite() || snap.dilation < 0.0 {
+            return Err(RestoreError::Corrupt {
+                reason: format!(
+                    "time dilation {} is not a finite, non-negative number",
+                    snap.dilation
+                ),
+            });
+        }
+        let tick_alloc = snap.ticks.check()?;
+        let tickable_alloc = snap.tickables.check()?;
+        let mut bodies = Vec::new();
+        for info in snap.ticks.infos() {
+            let unbound = |detail: &str| RestoreError::Unbound {
+                kind: "tick function",
+                name: info.settings.name.clone(),
+                detail: format!("{:?}{detail}", info.handle),
+            };
+            match resolver.tick(&info) {
+                Some(b) if b.is_parallel() == info.parallel => bodies.push(b),
+                Some(_) if info.parallel => return Err(unbound(", saved parallel, bound serial")),
+                Some(_) => return Err(unbound(", saved serial, bound parallel")),
+                None => return Err(unbound("")),
+            }
+        }
+        let mut objects = Vec::new();
+        for info in snap.tickables.infos() {
+            match resolver.tickable(&info) {
+                Some(t) => objects.push(t),
+                None => {
+                    return Err(RestoreError::Unbound {
+                        kind: "tickable",
+                        name: info.name.clone(),
+                        detail: format!("{:?}", info.handle),
+                    })
+                }
+            }
+        }
+        let resolver = RefCell::new(resolver);
+        let mut unbound_hooks = 0;
+        let timers = TimerManager::restore_with(&snap.timers, &mut |info, hooked| {
+            let mut r = resolver.borrow_mut();
+            let cb = r.timer(info)?;
+            let hook = if hooked {
+                r.timer_on_cancel(info)
+            } else {
+                None
+            };
+            unbound_hooks += u64::from(hooked && hook.is_none());
+            Some((cb, hook))
+        })?;
+        let latent = LatentActions::restore(
+            &snap.latent,
+            &mut |saved| match saved {
+                SavedAction::Custom { kind, data } => {
+                    resolver.borrow_mut().latent_action(kind, data)
+                }
+                builtin => builtin.builtin(),
+            },
+            &mut |info: &LatentInfo| resolver.borrow_mut().latent(info),
+        )?;
+
+        let mut sched = Scheduler::new();
+        let runner = sched.ticks.graph.restore(&snap.ticks, tick_alloc, bodies);
+        sched.ticks.set_runner(runner);
+        sched
+            .tickables
+            .restore(&snap.tickables, tickable_alloc, objects);
+        sched.timers = timers;
+        sched.latent = latent;
+        sched.frame = snap.frame;
+        sched.paused = snap.paused;
+        sched.dilation = snap.dilation;
+        sched.max_delta = snap.max_delta;
+        sched.unpaused = snap.unpaused;
+        sched.tasks.exec.after_timers(sched.timers.clocks());
+        let report = RestoreReport {
+            unbound_cancel_hooks: unbound_hooks,
+            ..snap.not_saved()
+        };
+        Ok((sched, report))
+    }
+
+    /// A hash of all scheduling state (the snapshot's contents), equal for equal states on
+    /// every platform: compare it between peers, or between a run and its replay, to detect
+    /// a desync. Costs a [`snapshot`](Self::snapshot).
+    pub fn state_hash(&self) -> u64 {
+        stable_hash(&self.snapshot())
+    }
+}

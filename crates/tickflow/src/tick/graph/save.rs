@@ -1,0 +1,263 @@
+//! Tick functions in a scheduler snapshot: settings, enabled state, interval phase and
+//! prerequisites as plain data; bodies are closures, bound again by the resolver.
+//!
+//! The plan and the interval calendars are not saved: the plan is rebuilt from the graph
+//! (the same order as the patched plan it replaces, which `plan.rs` tests), and each enabled
+//! interval function has exactly one live calendar entry, at its node's `due`.
+
+use std::hash::{Hash, Hasher};
+use std::num::NonZeroU32;
+
+use super::{Node, TickGraph};
+use crate::snapshot::RestoreError;
+use crate::tick::run::{run_batch, Body, Runner};
+use crate::tick::{AllocSnapshot, Deferred, HandleAlloc, TickCx, TickHandle, TickSettings};
+
+/// The saved part of a scheduler's tick functions.
+#[derive(Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct TickSnapshot {
+    alloc: AllocSnapshot,
+    next_seq: u64,
+    /// The game and unpaused clocks as of the last frame.
+    clocks: [u64; 2],
+    /// Registered functions in registration order.
+    functions: Vec<SavedTick>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+struct SavedTick {
+    index: u32,
+    gen: u32,
+    seq: u64,
+    settings: TickSettings,
+    parallel: bool,
+    /// `(index, generation)` of each prerequisite (removed ones included: they are ignored).
+    prereqs: Vec<(u32, u32)>,
+    due: u64,
+    last_tick: Option<u64>,
+    last_run: u64,
+    depended_on: bool,
+}
+
+impl Hash for TickSnapshot {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.alloc.hash(h);
+        self.next_seq.hash(h);
+        self.clocks.hash(h);
+        h.write_usize(self.functions.len());
+        for f in &self.functions {
+            (f.index, f.gen, f.seq, f.parallel, &f.prereqs).hash(h);
+            (f.due, f.last_tick, f.last_run, f.depended_on).hash(h);
+            let s = &f.settings;
+            (
+                s.group,
+                s.end_group,
+                s.interval,
+                s.enabled,
+                s.tick_when_paused,
+            )
+                .hash(h);
+            (s.high_priority, s.owner, &s.name, s.time_dilation.to_bits()).hash(h);
+        }
+    }
+}
+
+/// What a [`Resolver`](crate::snapshot::Resolver) is told about a tick function to bind.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct TickInfo {
+    /// Its handle (the same in the restored scheduler).
+    pub handle: TickHandle,
+    /// Its settings; `settings.name` is the usual key.
+    pub settings: TickSettings,
+    /// It was registered with `add_parallel_tick`: the body must be [`TickBody::parallel`].
+    pub parallel: bool,
+}
+
+/// A tick function's callback, as a resolver returns it.
+pub struct TickBody<C> {
+    body: Body<C>,
+    runner: Option<Runner<C>>,
+}
+
+impl<C: 'static> std::fmt::Debug for TickBody<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_parallel() {
+            "TickBody::Parallel"
+        } else {
+            "TickBody::Serial"
+        })
+    }
+}
+
+impl<C: 'static> TickBody<C> {
+    /// A serial body, as [`Scheduler::add_tick`](crate::scheduler::Scheduler::add_tick) takes.
+    pub fn serial(f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static) -> Self {
+        TickBody {
+            body: Body::Serial(Box::new(f)),
+            runner: None,
+        }
+    }
+
+    /// A parallel body with its state, as
+    /// [`Scheduler::add_parallel_tick`](crate::scheduler::Scheduler::add_parallel_tick) takes.
+    pub fn parallel<S: Send + 'static>(
+        mut state: S,
+        f: impl Fn(&mut S, &C, &mut Deferred<C>) + Send + Sync + 'static,
+    ) -> Self
+    where
+        C: Sync,
+    {
+        let body = Box::new(move |ctx: &C, out: &mut Deferred<C>| f(&mut state, ctx, out));
+        TickBody {
+            body: Body::Parallel(body),
+            runner: Some(run_batch::<C>),
+        }
+    }
+
+    /// `true` for a [`parallel`](Self::parallel) body.
+    pub fn is_parallel(&self) -> bool {
+        matches!(self.body, Body::Parallel(_))
+    }
+}
+
+impl TickSnapshot {
+    /// What the resolver is asked with, in registration order.
+    pub(crate) fn infos(&self) -> impl Iterator<Item = TickInfo> + '_ {
+        self.functions.iter().map(|f| TickInfo {
+            handle: handle(f.index, f.gen),
+            settings: f.settings.clone(),
+            parallel: f.parallel,
+        })
+    }
+
+    /// Checks what a restore relies on: live handles, settings, order, no cycle.
+    pub(crate) fn check(&self) -> Result<HandleAlloc, RestoreError> {
+        let corrupt = |reason: String| RestoreError::Corrupt { reason };
+        let alloc = HandleAlloc::restore(&self.alloc).map_err(corrupt)?;
+        let mut last = None;
+        let mut at = std::collections::HashMap::new();
+        for (k, f) in self.functions.iter().enumerate() {
+            let name = &f.settings.name;
+            let live = NonZeroU32::new(f.gen).is_some_and(|g| alloc.is_live(f.index, g));
+            if !live {
+                return Err(corrupt(format!(
+                    "tick function `{name}` has a handle that is not live"
+                )));
+            }
+            if f.seq >= self.next_seq || last.is_some_and(|l| l >= f.seq) {
+                return Err(corrupt(format!(
+                    "tick function `{name}` is out of registration order"
+                )));
+            }
+            last = Some(f.seq);
+            f.settings.validate().map_err(|e| corrupt(e.to_string()))?;
+            if at.insert((f.index, f.gen), k).is_some() {
+                return Err(corrupt(format!("tick function `{name}` is saved twice")));
+            }
+        }
+        // Prerequisites must not form a cycle (a restored graph is never checked again).
+        let mut indegree = vec![0usize; self.functions.len()];
+        let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); self.functions.len()];
+        for (k, f) in self.functions.iter().enumerate() {
+            for p in &f.prereqs {
+                if let Some(&before) = at.get(p) {
+                    indegree[k] += 1;
+                    waiting[before].push(k);
+                }
+            }
+        }
+        let mut ready: Vec<usize> = (0..indegree.len()).filter(|&k| indegree[k] == 0).collect();
+        let mut done = 0;
+        while let Some(k) = ready.pop() {
+            done += 1;
+            for &w in &waiting[k] {
+                indegree[w] -= 1;
+                if indegree[w] == 0 {
+                    ready.push(w);
+                }
+            }
+        }
+        if done != self.functions.len() {
+            return Err(corrupt("the tick prerequisites form a cycle".into()));
+        }
+        Ok(alloc)
+    }
+}
+
+fn handle(index: u32, gen: u32) -> TickHandle {
+    TickHandle::new(index, NonZeroU32::new(gen).unwrap_or(NonZeroU32::MIN))
+}
+
+impl<C: 'static> TickGraph<C> {
+    /// Saves every registered function. Taken between frames.
+    pub(crate) fn save(&self) -> TickSnapshot {
+        let mut functions: Vec<SavedTick> = self
+            .iter()
+            .map(|(h, n): (TickHandle, &Node)| SavedTick {
+                index: h.index(),
+                gen: h.gen().get(),
+                seq: n.seq,
+                settings: n.settings.clone(),
+                parallel: n.parallel,
+                prereqs: n
+                    .prereqs
+                    .iter()
+                    .map(|p| (p.index(), p.gen().get()))
+                    .collect(),
+                due: n.due,
+                last_tick: n.last_tick,
+                last_run: self.hot[h.index() as usize].last_run,
+                depended_on: n.depended_on,
+            })
+            .collect();
+        functions.sort_unstable_by_key(|f| f.seq);
+        TickSnapshot {
+            alloc: self.alloc.borrow().save(),
+            next_seq: self.next_seq,
+            clocks: self.clocks,
+            functions,
+        }
+    }
+
+    /// Fills an empty graph from a checked snapshot; `bodies` are in the snapshot's order.
+    /// Returns the parallel runner any parallel body brought.
+    pub(crate) fn restore(
+        &mut self,
+        snap: &TickSnapshot,
+        alloc: HandleAlloc,
+        bodies: Vec<TickBody<C>>,
+    ) -> Option<Runner<C>> {
+        *self.alloc.borrow_mut() = alloc;
+        self.clocks = snap.clocks;
+        let mut runner = None;
+        for (f, b) in snap.functions.iter().zip(bodies) {
+            runner = runner.or(b.runner);
+            let h = handle(f.index, f.gen);
+            self.insert_reserved(h, f.settings.clone(), b.body);
+            let node = self.at_mut(f.index).expect("just inserted");
+            node.seq = f.seq;
+            node.prereqs = f.prereqs.iter().map(|&(i, g)| handle(i, g)).collect();
+            node.due = f.due;
+            node.last_tick = f.last_tick;
+            node.depended_on = f.depended_on;
+            self.hot[f.index as usize].last_run = f.last_run;
+        }
+        self.next_seq = snap.next_seq;
+        self.intervals = Default::default();
+        let waiting: Vec<_> = self
+            .iter()
+            .filter(|(_, n)| n.settings.enabled && n.has_interval())
+            .map(|(h, n)| (n.clock(), n.due, h, n.stamp))
+            .collect();
+        for (clock, due, h, stamp) in waiting {
+            self.intervals.push(clock, due, h, stamp);
+        }
+        self.added.clear();
+        self.removed = 0;
+        self.dirty = true;
+        runner
+    }
+}
