@@ -11,6 +11,7 @@ pub mod alloc;
 pub mod latent;
 pub mod realtime;
 pub mod scheduler;
+pub mod snapshot;
 pub mod timers;
 
 /// Peer implementations written for the benchmarks (not tickflow code).

@@ -86,6 +86,8 @@ enum Part {
     Latent,
     /// Real-time lateness and schedule/cancel throughput against tokio and crossbeam.
     Realtime,
+    /// SN1: snapshot and restore of 1e5/1e6 timers against setting them from scratch.
+    Snapshot,
 }
 
 /// An error the tool reports in one line.
@@ -176,7 +178,7 @@ fn bench(args: &BenchArgs) {
     };
     let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
     type Run = fn(&tickflow_bench::Options);
-    let parts: [(Part, &str, Run); 4] = [
+    let parts: [(Part, &str, Run); 5] = [
         (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
         (
             Part::Scheduler,
@@ -192,6 +194,11 @@ fn bench(args: &BenchArgs) {
             Part::Realtime,
             "Real-time service",
             tickflow_bench::realtime::run,
+        ),
+        (
+            Part::Snapshot,
+            "Snapshots (SN1)",
+            tickflow_bench::snapshot::run,
         ),
     ];
     println!(

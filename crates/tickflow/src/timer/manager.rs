@@ -20,7 +20,6 @@ pub(crate) type CancelHook<C> = Box<dyn FnOnce(&mut C)>;
 pub(crate) struct Extras<C> {
     pub(crate) owner: Option<OwnerId>,
     pub(crate) name: Option<Box<str>>,
-    pub(crate) tag: Option<u64>,
     pub(crate) on_cancel: Option<CancelHook<C>>,
     /// Calls left, for timers limited with `times(n)`; includes a call that is running.
     pub(crate) times_left: Option<u64>,
@@ -35,7 +34,6 @@ impl<C> Default for Extras<C> {
         Extras {
             owner: None,
             name: None,
-            tag: None,
             on_cancel: None,
             times_left: None,
             first_delay: None,
@@ -48,7 +46,6 @@ impl<C> Extras<C> {
     fn is_empty(&self) -> bool {
         self.owner.is_none()
             && self.name.is_none()
-            && self.tag.is_none()
             && self.on_cancel.is_none()
             && self.times_left.is_none()
             && self.first_delay.is_none()
@@ -95,6 +92,10 @@ pub struct TimerManager<C> {
     /// Handles of fired task-delay timers, for the scheduler's task executor: their callback
     /// captures nothing (no allocation) and just records itself here.
     pub(crate) woken: Vec<TimerHandle>,
+    /// User tags by slot, for timers flagged as tagged; empty until the first tag. Dense
+    /// (8 bytes a slot) because tags are set on many timers at once, to rebind them after a
+    /// restore: a side-table entry each would cost more than the timer.
+    pub(crate) tags: Vec<u64>,
 }
 
 impl<C: 'static> Default for TimerManager<C> {
@@ -133,6 +134,7 @@ impl<C: 'static> TimerManager<C> {
             budget: None,
             cancelled: VecDeque::new(),
             woken: Vec::new(),
+            tags: Vec::new(),
         }
     }
 
@@ -235,7 +237,6 @@ impl<C: 'static> TimerManager<C> {
         let extras = Extras {
             owner: spec.owner,
             name: spec.name,
-            tag: spec.tag,
             on_cancel: spec.on_cancel,
             times_left: spec.times,
             first_delay: (spec.looping && spec.delay != spec.period).then_some(spec.delay),
@@ -246,6 +247,10 @@ impl<C: 'static> TimerManager<C> {
         self.next_seq += 1;
         let mut flags = Flags::new(spec.domain, spec.catch_up, spec.looping);
         flags.set_extras(!extras.is_empty());
+        if let Some(tag) = spec.tag {
+            self.store_tag(idx, tag);
+            flags.set_tag();
+        }
         let e = self.slots.at_mut(idx);
         e.period = spec.period;
         e.seq = seq;
@@ -358,6 +363,24 @@ impl<C: 'static> TimerManager<C> {
                 self.owners.remove(&owner);
             }
         }
+    }
+
+    /// Stores a tag in the dense table (the caller sets the entry's flag).
+    pub(crate) fn store_tag(&mut self, idx: u32, tag: u64) {
+        let i = idx as usize;
+        if self.tags.len() <= i {
+            self.tags.resize(self.slots.entries.len().max(i + 1), 0);
+        }
+        self.tags[i] = tag;
+    }
+
+    /// The tag of the timer in slot `idx`.
+    pub(crate) fn tag_of(&self, idx: u32) -> Option<u64> {
+        self.slots
+            .at(idx)
+            .flags
+            .has_tag()
+            .then(|| self.tags[idx as usize])
     }
 
     /// Marks a scheduler task's delay timer: snapshots leave it out with its task.

@@ -39,9 +39,11 @@
 //! Memory per idle timer: 40 bytes (a 32-byte record and an 8-byte wheel entry) plus the
 //! callback's `Box` (a 16-byte pointer stored beside the record, and the closure's own
 //! allocation, none for a closure that captures nothing), plus vector growth slack (about 2.5 B
-//! at 1e6 timers made with [`TimerManager::with_capacity`]). Owner, name, tag, `on_cancel`, `times(n)`
+//! at 1e6 timers made with [`TimerManager::with_capacity`]). Owner, name, `on_cancel`, `times(n)`
 //! and a first delay different from the period add a side-table entry only to the timers that
-//! use them. Each manager has about 120 KiB of fixed tables (three wheels): make one per world,
+//! use them; [tags](TimerBuilder::tag), which a game sets on many timers to rebind them after a
+//! [restore](TimerManager::restore), live in a dense table of 8 bytes per slot, made when the
+//! first tag is set. Each manager has about 120 KiB of fixed tables (three wheels): make one per world,
 //! not one per entity (owners are the per-entity handle). Resolution 1 flick
 //! (1.42 ns); range about 829 years; up to 2^32 − 2 timers at once.
 //!

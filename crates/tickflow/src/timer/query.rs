@@ -156,7 +156,7 @@ impl<C: 'static> TimerManager<C> {
         TimerInfo {
             handle,
             name: x.and_then(|x| x.name.as_deref().map(str::to_owned)),
-            tag: x.and_then(|x| x.tag),
+            tag: self.tag_of(idx),
             owner: x.and_then(|x| x.owner),
             state: self.state(handle).expect("live"),
             domain: e.flags.domain(),
@@ -178,6 +178,7 @@ impl<C: 'static> TimerManager<C> {
             + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
             + self.ready.capacity_bytes()
             + self.pending.capacity() * size_of::<u32>()
+            + self.tags.capacity() * size_of::<u64>()
             + self.wheels.iter().map(Wheel::heap_bytes).sum::<usize>()
     }
 }

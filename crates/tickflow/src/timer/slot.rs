@@ -55,6 +55,8 @@ impl Flags {
     const EXTRAS: u8 = 1 << 5;
     /// A scheduler task's delay timer (left out of snapshots with its task).
     const TASK: u8 = 1 << 6;
+    /// Has a user tag (in the manager's dense tag table).
+    const TAG: u8 = 1 << 7;
 
     pub(crate) fn new(domain: Domain, catch_up: CatchUp, looping: bool) -> Flags {
         let mut bits = domain as u8 | (catch_up as u8) << 2;
@@ -86,6 +88,14 @@ impl Flags {
 
     pub(crate) fn task(self) -> bool {
         self.0 & Self::TASK != 0
+    }
+
+    pub(crate) fn has_tag(self) -> bool {
+        self.0 & Self::TAG != 0
+    }
+
+    pub(crate) fn set_tag(&mut self) {
+        self.0 |= Self::TAG;
     }
 
     pub(crate) fn set_task(&mut self) {

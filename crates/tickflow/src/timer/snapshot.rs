@@ -11,8 +11,9 @@
 //!   the same calls in the same order.
 //! - Snapshots are taken between ticks. A ready record's burst count only matters inside the
 //!   tick that made it, so a due timer saves as "scheduled at its due time".
-//! - Restoring checks everything before building anything and builds a new manager, so a bad
-//!   snapshot or an unbound callback changes nothing.
+//! - Restoring checks the snapshot's consistency first, then builds a new manager while it
+//!   binds the callbacks; on any error that manager is dropped, so a bad snapshot or an
+//!   unbound callback changes nothing.
 
 use super::manager::{Extras, TimerManager};
 use super::slot::{Callback, Entry, Flags, State, NEVER};
@@ -89,6 +90,7 @@ struct TimerRecord {
     catch_up: CatchUp,
     looping: bool,
     calls: u64,
+    tag: Option<u64>,
     extras: Option<Box<ExtraRecord>>,
 }
 
@@ -108,7 +110,6 @@ enum Phase {
 struct ExtraRecord {
     owner: Option<OwnerId>,
     name: Option<String>,
-    tag: Option<u64>,
     times_left: Option<u64>,
     first_delay: Option<u64>,
     /// The timer had an `on_cancel` hook (hooks are closures: bound again or dropped).
@@ -169,7 +170,7 @@ impl TimerSnapshot {
         TimerInfo {
             handle: TimerHandle::new(r.slot, self.generations[r.slot as usize]),
             name: x.and_then(|x| x.name.clone()),
-            tag: x.and_then(|x| x.tag),
+            tag: r.tag,
             owner: x.and_then(|x| x.owner),
             state,
             domain: r.domain,
@@ -262,7 +263,9 @@ impl<C: 'static> TimerManager<C> {
                 e.state != State::Free && !e.flags.task()
             })
             .collect();
-        live.sort_unstable_by_key(|&i| entries[i as usize].seq);
+        if !live.is_sorted_by_key(|&i| entries[i as usize].seq) {
+            live.sort_unstable_by_key(|&i| entries[i as usize].seq);
+        }
         let timers = live.iter().map(|&i| self.record(i)).collect();
         TimerSnapshot {
             version: FORMAT_VERSION,
@@ -291,7 +294,6 @@ impl<C: 'static> TimerManager<C> {
             Box::new(ExtraRecord {
                 owner: x.owner,
                 name: x.name.as_deref().map(str::to_owned),
-                tag: x.tag,
                 times_left: x.times_left,
                 first_delay: x.first_delay,
                 on_cancel: x.on_cancel.is_some(),
@@ -307,6 +309,7 @@ impl<C: 'static> TimerManager<C> {
             catch_up: e.flags.catch_up(),
             looping: e.flags.looping(),
             calls: self.calls_at(idx),
+            tag: self.tag_of(idx),
             extras,
         }
     }
@@ -337,15 +340,8 @@ impl<C: 'static> TimerManager<C> {
         bind: Bind<'_, C>,
     ) -> Result<TimerManager<C>, RestoreError> {
         snap.check()?;
-        let mut bound = Vec::with_capacity(snap.timers.len());
-        for r in &snap.timers {
-            let info = snap.info(r);
-            let hooked = r.extras.as_ref().is_some_and(|x| x.on_cancel);
-            match bind(&info, hooked) {
-                Some(pair) => bound.push(pair),
-                None => return Err(RestoreError::unbound_timer(&info)),
-            }
-        }
+        // Built as the callbacks are bound: on an error the half-built manager is dropped,
+        // and nothing outside it was touched.
         let mut m = TimerManager::with_capacity(snap.generations.len());
         m.slots
             .rebuild(&snap.generations, &snap.free, snap.timers.len());
@@ -358,7 +354,12 @@ impl<C: 'static> TimerManager<C> {
         m.budget = snap
             .budget
             .map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-        for (r, (cb, hook)) in snap.timers.iter().zip(bound) {
+        for r in &snap.timers {
+            let info = snap.info(r);
+            let hooked = r.extras.as_ref().is_some_and(|x| x.on_cancel);
+            let Some((cb, hook)) = bind(&info, hooked) else {
+                return Err(RestoreError::unbound_timer(&info));
+            };
             m.put(r, cb, hook);
         }
         m.frame_open = snap.frame_open;
@@ -371,13 +372,16 @@ impl<C: 'static> TimerManager<C> {
         let extras = r.extras.as_deref().map(|x| Extras {
             owner: x.owner,
             name: x.name.as_deref().map(Box::from),
-            tag: x.tag,
             on_cancel: hook,
             times_left: x.times_left,
             first_delay: x.first_delay,
             calls_hi: (r.calls >> 32) as u32,
         });
         let mut flags = Flags::new(r.domain, r.catch_up, r.looping);
+        if let Some(tag) = r.tag {
+            self.store_tag(idx, tag);
+            flags.set_tag();
+        }
         let e = self.slots.at_mut(idx);
         e.seq = r.seq;
         e.period = r.period;
