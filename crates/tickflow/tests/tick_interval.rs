@@ -159,3 +159,36 @@ fn only_due_functions_cost_anything() {
     }
     assert_eq!(n, 1_000);
 }
+
+/// A due interval function keeps its registration-order place after an earlier function of
+/// its group was removed and its slot reused (the removal is patched into the plan, leaving a
+/// stale handle that once sorted last and made every due function jump the rest of the group).
+#[test]
+fn due_interval_functions_keep_their_place_after_a_removal() {
+    let mut sched = Scheduler::<Vec<&'static str>>::new();
+    let add = |sched: &mut Scheduler<Vec<&'static str>>, name: &'static str, interval| {
+        let s = TickSettings {
+            interval,
+            ..TickSettings::named(name)
+        };
+        sched.add_tick(s, move |log, _| log.push(name))
+    };
+    let a = add(&mut sched, "a", Span::ZERO);
+    add(&mut sched, "b", Span::ZERO);
+    add(&mut sched, "c", secs(0.2));
+    add(&mut sched, "d", Span::ZERO);
+    let mut log = Vec::new();
+    sched.tick(secs(0.1), &mut log);
+    assert_eq!(log, ["a", "b", "c", "d"]);
+    assert!(sched.remove_tick(a));
+    let e = add(&mut sched, "e", Span::ZERO); // takes a's slot, with a new generation
+    assert!(!sched.contains_tick(a) && sched.contains_tick(e));
+    let mut frames = Vec::new();
+    for _ in 0..4 {
+        log.clear();
+        sched.tick(secs(0.1), &mut log);
+        frames.push(log.concat());
+    }
+    // c ticks every other frame, always between b and d.
+    assert_eq!(frames, ["bde", "bcde", "bde", "bcde"]);
+}

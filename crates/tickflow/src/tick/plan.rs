@@ -67,11 +67,6 @@ impl Plan {
             .filter(|r| r.gen == h.gen())
     }
 
-    /// The rank of a planned function.
-    pub(crate) fn rank(&self, h: TickHandle) -> u32 {
-        self.get(h).map_or(u32::MAX, |r| r.rank)
-    }
-
     /// Records where a function spawned during the frame runs, so later spawns that depend on
     /// it land no earlier.
     pub(crate) fn set_spawned(&mut self, h: TickHandle, actual: TickGroup) {

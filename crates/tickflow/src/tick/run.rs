@@ -255,7 +255,9 @@ impl<C: 'static> TickFunctions<C> {
             self.plan.always[gi] = always;
             r
         } else {
-            // Merge by rank: both lists are in plan order.
+            // Merge by rank: both lists are in plan order. A removed function's stale handle
+            // (left by a patched removal) has no rank: it is dropped here, not ranked last,
+            // which would run every due function before the rest of the group.
             let mut merged = mem::take(&mut self.merged);
             let (mut a, mut d) = (always.iter().peekable(), due.iter().peekable());
             loop {
@@ -263,7 +265,13 @@ impl<C: 'static> TickFunctions<C> {
                     (None, None) => break,
                     (Some(_), None) => false,
                     (None, Some(_)) => true,
-                    (Some(&&h), Some(&&(rank, _))) => rank < self.plan.rank(h),
+                    (Some(&&h), Some(&&(rank, _))) => match self.plan.get(h) {
+                        Some(r) => rank < r.rank,
+                        None => {
+                            a.next();
+                            continue;
+                        }
+                    },
                 };
                 if take_due {
                     merged.push(d.next().expect("peeked").1);
