@@ -5,6 +5,7 @@ mod arena;
 mod demo;
 mod output;
 mod plots;
+mod rollback;
 mod tour;
 mod trace;
 
@@ -146,7 +147,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         None => demo::run(&cli.demo),
         Some(Command::Demo(settings)) => demo::run(&settings),
         Some(Command::Explain(args)) => {
-            let mut world = arena::build(args.actors as usize, args.seed);
+            let mut world = arena::build(args.actors as usize, args.seed, arena::BossMode::Task);
             // One frame applies the queued spawns, so the order shows the real world.
             world.frame(tickflow::Span::frames(1, 60));
             if args.dot {

@@ -217,3 +217,31 @@ fn an_unwritable_out_exits_2_and_leaves_nothing() {
     let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only the file we made");
 }
+
+#[test]
+fn the_rollback_test_rolls_back_and_matches_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("unused");
+    let mut cmd = tickflow();
+    cmd.args([
+        "demo",
+        "--rollback-test",
+        "--actors",
+        "60",
+        "--seconds",
+        "2",
+        "--out",
+    ])
+    .arg(&out);
+    let summary = String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap();
+    assert!(
+        summary.contains("rollbacks           2 (every 60 frames), 120 frames re-simulated"),
+        "{summary}"
+    );
+    assert!(summary.contains("all equal"), "{summary}");
+    assert!(!out.exists(), "the rollback test writes no files");
+    // The same world as the demo (its boss script runs as a tick function instead of a task):
+    // the same events, so the same checksum.
+    let demo = demo(&dir.path().join("demo"), &[]);
+    assert_eq!(checksum(&summary), checksum(&demo));
+}

@@ -40,8 +40,9 @@
 //! - `on_cancel` hooks and latent abort hooks already queued for the next frame are closures;
 //!   they are counted in the report. `on_cancel` hooks of live timers are bound again through
 //!   [`Resolver::timer_on_cancel`] when the resolver offers them.
-//! - Commands queued through [`Commands`](crate::scheduler::Commands) and not yet applied
-//!   (any direct call on the scheduler applies them).
+//! - Commands queued through [`Commands`](crate::scheduler::Commands) and not yet applied:
+//!   call [`Scheduler::apply_commands`] before taking a snapshot (any direct call on the
+//!   scheduler, and every frame, applies them first too).
 //!
 //! Snapshots are taken between frames (a snapshot taken from inside a timer callback panics).
 //!
@@ -115,7 +116,6 @@ use crate::tick::{TickBody, TickInfo};
 use crate::tickable::{Tickable, TickableInfo};
 use crate::timer::{CancelHook, TimerCallback, TimerInfo};
 
-#[cfg(doc)]
 use crate::scheduler::Scheduler;
 
 pub use crate::scheduler::SchedulerSnapshot;
@@ -231,6 +231,14 @@ pub trait Resolver<C> {
         let _ = (kind, data);
         None
     }
+
+    /// Called by [`sync_test`] after each restore with the restored scheduler and the copy of
+    /// the context it will run: a context that holds handles to its scheduler (such as
+    /// [`Commands`](crate::scheduler::Commands)) points them at the restored one here. Your
+    /// own rollback loop does the same after [`Scheduler::restore`]. The default does nothing.
+    fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
+        let _ = (sched, ctx);
+    }
 }
 
 /// What [`Scheduler::restore`] could not bring back (everything else is exact).
@@ -239,6 +247,9 @@ pub trait Resolver<C> {
 pub struct RestoreReport {
     /// Async tasks that were running when the snapshot was taken: futures cannot be saved.
     pub tasks_not_saved: u64,
+    /// Commands queued through [`Commands`](crate::scheduler::Commands) and not applied when
+    /// the snapshot was taken ([`Scheduler::apply_commands`] before a snapshot avoids them).
+    pub commands_not_applied: u64,
     /// Latent actions that could not save themselves.
     pub latent_not_saved: Vec<LatentInfo>,
     /// `on_cancel` hooks of cleared timers that were waiting for the next frame.
@@ -269,6 +280,7 @@ impl fmt::Display for RestoreReport {
             }
         };
         say(self.tasks_not_saved, "async task(s) not saved");
+        say(self.commands_not_applied, "queued command(s) not applied");
         say(
             self.latent_not_saved.len() as u64,
             "latent action(s) not saved",

@@ -5,9 +5,13 @@
 //! checksum: two runs with the same seed make the same events in the same frames, so they
 //! print the same checksum. Wall-clock things (the real-time autosave) stay out of it.
 
+mod boss;
 mod world;
 
-pub(crate) use world::build;
+pub(crate) use boss::Boss;
+pub(crate) use world::{build, BossMode, Rebind};
+
+use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
@@ -79,7 +83,8 @@ enum Event {
     Lead,
 }
 
-/// The game state (`C` of the scheduler).
+/// The game state (`C` of the scheduler). `Clone` so that a rollback can keep a copy.
+#[derive(Clone)]
 pub(crate) struct Arena {
     actors: Vec<Actor>,
     /// Living actors per team, in spawn order (deterministic target picks).
@@ -90,6 +95,12 @@ pub(crate) struct Arena {
     pending: Vec<Pending>,
     dying: Vec<u32>,
     next_shot: u64,
+    /// Projectiles in flight: shot id (the latent action's uuid) → (shooter, target). Kept
+    /// here, not in the completion closure, so a restored world can bind completions again
+    /// from the key alone.
+    shots: BTreeMap<u64, (u32, u32)>,
+    /// The boss script, when it runs as a tick function (`BossMode::Ticks`).
+    boss: Option<Boss>,
     leader: Option<u8>,
     /// The frame being run, set by the main loop (callbacks stamp their events with it).
     pub(crate) frame: u64,
@@ -112,6 +123,8 @@ impl Arena {
             pending: Vec::new(),
             dying: Vec::new(),
             next_shot: 0,
+            shots: BTreeMap::new(),
+            boss: None,
             leader: None,
             frame: 0,
             stats: Stats::default(),
@@ -174,7 +187,7 @@ impl Arena {
                 name: format!("move {id}"),
                 ..TickSettings::default()
             },
-            move |a: &mut Arena, cx| a.step(id, cx.dt()),
+            move_fn(id),
         );
         // Think intervals of 0.15..0.25 s spread the actors' thinking over the frames.
         let interval = Span::from_millis(150 + 10 * u64::from(self.rng.random_range(0..=10u32)));
@@ -185,7 +198,7 @@ impl Arena {
                 name: format!("think {id}"),
                 ..TickSettings::default()
             },
-            move |a: &mut Arena, _| a.think(id),
+            think_fn(id),
         );
         self.pending.push(Pending::Arm(id));
         self.stats.spawned += 1;
@@ -235,11 +248,14 @@ impl Arena {
         self.stats.shots += 1;
         self.event(Event::Fire, id.into(), target.into());
         let flight = Span::from_millis(50 + (dist / PROJECTILE_SPEED) as u64);
-        self.commands
-            .delay(owner(id), shot, flight, move |a: &mut Arena| a.land(target));
+        self.shots.insert(shot, (id, target));
+        self.commands.delay(owner(id), shot, flight, land_fn(shot));
     }
 
-    fn land(&mut self, target: u32) {
+    fn land(&mut self, shot: u64) {
+        let Some((_, target)) = self.shots.remove(&shot) else {
+            return;
+        };
         if !self.actors[target as usize].alive || self.actors[target as usize].dying {
             self.stats.misses += 1;
             self.event(Event::Miss, target.into(), 0);
@@ -303,7 +319,7 @@ impl Arena {
                         .catch_up(CatchUp::Once)
                         .owner(owner(id))
                         .name("recharge")
-                        .call(move |a: &mut Arena, _| a.recharge(id));
+                        .call(recharge_fn(id));
                 }
                 Pending::Poison(id) if self.actors[id as usize].alive => {
                     timers
@@ -311,7 +327,7 @@ impl Arena {
                         .times(4)
                         .owner(owner(id))
                         .name("poison")
-                        .call(move |a: &mut Arena, _| a.poison_tick(id));
+                        .call(poison_fn(id));
                 }
                 _ => {}
             }
@@ -325,6 +341,8 @@ impl Arena {
             a.alive = false;
             let team = usize::from(a.team);
             self.rosters[team].retain(|&x| x != id);
+            // Its projectiles vanish with it (remove_owner drops their latent actions).
+            self.shots.retain(|_, &mut (shooter, _)| shooter != id);
             self.commands.remove_owner(owner(id));
             self.stats.deaths += 1;
             self.event(Event::Death, id.into(), team as u64);
@@ -351,4 +369,32 @@ impl Arena {
             );
         }
     }
+}
+
+// The callbacks of actors, timers and projectiles. Each is made from its key alone (an actor
+// id, a shot id), so a restored world binds them again by name and owner (see `Rebind`).
+
+/// An actor's movement tick function ("move {id}").
+pub(crate) fn move_fn(id: u32) -> impl FnMut(&mut Arena, &mut TickCx<'_, Arena>) {
+    move |a, cx| a.step(id, cx.dt())
+}
+
+/// An actor's think tick function ("think {id}").
+pub(crate) fn think_fn(id: u32) -> impl FnMut(&mut Arena, &mut TickCx<'_, Arena>) {
+    move |a, _| a.think(id)
+}
+
+/// An actor's ability recharge timer ("recharge").
+pub(crate) fn recharge_fn(id: u32) -> impl FnMut(&mut Arena, &mut TimerCx<'_, Arena>) {
+    move |a, _| a.recharge(id)
+}
+
+/// A poison timer on an actor ("poison").
+pub(crate) fn poison_fn(id: u32) -> impl FnMut(&mut Arena, &mut TimerCx<'_, Arena>) {
+    move |a, _| a.poison_tick(id)
+}
+
+/// A projectile's landing (the completion of latent action `shot`).
+pub(crate) fn land_fn(shot: u64) -> impl FnMut(&mut Arena) {
+    move |a| a.land(shot)
 }

@@ -56,6 +56,10 @@ impl<C: 'static> Shared<C> {
     pub(crate) fn has_pending(&self) -> bool {
         !self.queue.borrow().is_empty()
     }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.queue.borrow().len()
+    }
 }
 
 /// A cloneable handle for changing the scheduler's tick functions, tickables, latent actions

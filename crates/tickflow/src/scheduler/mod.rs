@@ -139,6 +139,13 @@ impl<C: 'static> Scheduler<C> {
         }
     }
 
+    /// Applies the commands queued through [`Commands`] now, instead of at the next direct
+    /// call or frame (which apply them first anyway, so this changes no outcome). Take a
+    /// [`snapshot`](Self::snapshot) after it: queued commands hold closures and are not saved.
+    pub fn apply_commands(&mut self) {
+        self.flush();
+    }
+
     /// Applies commands queued between frames, so direct calls see their effects.
     fn flush(&mut self) {
         if self.shared.has_pending() || self.tasks.exec.has_dropped() {

@@ -31,6 +31,7 @@ pub struct SchedulerSnapshot {
     tickables: TickableSnapshot,
     latent: LatentSnapshot,
     tasks_not_saved: u64,
+    commands_not_applied: u64,
 }
 
 impl Hash for SchedulerSnapshot {
@@ -43,6 +44,7 @@ impl Hash for SchedulerSnapshot {
         )
             .hash(h);
         (self.max_delta, self.unpaused, self.tasks_not_saved).hash(h);
+        self.commands_not_applied.hash(h);
         self.timers.hash(h);
         self.ticks.hash(h);
         self.tickables.hash(h);
@@ -71,6 +73,7 @@ impl SchedulerSnapshot {
     pub fn not_saved(&self) -> RestoreReport {
         RestoreReport {
             tasks_not_saved: self.tasks_not_saved,
+            commands_not_applied: self.commands_not_applied,
             latent_not_saved: self.latent.not_saved.clone(),
             dropped_cancel_hooks: self.timers.dropped_hooks(),
             dropped_aborts: self.latent.dropped_aborts,
@@ -80,7 +83,9 @@ impl SchedulerSnapshot {
 }
 
 impl<C: 'static> Scheduler<C> {
-    /// Saves all scheduling state as plain data (see [`SchedulerSnapshot`]).
+    /// Saves all scheduling state as plain data (see [`SchedulerSnapshot`]). Commands queued
+    /// through [`Commands`](super::Commands) and not applied yet are not saved (the report
+    /// counts them): call [`apply_commands`](Self::apply_commands) first.
     ///
     /// # Panics
     ///
@@ -98,6 +103,7 @@ impl<C: 'static> Scheduler<C> {
             tickables: self.tickables.save(),
             latent: self.latent.save(),
             tasks_not_saved: self.tasks.exec.len() as u64,
+            commands_not_applied: self.shared.pending() as u64,
         }
     }
 
