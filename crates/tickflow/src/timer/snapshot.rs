@@ -350,6 +350,14 @@ impl<C: 'static> TimerManager<C> {
         for (d, wheel) in m.wheels.iter_mut().enumerate() {
             wheel.elapsed = snap.clocks[d];
         }
+        let mut counts: [Vec<[u32; 64]>; 3] = Default::default();
+        for r in snap.timers.iter().filter(|r| r.phase == Phase::Scheduled) {
+            let d = r.domain.index();
+            m.wheels[d].count(r.time, &mut counts[d]);
+        }
+        for (wheel, counts) in m.wheels.iter_mut().zip(&counts) {
+            wheel.reserve(counts);
+        }
         m.next_seq = snap.next_seq;
         m.budget = snap
             .budget

@@ -174,6 +174,29 @@ impl Wheel {
         headers + recs + self.stages_heap_bytes()
     }
 
+    /// Counts a record due at `due` into `counts` (per level and slot), for [`reserve`].
+    pub(crate) fn count(&self, due: u64, counts: &mut Vec<[u32; 64]>) {
+        if due > self.elapsed && due != NEVER {
+            counts.resize(LEVELS, [0; 64]);
+            let (level, slot) = position(self.elapsed, due);
+            counts[level][slot] += 1;
+        }
+    }
+
+    /// Makes room for the records `count` counted (a restore inserts a million at once: sized
+    /// up front, the slot vectors never grow and copy).
+    pub(crate) fn reserve(&mut self, counts: &[[u32; 64]]) {
+        for (level, slots) in counts.iter().enumerate() {
+            for (slot, &n) in slots.iter().enumerate() {
+                if n > 0 {
+                    self.levels[level].slots[slot]
+                        .recs
+                        .reserve_exact(n as usize);
+                }
+            }
+        }
+    }
+
     /// Adds entry `idx` (whose `due` is set, `elapsed < due < NEVER`).
     #[inline]
     pub(crate) fn insert<C>(&mut self, slots: &Slots<C>, idx: u32) {
