@@ -6,6 +6,7 @@
 //! cargo run --release -p tickflow --example prof -- w2 [live]     # churn, ns per pair
 //! cargo run --release -p tickflow --example prof -- w3 [timers]   # steady, ms per frame (SLOW=1: slowest frames)
 //! cargo run --release -p tickflow --example prof -- w4            # heap bytes per timer, before/after churn
+//! cargo run --release -p tickflow --example prof -- sn1 [timers]  # snapshot and restore, ms (10 rounds)
 //! ```
 
 use std::time::Instant;
@@ -111,6 +112,39 @@ fn w4() {
     );
 }
 
+/// Snapshot and restore of `n` tagged timers, ten rounds each (SN1 alone).
+fn sn1(n: usize) {
+    let mut rng = Rng(777);
+    let mut t = TimerManager::<u64>::with_capacity(n);
+    for i in 0..n {
+        t.every(millis(100 + rng.below(9_900)))
+            .tag(i as u64)
+            .call(counting(i as u32));
+    }
+    let mut c = 0;
+    t.tick(millis(500), &mut c);
+    let (mut snap_ms, mut restore_ms) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        let s = Instant::now();
+        let snap = t.snapshot();
+        snap_ms.push(s.elapsed().as_secs_f64() * 1e3);
+        let s = Instant::now();
+        let m = TimerManager::restore(&snap, |info| {
+            let id = info.tag? as u32;
+            Some(Box::new(counting(id)) as tickflow::timer::TimerCallback<u64>)
+        })
+        .expect("restore");
+        restore_ms.push(s.elapsed().as_secs_f64() * 1e3);
+        drop(m);
+    }
+    snap_ms.sort_by(f64::total_cmp);
+    restore_ms.sort_by(f64::total_cmp);
+    println!(
+        "sn1 {n}: snapshot {:.1} ms, restore {:.1} ms (medians of 10)",
+        snap_ms[5], restore_ms[5]
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n = args
@@ -121,6 +155,7 @@ fn main() {
         Some("w2") => w2(n),
         Some("w3") => w3(n),
         Some("w4") => w4(),
-        _ => eprintln!("usage: prof w1|w2|w3|w4 [timers]"),
+        Some("sn1") => sn1(n),
+        _ => eprintln!("usage: prof w1|w2|w3|w4|sn1 [timers]"),
     }
 }

@@ -10,11 +10,14 @@
 //! - [`realtime`]: [`RealtimeTimers`](realtime::RealtimeTimers), a thread-safe wall-clock
 //!   timer service with drift-free repeats and dispatch to a thread of your choice.
 //! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
+//! - [`snapshot`]: save games, rollback and desync checks: all of the above as plain data,
+//!   restored exactly (below).
 //!
 //! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
 //! `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or profiler; the
-//! `tickflow demo` tool turns them into a Perfetto trace.
+//! `tickflow demo` tool turns them into a Perfetto trace. Cargo feature `serde` (off by
+//! default): `Serialize`/`Deserialize` for the [snapshots](snapshot).
 //!
 //! ```
 //! use tickflow::prelude::*;
@@ -30,6 +33,59 @@
 //! }
 //! assert_eq!(game.score, 2);
 //! ```
+//!
+//! # Save games and rollback
+//!
+//! [`Scheduler::snapshot`] saves every clock, timer, tick function, tickable and latent action
+//! with the handle allocators as plain data; [`Scheduler::restore`] builds a scheduler from it
+//! that hands out the same handles and makes the same calls in the same order, binding the
+//! callbacks again through a [`Resolver`](snapshot::Resolver) (by name, tag or key). Your game
+//! state is yours to copy. A rollback netcode loop keeps the last confirmed frame and
+//! re-simulates from it when a late input arrives:
+//!
+//! ```
+//! use tickflow::prelude::*;
+//! use tickflow::snapshot::Resolver;
+//! use tickflow::timer::{TimerCallback, TimerInfo};
+//!
+//! #[derive(Clone, Debug, PartialEq)]
+//! struct World { hp: u32 }
+//!
+//! fn regen(w: &mut World, _: &mut TimerCx<World>) { w.hp += 1 }
+//!
+//! /// Binds callbacks by name after a restore.
+//! struct Bind;
+//! impl Resolver<World> for Bind {
+//!     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
+//!         (info.name.as_deref() == Some("regen")).then(|| Box::new(regen) as TimerCallback<World>)
+//!     }
+//! }
+//!
+//! let mut sched = Scheduler::<World>::new();
+//! sched.timers().every(millis(100)).name("regen").call(regen);
+//! let (mut world, dt) = (World { hp: 0 }, Span::frames(1, 60));
+//! for _ in 0..10 {
+//!     sched.tick(dt, &mut world);
+//! }
+//! let confirmed = (sched.snapshot(), world.clone()); // frame 10, confirmed by every peer
+//! for _ in 0..5 {
+//!     sched.tick(dt, &mut world); // frames 11..15, predicted
+//! }
+//!
+//! // A late input for frame 11: roll back to frame 10 and simulate again.
+//! let (mut resim, report) = Scheduler::restore(&confirmed.0, &mut Bind).unwrap();
+//! assert!(report.is_complete()); // nothing was left out (no async tasks here)
+//! let mut resim_world = confirmed.1.clone();
+//! for _ in 0..5 {
+//!     resim.tick(dt, &mut resim_world);
+//! }
+//! assert_eq!(resim_world, World { hp: 2 });
+//! assert_eq!((resim_world, resim.state_hash()), (world, sched.state_hash()));
+//! ```
+//!
+//! The [`snapshot`] module has the rules, what cannot be saved (async tasks), a save-game
+//! example with serde, and [`sync_test`](snapshot::sync_test), which checks that a world
+//! survives rollbacks.
 // One module needs unsafe code (`latent/lend.rs`, which says why); it opts in alone.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]

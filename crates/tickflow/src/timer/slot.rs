@@ -134,6 +134,23 @@ pub(crate) struct Entry<C> {
 
 const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);
 
+impl<C> Entry<C> {
+    /// An unused slot whose next occupant gets generation `gen`.
+    fn free(gen: u32) -> Entry<C> {
+        Entry {
+            due: 0,
+            period: 0,
+            gen,
+            seq: 0,
+            calls: 0,
+            ticket: 0,
+            flags: Flags::default(),
+            state: State::Free,
+            callback: None,
+        }
+    }
+}
+
 impl<C> std::fmt::Debug for Entry<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Entry")
@@ -180,17 +197,7 @@ impl<C> Slots<C> {
             .ok()
             .filter(|&i| i != NIL)
             .expect("TimerManager: more than 4,294,967,294 timer slots");
-        self.entries.push(Entry {
-            due: 0,
-            period: 0,
-            gen: 1,
-            seq: 0,
-            calls: 0,
-            ticket: 0,
-            flags: Flags::default(),
-            state: State::Free,
-            callback: None,
-        });
+        self.entries.push(Entry::free(1));
         idx
     }
 
@@ -224,17 +231,8 @@ impl<C> Slots<C> {
     /// them in).
     pub(crate) fn rebuild(&mut self, generations: &[u32], free: &[u32], live: usize) {
         self.entries.clear();
-        self.entries.extend(generations.iter().map(|&gen| Entry {
-            due: 0,
-            period: 0,
-            gen,
-            seq: 0,
-            calls: 0,
-            ticket: 0,
-            flags: Flags::default(),
-            state: State::Free,
-            callback: None,
-        }));
+        self.entries
+            .extend(generations.iter().map(|&gen| Entry::free(gen)));
         self.free_head = free.first().copied().unwrap_or(NIL);
         for pair in free.windows(2) {
             self.entries[pair[0] as usize].due = u64::from(pair[1]);
