@@ -37,8 +37,9 @@
 //! - Latent actions whose [`LatentAction::save`](crate::latent::LatentAction::save) returns
 //!   `None` (the default for custom actions, and [`WaitUntil`](crate::latent::WaitUntil),
 //!   whose condition is a closure) are listed in [`RestoreReport::latent_not_saved`].
-//! - `on_cancel` hooks and latent abort hooks already queued for the next frame are closures;
-//!   they are counted in the report. `on_cancel` hooks of live timers are bound again through
+//! - `on_cancel` hooks already queued for the next frame are closures; they are counted in the
+//!   report (so are removed latent actions waiting for their abort hook that cannot save
+//!   themselves). `on_cancel` hooks of live timers are bound again through
 //!   [`Resolver::timer_on_cancel`] when the resolver offers them.
 //! - Commands queued through [`Commands`](crate::scheduler::Commands) and not yet applied:
 //!   call [`Scheduler::apply_commands`] before taking a snapshot (any direct call on the
@@ -254,7 +255,8 @@ pub struct RestoreReport {
     pub latent_not_saved: Vec<LatentInfo>,
     /// `on_cancel` hooks of cleared timers that were waiting for the next frame.
     pub dropped_cancel_hooks: u64,
-    /// Abort hooks of removed latent actions that were waiting for the next frame.
+    /// Removed latent actions waiting for their abort hook at the next frame that could not
+    /// save themselves (the others are saved, and their hooks run in the restored world).
     pub dropped_aborts: u64,
     /// Live timers restored without their `on_cancel` hook (the resolver had none).
     pub unbound_cancel_hooks: u64,

@@ -25,7 +25,7 @@ use crate::time::{Domain, Span};
 ///
 /// Make one with [`TimerManager::snapshot`], turn it back into a manager with
 /// [`TimerManager::restore`]. With the `serde` feature it is `Serialize + Deserialize` (any
-/// format; about 25 bytes per timer in postcard). Equal snapshots restore to managers that
+/// format; about 27 bytes per timer in postcard). Equal snapshots restore to managers that
 /// make the same calls in the same order and hand out the same handles.
 ///
 /// # Examples
@@ -230,8 +230,9 @@ impl TimerSnapshot {
 
 impl<C: 'static> TimerManager<C> {
     /// Saves the manager as plain data: clocks, every timer's record and the handle
-    /// allocator (see [`TimerSnapshot`]). Cheap enough to take every frame for rollback
-    /// (about 20 ms per million timers).
+    /// allocator (see [`TimerSnapshot`]). About 70 ms per million timers on the benchmark
+    /// machine (BENCHMARKS.md, SN1): cheap enough to take every few frames for rollback at the
+    /// sizes games run.
     ///
     /// `on_cancel` hooks already queued for the next tick are closures and are not saved
     /// ([`TimerSnapshot::dropped_hooks`] counts them).

@@ -18,7 +18,9 @@ pub(crate) struct LatentSnapshot {
     actions: Vec<SavedLatent>,
     /// Actions whose [`LatentAction::save`] said `None`.
     pub(crate) not_saved: Vec<LatentInfo>,
-    /// Abort hooks queued for the next latent stage (closures: not saved).
+    /// Removed actions whose abort hook runs at the next latent stage, in order.
+    aborted: Vec<SavedAction>,
+    /// Removed actions waiting for their abort hook that could not save themselves.
     pub(crate) dropped_aborts: u64,
 }
 
@@ -46,9 +48,14 @@ impl<C: 'static> LatentActions<C> {
             next_seq: self.next_seq,
             frame: self.frame,
             frame_open: self.frame_open,
-            dropped_aborts: self.aborted.len() as u64,
             ..LatentSnapshot::default()
         };
+        for a in &self.aborted {
+            match a.save() {
+                Some(saved) => snap.aborted.push(saved),
+                None => snap.dropped_aborts += 1,
+            }
+        }
         for e in self.entries.iter().filter(|e| e.state == State::Alive) {
             let Some(action) = e.action.as_ref() else {
                 continue;
@@ -127,6 +134,16 @@ impl<C: 'static> LatentActions<C> {
                 on_complete,
             });
             out.live += 1;
+        }
+        for saved in &snap.aborted {
+            let Some(action) = make_action(saved) else {
+                return Err(RestoreError::Unbound {
+                    kind: "latent action",
+                    name: "(removed, abort pending)".into(),
+                    detail: format!("no action for {saved:?}"),
+                });
+            };
+            out.aborted.push_back(action);
         }
         out.next_seq = snap.next_seq;
         out.frame = snap.frame;
