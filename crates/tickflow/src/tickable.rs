@@ -82,7 +82,8 @@ pub trait Tickable<C> {
         TickableMode::Conditional
     }
 
-    /// A name for debugging (and, later, for rebinding after a restore).
+    /// A name for debugging, and the key a [`Resolver`](crate::snapshot::Resolver) rebuilds
+    /// the tickable by after a [restore](crate::scheduler::Scheduler::restore).
     fn name(&self) -> &str {
         ""
     }

@@ -176,8 +176,9 @@ pub struct TickSettings {
     /// Whose function this is: [`Scheduler::remove_owner`](crate::scheduler::Scheduler::remove_owner)
     /// removes all of an owner's functions.
     pub owner: Option<OwnerId>,
-    /// Shown in errors, `explain_order` and the DOT graph (and, later, used to rebind the
-    /// callback after a restore). Empty: the handle is shown instead.
+    /// Shown in errors, `explain_order` and the DOT graph, and the key a
+    /// [`Resolver`](crate::snapshot::Resolver) binds the callback by after a
+    /// [restore](crate::scheduler::Scheduler::restore). Empty: the handle is shown instead.
     pub name: String,
     /// Multiplies the delta this function receives; 1 leaves it alone. Must be finite and
     /// not negative.

@@ -183,8 +183,26 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
         self
     }
 
-    /// A user key, reported in [`TimerInfo`](super::TimerInfo) (for rebinding callbacks after a
-    /// snapshot, where a name is too costly).
+    /// A user key, reported in [`TimerInfo`](super::TimerInfo): what a restore's resolver
+    /// binds the callback by when a name would say too little (an entity id, an ability
+    /// number). Costs 8 bytes per slot in a dense table, made when the first tag is set.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    /// use tickflow::timer::TimerCallback;
+    ///
+    /// fn heal(id: u64) -> TimerCallback<Vec<u64>> {
+    ///     Box::new(move |log: &mut Vec<u64>, _: &mut TimerCx<Vec<u64>>| log.push(id))
+    /// }
+    /// let mut timers = TimerManager::<Vec<u64>>::new();
+    /// for id in [7, 9] {
+    ///     timers.every(secs(1.0)).tag(id).call(heal(id));
+    /// }
+    /// let mut restored = TimerManager::restore(&timers.snapshot(), |info| info.tag.map(heal)).unwrap();
+    /// let mut log = Vec::new();
+    /// restored.tick(secs(1.0), &mut log);
+    /// assert_eq!(log, [7, 9]);
+    /// ```
     pub fn tag(mut self, tag: u64) -> Self {
         self.spec.tag = Some(tag);
         self
