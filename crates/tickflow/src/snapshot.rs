@@ -9,7 +9,7 @@
 //! - [`TimerManager::snapshot`](crate::timer::TimerManager::snapshot) /
 //!   [`TimerManager::restore`](crate::timer::TimerManager::restore) for a timer manager on its
 //!   own, [`Scheduler::snapshot`] / [`Scheduler::restore`] for the whole frame pipeline.
-//! - Snapshots are plain data ([`TimerSnapshot`](crate::timer::TimerSnapshot),
+//! - Snapshots are plain data ([`TimerSnapshot`],
 //!   [`SchedulerSnapshot`]): `Clone + PartialEq`, and with the `serde` feature
 //!   `Serialize + Deserialize` in any serde format (JSON for save files you can read, a
 //!   compact binary one such as postcard or bincode for the network).
@@ -17,7 +17,7 @@
 //!   again by a [`Resolver`]: timers by their [`name`](crate::timer::TimerBuilder::name) or
 //!   [`tag`](crate::timer::TimerBuilder::tag), tick functions by
 //!   [`TickSettings::name`](crate::tick::TickSettings::name), tickables by
-//!   [`Tickable::name`](crate::tickable::Tickable::name), latent completions by their
+//!   [`Tickable::name`], latent completions by their
 //!   `(owner, uuid)` key. A callback's captured state must therefore be derivable from its
 //!   key or live in the context `C` (which is yours to save).
 //! - Restoring is all or nothing: a callback the resolver cannot bind, a snapshot of another
@@ -34,7 +34,7 @@
 //!   saved (their delay timers are left out, as if the tasks had been cancelled), and
 //!   [`RestoreReport::tasks_not_saved`] says so. Drive scripted sequences that must survive a
 //!   rollback with timers, tick functions or latent actions instead.
-//! - Latent actions whose [`LatentAction::save`](crate::latent::LatentAction::save) returns
+//! - Latent actions whose [`LatentAction::save`] returns
 //!   `None` (the default for custom actions, and [`WaitUntil`](crate::latent::WaitUntil),
 //!   whose condition is a closure) are listed in [`RestoreReport::latent_not_saved`].
 //! - `on_cancel` hooks already queued for the next frame are closures; they are counted in the
