@@ -217,10 +217,6 @@ fn input(s: &mut Scheduler<Game>, frame: u64) {
     match frame {
         55 => s.set_paused(true),
         60 => s.set_paused(false),
-        62 => {
-            let off = s.snapshot(); // taking a snapshot changes nothing
-            drop(off);
-        }
         65 => s.set_time_dilation(0.5),
         70 => {
             s.timers()

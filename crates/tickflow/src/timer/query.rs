@@ -149,7 +149,7 @@ impl<C: 'static> TimerManager<C> {
         self.find(h).map(|idx| self.info(idx))
     }
 
-    fn info(&self, idx: u32) -> TimerInfo {
+    pub(crate) fn info(&self, idx: u32) -> TimerInfo {
         let e: &Entry<C> = self.slots.at(idx);
         let handle = self.handle_of(idx);
         let x = self.extras_of(idx);

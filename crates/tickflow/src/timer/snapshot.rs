@@ -16,10 +16,11 @@
 //!   unbound callback changes nothing.
 
 use super::manager::{Extras, TimerManager};
-use super::slot::{Callback, Entry, Flags, State, NEVER};
-use super::{CatchUp, OwnerId, TimerHandle, TimerInfo, TimerState};
+use super::slot::{Entry, Flags, State};
+use super::wheel::SlotCounts;
+use super::{CatchUp, OwnerId, TimerInfo};
 use crate::snapshot::{RestoreError, FORMAT_VERSION};
-use crate::time::{Domain, Span};
+use crate::time::Domain;
 
 /// A [`TimerManager`] saved as plain data: clocks, timer records and the handle allocator.
 ///
@@ -147,40 +148,10 @@ impl TimerSnapshot {
         crate::time::Time::from_flicks(self.clocks[0])
     }
 
-    /// The debug record of every saved timer, in set order (what a resolver is asked with).
-    pub fn timers(&self) -> Vec<TimerInfo> {
-        self.timers.iter().map(|r| self.info(r)).collect()
-    }
-
     /// `on_cancel` hooks that were queued for the next tick when the snapshot was taken;
     /// closures cannot be saved, so a restored manager does not run them.
     pub fn dropped_hooks(&self) -> u64 {
         self.dropped_hooks
-    }
-
-    fn info(&self, r: &TimerRecord) -> TimerInfo {
-        let x = r.extras.as_deref();
-        let now = self.clocks[r.domain.index()];
-        let (state, remaining) = match r.phase {
-            Phase::Pending => (TimerState::Pending, r.time),
-            Phase::Paused => (TimerState::Paused, r.time),
-            Phase::Scheduled if r.time == NEVER => (TimerState::Active, NEVER),
-            Phase::Scheduled => (TimerState::Active, r.time.saturating_sub(now)),
-        };
-        TimerInfo {
-            handle: TimerHandle::new(r.slot, self.generations[r.slot as usize]),
-            name: x.and_then(|x| x.name.clone()),
-            tag: r.tag,
-            owner: x.and_then(|x| x.owner),
-            state,
-            domain: r.domain,
-            looping: r.looping,
-            catch_up: r.catch_up,
-            remaining: Span::from_flicks(remaining),
-            rate: Span::from_flicks(r.period),
-            calls_made: r.calls,
-            calls_left: x.and_then(|x| x.times_left),
-        }
     }
 
     /// Checks everything a restore relies on, so that a corrupted or edited snapshot is
@@ -351,10 +322,10 @@ impl<C: 'static> TimerManager<C> {
         for (d, wheel) in m.wheels.iter_mut().enumerate() {
             wheel.elapsed = snap.clocks[d];
         }
-        let mut counts: [Vec<[u32; 64]>; 3] = Default::default();
+        let mut counts = [(); 3].map(|_| SlotCounts::default());
         for r in snap.timers.iter().filter(|r| r.phase == Phase::Scheduled) {
             let d = r.domain.index();
-            m.wheels[d].count(r.time, &mut counts[d]);
+            counts[d].add(&m.wheels[d], r.time);
         }
         for (wheel, counts) in m.wheels.iter_mut().zip(&counts) {
             wheel.reserve(counts);
@@ -364,27 +335,35 @@ impl<C: 'static> TimerManager<C> {
             .budget
             .map(|b| usize::try_from(b).unwrap_or(usize::MAX));
         for r in &snap.timers {
-            let info = snap.info(r);
+            m.put(r);
+            // The resolver sees what `list()` would say about the restored timer.
+            let info = m.info(r.slot);
             let hooked = r.extras.as_ref().is_some_and(|x| x.on_cancel);
             let Some((cb, hook)) = bind(&info, hooked) else {
                 return Err(RestoreError::unbound_timer(&info));
             };
-            m.put(r, cb, hook);
+            m.slots.at_mut(r.slot).callback = Some(cb);
+            if let Some(hook) = hook {
+                m.extras_mut(r.slot).on_cancel = Some(hook);
+            }
         }
         m.frame_open = snap.frame_open;
         Ok(m)
     }
 
-    /// Stores one saved timer in its slot and places it where its phase says.
-    fn put(&mut self, r: &TimerRecord, cb: Callback<C>, hook: Option<CancelHook<C>>) {
+    /// Stores one saved timer in its slot (without its callback, which the caller binds)
+    /// and places it where its phase says.
+    fn put(&mut self, r: &TimerRecord) {
         let idx = r.slot;
-        let extras = r.extras.as_deref().map(|x| Extras {
-            owner: x.owner,
-            name: x.name.as_deref().map(Box::from),
-            on_cancel: hook,
-            times_left: x.times_left,
-            first_delay: x.first_delay,
-            calls_hi: (r.calls >> 32) as u32,
+        let calls_hi = (r.calls >> 32) as u32;
+        let x = r.extras.as_deref();
+        let extras = (x.is_some() || calls_hi != 0).then(|| Extras {
+            owner: x.and_then(|x| x.owner),
+            name: x.and_then(|x| x.name.as_deref().map(Box::from)),
+            on_cancel: None,
+            times_left: x.and_then(|x| x.times_left),
+            first_delay: x.and_then(|x| x.first_delay),
+            calls_hi,
         });
         let mut flags = Flags::new(r.domain, r.catch_up, r.looping);
         if let Some(tag) = r.tag {
@@ -395,22 +374,12 @@ impl<C: 'static> TimerManager<C> {
         e.seq = r.seq;
         e.period = r.period;
         e.calls = r.calls as u32;
-        e.callback = Some(cb);
         if let Some(x) = extras {
             flags.set_extras(true);
             if let Some(owner) = x.owner {
                 self.owners.entry(owner).or_default().push(idx);
             }
             self.extras.insert(idx, x);
-        } else if r.calls >> 32 != 0 {
-            flags.set_extras(true);
-            self.extras.insert(
-                idx,
-                Extras {
-                    calls_hi: (r.calls >> 32) as u32,
-                    ..Extras::default()
-                },
-            );
         }
         let e = self.slots.at_mut(idx);
         e.flags = flags;

@@ -124,6 +124,25 @@ impl Level {
     }
 }
 
+/// Records a wheel will receive, per level and slot (see [`Wheel::reserve`]).
+pub(crate) struct SlotCounts([[u32; 64]; LEVELS]);
+
+impl Default for SlotCounts {
+    fn default() -> Self {
+        SlotCounts([[0; 64]; LEVELS])
+    }
+}
+
+impl SlotCounts {
+    /// Counts a record due at `due` for `wheel` (nothing for one that would not go in it).
+    pub(crate) fn add(&mut self, wheel: &Wheel, due: u64) {
+        if due > wheel.elapsed && due != NEVER {
+            let (level, slot) = position(wheel.elapsed, due);
+            self.0[level][slot] += 1;
+        }
+    }
+}
+
 /// A timing wheel over one clock.
 #[derive(Debug)]
 pub(crate) struct Wheel {
@@ -174,19 +193,10 @@ impl Wheel {
         headers + recs + self.stages_heap_bytes()
     }
 
-    /// Counts a record due at `due` into `counts` (per level and slot), for [`reserve`].
-    pub(crate) fn count(&self, due: u64, counts: &mut Vec<[u32; 64]>) {
-        if due > self.elapsed && due != NEVER {
-            counts.resize(LEVELS, [0; 64]);
-            let (level, slot) = position(self.elapsed, due);
-            counts[level][slot] += 1;
-        }
-    }
-
-    /// Makes room for the records `count` counted (a restore inserts a million at once: sized
-    /// up front, the slot vectors never grow and copy).
-    pub(crate) fn reserve(&mut self, counts: &[[u32; 64]]) {
-        for (level, slots) in counts.iter().enumerate() {
+    /// Makes room for the records `counts` counted (a restore inserts a million at once:
+    /// sized up front, the slot vectors never grow and copy).
+    pub(crate) fn reserve(&mut self, counts: &SlotCounts) {
+        for (level, slots) in counts.0.iter().enumerate() {
             for (slot, &n) in slots.iter().enumerate() {
                 if n > 0 {
                     self.levels[level].slots[slot]
