@@ -34,7 +34,6 @@ pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
     )
     .map_err(|e| CliError::internal(format!("rollback test failed: {e}")))?;
     let wall = start.elapsed().as_secs_f64();
-    let snap = world.sched.snapshot();
     println!(
         "tickflow rollback test: {} actors, seed {}",
         count(s.actors as u64),
@@ -55,9 +54,9 @@ pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
         "  compared            frame report and game checksum of every frame, state hash at every rollback: all equal"
     );
     println!(
-        "  last snapshot       {} tick functions, {} timers, {} actors alive",
+        "  at the end          {} tick functions, {} timers, {} actors alive",
         count(world.sched.tick_count() as u64),
-        count(snap.timers().len() as u64),
+        count(world.sched.timers().len() as u64),
         count(world.arena.alive() as u64)
     );
     println!("  state hash          {:016x}", report.final_hash);

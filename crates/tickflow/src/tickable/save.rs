@@ -3,6 +3,8 @@
 
 use std::num::NonZeroU32;
 
+use rustc_hash::FxHashSet;
+
 use super::{Entry, Tickable, TickableHandle, TickableMode, Tickables};
 use crate::snapshot::RestoreError;
 use crate::tick::{AllocSnapshot, HandleAlloc};
@@ -56,7 +58,7 @@ impl TickableSnapshot {
     pub(crate) fn check(&self) -> Result<HandleAlloc, RestoreError> {
         let corrupt = |reason: String| RestoreError::Corrupt { reason };
         let alloc = HandleAlloc::restore(&self.alloc).map_err(corrupt)?;
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = FxHashSet::default();
         for t in &self.tickables {
             let live = NonZeroU32::new(t.gen).is_some_and(|g| alloc.is_live(t.index, g));
             if !live || !seen.insert(t.index) {

@@ -8,6 +8,8 @@
 use std::hash::{Hash, Hasher};
 use std::num::NonZeroU32;
 
+use rustc_hash::FxHashMap;
+
 use super::{Node, TickGraph};
 use crate::snapshot::RestoreError;
 use crate::tick::run::{run_batch, Body, Runner};
@@ -138,7 +140,7 @@ impl TickSnapshot {
         let corrupt = |reason: String| RestoreError::Corrupt { reason };
         let alloc = HandleAlloc::restore(&self.alloc).map_err(corrupt)?;
         let mut last = None;
-        let mut at = std::collections::HashMap::new();
+        let mut at = FxHashMap::default();
         for (k, f) in self.functions.iter().enumerate() {
             let name = &f.settings.name;
             let live = NonZeroU32::new(f.gen).is_some_and(|g| alloc.is_live(f.index, g));
