@@ -126,6 +126,11 @@ impl<C: 'static> Scheduler<C> {
                 supported: FORMAT_VERSION,
             });
         }
+        if snap.frame == u64::MAX {
+            return Err(RestoreError::Corrupt {
+                reason: "the frame counter is at its end".into(),
+            });
+        }
         if !snap.dilation.is_finite() || snap.dilation < 0.0 {
             return Err(RestoreError::Corrupt {
                 reason: format!(

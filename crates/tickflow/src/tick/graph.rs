@@ -51,11 +51,7 @@ pub(crate) struct Node {
 
 impl Node {
     pub(crate) fn clock(&self) -> Clock {
-        if self.settings.tick_when_paused {
-            Clock::Unpaused
-        } else {
-            Clock::Game
-        }
+        self.settings.clock()
     }
 
     /// Its removal, and its arrival while it has no prerequisites and normal priority, leave

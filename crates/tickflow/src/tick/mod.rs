@@ -202,6 +202,15 @@ impl Default for TickSettings {
 }
 
 impl TickSettings {
+    /// The clock its interval and delta count on.
+    pub(crate) fn clock(&self) -> interval::Clock {
+        if self.tick_when_paused {
+            interval::Clock::Unpaused
+        } else {
+            interval::Clock::Game
+        }
+    }
+
     /// Settings with this name and the defaults otherwise.
     pub fn named(name: impl Into<String>) -> TickSettings {
         TickSettings {

@@ -407,7 +407,7 @@ impl<C: 'static> TickFunctions<C> {
             return None;
         }
         let raw = match node.last_tick {
-            Some(t) if interval > 0 => now - t,
+            Some(t) if interval > 0 => now.saturating_sub(t),
             _ => delta,
         };
         node.last_tick = Some(now);

@@ -16,7 +16,7 @@
 //!   unbound callback changes nothing.
 
 use super::manager::{Extras, TimerManager};
-use super::slot::{Entry, Flags, State};
+use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
 use super::{CatchUp, OwnerId, TimerInfo};
 use crate::snapshot::{RestoreError, FORMAT_VERSION};
@@ -164,6 +164,13 @@ impl TimerSnapshot {
             });
         }
         let corrupt = |reason: String| Err(RestoreError::Corrupt { reason });
+        // A running manager's clocks stop one flick short of "never".
+        if let Some(d) = self.clocks.iter().position(|&c| c == NEVER) {
+            return corrupt(format!(
+                "the {:?} clock is at the end of time",
+                Domain::ALL[d]
+            ));
+        }
         let n = self.generations.len();
         if n >= u32::MAX as usize {
             return corrupt(format!("{n} timer slots is more than a manager can have"));

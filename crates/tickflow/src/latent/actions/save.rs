@@ -86,6 +86,11 @@ impl<C: 'static> LatentActions<C> {
         make_action: MakeAction<'_, C>,
         completion: MakeCompletion<'_, C>,
     ) -> Result<Self, RestoreError> {
+        if snap.frame == u64::MAX || snap.next_seq == u64::MAX {
+            return Err(RestoreError::Corrupt {
+                reason: "a latent action counter is at its end".into(),
+            });
+        }
         let mut out = LatentActions::new();
         let mut last = None;
         for s in &snap.actions {

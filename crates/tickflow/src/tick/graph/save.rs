@@ -139,6 +139,11 @@ impl TickSnapshot {
     pub(crate) fn check(&self) -> Result<HandleAlloc, RestoreError> {
         let corrupt = |reason: String| RestoreError::Corrupt { reason };
         let alloc = HandleAlloc::restore(&self.alloc).map_err(corrupt)?;
+        if self.next_seq == u64::MAX {
+            return Err(corrupt(
+                "the tick registration counter is at its end".into(),
+            ));
+        }
         let mut last = None;
         let mut at = FxHashMap::default();
         for (k, f) in self.functions.iter().enumerate() {
@@ -156,6 +161,12 @@ impl TickSnapshot {
             }
             last = Some(f.seq);
             f.settings.validate().map_err(|e| corrupt(e.to_string()))?;
+            // It last ran at its clock's time then; the clocks only move forward.
+            if f.last_tick > Some(self.clocks[f.settings.clock() as usize]) {
+                return Err(corrupt(format!(
+                    "tick function `{name}` last ran after its clock's time"
+                )));
+            }
             if at.insert((f.index, f.gen), k).is_some() {
                 return Err(corrupt(format!("tick function `{name}` is saved twice")));
             }
