@@ -45,6 +45,17 @@ fn tick_fn(name: &str) -> Option<TickFn> {
     })
 }
 
+/// The parallel tick function "par": reads the context on a worker, writes through
+/// `Deferred` (its state is `()`: state that must survive a rollback lives in the context).
+fn par_body() -> TickBody<Game> {
+    TickBody::parallel((), par)
+}
+
+fn par(_: &mut (), g: &Game, out: &mut Deferred<Game>) {
+    let (frame, seen) = (out.frame(), g.log.len());
+    out.run(move |g| g.log.push(format!("par {frame} {seen}")));
+}
+
 fn timer_cb(name: &str) -> Option<TimerCallback<Game>> {
     let name = name.to_owned();
     Some(match name.as_str() {
@@ -119,6 +130,9 @@ impl Resolver<Game> for World {
     }
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
         self.asked.push(format!("tick {}", info.settings.name));
+        if info.settings.name == "par" {
+            return Some(par_body());
+        }
         let f = (info.settings.name != self.missing).then(|| tick_fn(&info.settings.name))??;
         Some(TickBody::serial(f))
     }
@@ -352,6 +366,32 @@ fn restore_failures_name_the_problem() {
 }
 
 #[test]
+fn restored_parallel_functions_still_run_on_the_workers() {
+    // Each body notes whether it ran on a rayon worker. Called from outside the pool, a
+    // parallel batch always runs there, so this does not depend on timing.
+    fn on_worker(_: &mut (), _: &Vec<bool>, out: &mut Deferred<Vec<bool>>) {
+        let worker = rayon::current_thread_index().is_some();
+        out.run(move |seen| seen.push(worker));
+    }
+    struct Workers;
+    impl Resolver<Vec<bool>> for Workers {
+        fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Vec<bool>>> {
+            (info.settings.name == "worker").then(|| TickBody::parallel((), on_worker))
+        }
+    }
+    let mut s = Scheduler::<Vec<bool>>::new();
+    for _ in 0..2 {
+        s.add_parallel_tick(TickSettings::named("worker"), (), on_worker);
+    }
+    let (mut restored, _) = Scheduler::restore(&s.snapshot(), &mut Workers).unwrap();
+    let (mut seen, mut seen_restored) = (Vec::new(), Vec::new());
+    s.tick(millis(16), &mut seen);
+    restored.tick(millis(16), &mut seen_restored);
+    assert_eq!(seen, [true, true]);
+    assert_eq!(seen_restored, seen);
+}
+
+#[test]
 fn tasks_and_unsaveable_actions_are_reported() {
     let (mut a, mut game) = build();
     a.spawn(None, |cx| async move { cx.delay(secs(10.0)).await });
@@ -561,6 +601,10 @@ mod random {
         Pause(bool),
         Dilation(u8),
         Frame(u64),
+        AddParallel(usize),
+        AddTickable,
+        RemoveTickable(usize),
+        MaxDelta(u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -581,6 +625,10 @@ mod random {
             1 => any::<bool>().prop_map(Op::Pause),
             1 => (0..3u8).prop_map(Op::Dilation),
             6 => (1..60u64).prop_map(Op::Frame),
+            1 => (0..7usize).prop_map(Op::AddParallel),
+            1 => Just(Op::AddTickable),
+            1 => any::<usize>().prop_map(Op::RemoveTickable),
+            1 => (20..200u64).prop_map(Op::MaxDelta),
         ]
     }
 
@@ -588,6 +636,7 @@ mod random {
     struct Handles {
         ticks: Vec<TickHandle>,
         timers: Vec<TimerHandle>,
+        tickables: Vec<TickableHandle>,
     }
 
     fn apply(s: &mut Scheduler<Game>, g: &mut Game, h: &mut Handles, op: &Op) -> String {
@@ -680,11 +729,30 @@ mod random {
                 String::new()
             }
             Op::Frame(ms) => format!("{:?}", s.tick(millis(ms), g).ticks_run),
+            Op::AddParallel(group) => {
+                let settings = TickSettings::named("par").in_group(TickGroup::ALL[group]);
+                let t = s.add_parallel_tick(settings, (), par);
+                h.ticks.push(t);
+                format!("{t:?}")
+            }
+            Op::AddTickable => {
+                let t = s.add_tickable(Score);
+                h.tickables.push(t);
+                format!("{t:?}")
+            }
+            Op::RemoveTickable(k) => {
+                let t = h.tickables.get(k % h.tickables.len().max(1)).copied();
+                format!("{:?}", t.map(|t| s.remove_tickable(t)))
+            }
+            Op::MaxDelta(ms) => {
+                s.set_max_delta(millis(ms));
+                String::new()
+            }
         }
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(ProptestConfig::with_cases(1000))]
 
         #[test]
         fn a_restored_scheduler_continues_exactly(

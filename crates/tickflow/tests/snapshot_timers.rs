@@ -25,8 +25,19 @@ fn callback(tag: u64) -> TimerCallback<Log> {
     })
 }
 
+/// The tag of the timers `set_timer_for_next_tick` sets (it takes no builder, so no tag).
+const NEXT_TICK: u64 = 1;
+
 fn resolve(info: &TimerInfo) -> Option<TimerCallback<Log>> {
-    info.tag.map(callback)
+    Some(callback(info.tag.unwrap_or(NEXT_TICK)))
+}
+
+/// Everything the manager answers about each handle ever handed out.
+fn answers(t: &TimerManager<Log>, handles: &[TimerHandle]) -> Vec<String> {
+    handles
+        .iter()
+        .map(|&h| format!("{:?} {:?}", t.info_of(h), t.elapsed(h)))
+        .collect()
 }
 
 #[derive(Clone, Debug)]
@@ -40,29 +51,43 @@ enum Op {
         frames: bool,
         owner: Option<u64>,
         name: bool,
+        first_delay: Option<u64>,
+        real: bool,
     },
+    NextTick,
     Clear(usize),
     ClearOwner(u64),
+    ClearNamed(u64),
     Pause(usize),
     Unpause(usize),
+    PauseOwner(u64, bool),
     BeginFrame,
     Tick(u64),
+    /// Game time and real time apart (a dilated or paused game).
+    TickStep(u64, u64),
     FireNow(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0..200u64, 0..400u64, any::<bool>(), 0..3u8, prop::option::of(1..5u64), prop::bool::weighted(0.2),
-              prop::option::of(0..3u64), any::<bool>())
-            .prop_map(|(tag, ms, looping, catch_up, times, frames, owner, name)| Op::Add {
-                tag: tag * 10, ms, looping, catch_up, times, frames, owner, name,
+        4 => (
+            (0..200u64, 0..400u64, any::<bool>(), 0..3u8, prop::option::of(1..5u64)),
+            (prop::bool::weighted(0.2), prop::option::of(0..3u64), any::<bool>()),
+            (prop::option::weighted(0.2, 0..300u64), prop::bool::weighted(0.2)),
+        )
+            .prop_map(|((tag, ms, looping, catch_up, times), (frames, owner, name), (first_delay, real))| Op::Add {
+                tag: tag * 10, ms, looping, catch_up, times, frames, owner, name, first_delay, real,
             }),
+        1 => Just(Op::NextTick),
         1 => any::<usize>().prop_map(Op::Clear),
         1 => (0..3u64).prop_map(Op::ClearOwner),
+        1 => (0..200u64).prop_map(|tag| Op::ClearNamed(tag * 10)),
         1 => any::<usize>().prop_map(Op::Pause),
         1 => any::<usize>().prop_map(Op::Unpause),
+        1 => (0..3u64, any::<bool>()).prop_map(|(o, on)| Op::PauseOwner(o, on)),
         1 => Just(Op::BeginFrame),
         5 => (0..250u64).prop_map(Op::Tick),
+        1 => (0..250u64, 0..250u64).prop_map(|(game, real)| Op::TickStep(game, real)),
         1 => any::<usize>().prop_map(Op::FireNow),
     ]
 }
@@ -86,6 +111,8 @@ fn apply(
             frames,
             owner,
             ref name,
+            first_delay,
+            real,
         } => {
             let mut b = match (frames, looping) {
                 (true, true) => t.every_frames(ms % 5),
@@ -105,12 +132,30 @@ fn apply(
             if *name {
                 b = b.name(format!("timer {tag}"));
             }
+            if let Some(ms) = first_delay {
+                b = if frames {
+                    b.first_delay_frames(ms % 5)
+                } else {
+                    b.first_delay(millis(ms))
+                };
+            }
+            if real && !frames {
+                b = b.domain(Domain::Real);
+            }
             let h = b.call(callback(tag));
+            handles.push(h);
+            format!("{h:?}")
+        }
+        Op::NextTick => {
+            let h = t.set_timer_for_next_tick(callback(NEXT_TICK));
             handles.push(h);
             format!("{h:?}")
         }
         Op::Clear(k) => format!("{:?}", pick(handles, k).map(|h| t.clear(h))),
         Op::ClearOwner(o) => format!("{}", t.clear_owner(OwnerId::from(o))),
+        Op::ClearNamed(tag) => format!("{}", t.clear_named(&format!("timer {tag}"))),
+        Op::PauseOwner(o, true) => format!("{}", t.pause_owner(OwnerId::from(o))),
+        Op::PauseOwner(o, false) => format!("{}", t.unpause_owner(OwnerId::from(o))),
         Op::Pause(k) => format!("{:?}", pick(handles, k).map(|h| t.pause(h))),
         Op::Unpause(k) => format!("{:?}", pick(handles, k).map(|h| t.unpause(h))),
         Op::BeginFrame => {
@@ -118,12 +163,13 @@ fn apply(
             String::new()
         }
         Op::Tick(ms) => format!("{}", t.tick(millis(ms), log)),
+        Op::TickStep(game, real) => format!("{}", t.tick_step(millis(game), millis(real), log)),
         Op::FireNow(k) => format!("{:?}", pick(handles, k).map(|h| t.fire_now(h, log))),
     }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn a_restored_manager_continues_exactly(
@@ -148,6 +194,7 @@ proptest! {
             let ra = apply(&mut a, &mut handles_a, &mut log_a, op);
             let rb = apply(&mut b, &mut handles_b, &mut log_b, op);
             prop_assert_eq!(ra, rb, "answers to {:?}", op);
+            prop_assert_eq!(answers(&a, &handles_a), answers(&b, &handles_b), "after {:?}", op);
         }
         // Drain everything that is left, so later calls are compared too.
         for _ in 0..40 {
