@@ -21,8 +21,11 @@
 //!   `(owner, uuid)` key. A callback's captured state must therefore be derivable from its
 //!   key or live in the context `C` (which is yours to save).
 //! - Restoring is all or nothing: a callback the resolver cannot bind, a snapshot of another
-//!   format version or data that contradicts itself gives a [`RestoreError`] that names the
-//!   problem, and nothing is built.
+//!   format version, data that contradicts itself or values no running scheduler reaches (a
+//!   clock or counter at its end) give a [`RestoreError`] that names the problem, and nothing
+//!   is built. Edited values that are still consistent simply restore and run: with every
+//!   field of a snapshot set to extreme values, and with random bytes flipped, neither
+//!   restore nor the scheduler it builds panics (`tests/snapshot_damage.rs`).
 //! - [`Scheduler::state_hash`] hashes all scheduling state with a fixed, platform-independent
 //!   hash (FNV-1a over little-endian integers) for desync detection, and [`sync_test`] runs a
 //!   GGRS SyncTest: it rolls back every few frames, re-simulates, and compares hashes, frame
@@ -44,6 +47,10 @@
 //! - Commands queued through [`Commands`](crate::scheduler::Commands) and not yet applied:
 //!   call [`Scheduler::apply_commands`] before taking a snapshot (any direct call on the
 //!   scheduler, and every frame, applies them first too).
+//! - [`Scheduler::set_parallel`] is a setting of the machine, not state of the game (both
+//!   settings give the same results): a restored scheduler starts with the default, parallel.
+//!   Parallel tick functions keep their state `S` in the closure, so like every callback
+//!   they start afresh from the resolver; state that must survive a rollback lives in `C`.
 //!
 //! Snapshots are taken between frames (a snapshot taken from inside a timer callback panics).
 //!
@@ -86,8 +93,12 @@
 //!     sched.tick(Span::frames(1, 60), &mut game);
 //! }
 //!
-//! // Save (with the `serde` feature, `saved` and `game` can go to a file).
+//! // Save. With the `serde` feature the snapshot is a serde value like any other: here it
+//! // goes through JSON, as a save file would (your game state goes beside it).
 //! let saved = sched.snapshot();
+//! # #[cfg(feature = "serde")]
+//! let saved: tickflow::snapshot::SchedulerSnapshot =
+//!     serde_json::from_str(&serde_json::to_string(&saved).unwrap()).unwrap();
 //! let saved_game = game.clone();
 //!
 //! // Load, and both worlds go on identically.
@@ -300,6 +311,11 @@ impl fmt::Display for RestoreReport {
 /// A 64-bit hash of `value` that is the same on every platform and in every run: FNV-1a over
 /// the value's [`Hash`] input, with every integer written little-endian and `usize` as `u64`.
 /// [`Scheduler::state_hash`] uses it; use it for your own state to compare across machines.
+///
+/// Compare hashes made by builds with the same Rust release, as the peers of one game are:
+/// the standard library does not promise that the `Hash` input of its own types (how a `str`
+/// ends, how a derived enum names its variant) stays the same from one release to the next.
+/// The test of this example would catch such a change.
 ///
 /// ```
 /// // FNV-1a of the bytes 01 00 00 00 (1u32), 61 ("a") and ff (str's end marker):

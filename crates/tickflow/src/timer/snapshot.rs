@@ -208,7 +208,7 @@ impl TimerSnapshot {
 
 impl<C: 'static> TimerManager<C> {
     /// Saves the manager as plain data: clocks, every timer's record and the handle
-    /// allocator (see [`TimerSnapshot`]). About 70 ms per million timers on the benchmark
+    /// allocator (see [`TimerSnapshot`]). 35–85 ms per million timers on the 2-core benchmark
     /// machine (BENCHMARKS.md, SN1): cheap enough to take every few frames for rollback at the
     /// sizes games run.
     ///
