@@ -166,6 +166,13 @@ pub enum RestoreError {
 }
 
 impl RestoreError {
+    /// [`RestoreError::Corrupt`] with this reason.
+    pub(crate) fn corrupt(reason: impl Into<String>) -> RestoreError {
+        RestoreError::Corrupt {
+            reason: reason.into(),
+        }
+    }
+
     pub(crate) fn unbound_timer(info: &TimerInfo) -> RestoreError {
         let mut detail = format!("{:?}", info.handle);
         if let Some(tag) = info.tag {

@@ -127,17 +127,13 @@ impl<C: 'static> Scheduler<C> {
             });
         }
         if snap.frame == u64::MAX {
-            return Err(RestoreError::Corrupt {
-                reason: "the frame counter is at its end".into(),
-            });
+            return Err(RestoreError::corrupt("the frame counter is at its end"));
         }
         if !snap.dilation.is_finite() || snap.dilation < 0.0 {
-            return Err(RestoreError::Corrupt {
-                reason: format!(
-                    "time dilation {} is not a finite, non-negative number",
-                    snap.dilation
-                ),
-            });
+            return Err(RestoreError::corrupt(format!(
+                "time dilation {} is not a finite, non-negative number",
+                snap.dilation
+            )));
         }
         let tick_alloc = snap.ticks.check()?;
         let tickable_alloc = snap.tickables.check()?;

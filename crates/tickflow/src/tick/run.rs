@@ -407,6 +407,8 @@ impl<C: 'static> TickFunctions<C> {
             return None;
         }
         let raw = match node.last_tick {
+            // Never below `last_tick` while running; a restore checks `last_tick` against the
+            // saved graph clock only, and an edited snapshot can move both past this clock.
             Some(t) if interval > 0 => now.saturating_sub(t),
             _ => delta,
         };

@@ -56,13 +56,12 @@ impl TickableSnapshot {
 
     /// Checks the handles; returns the allocator to restore.
     pub(crate) fn check(&self) -> Result<HandleAlloc, RestoreError> {
-        let corrupt = |reason: String| RestoreError::Corrupt { reason };
-        let alloc = HandleAlloc::restore(&self.alloc).map_err(corrupt)?;
+        let alloc = HandleAlloc::restore(&self.alloc).map_err(RestoreError::corrupt)?;
         let mut seen = FxHashSet::default();
         for t in &self.tickables {
             let live = NonZeroU32::new(t.gen).is_some_and(|g| alloc.is_live(t.index, g));
             if !live || !seen.insert(t.index) {
-                return Err(corrupt(format!(
+                return Err(RestoreError::corrupt(format!(
                     "tickable `{}` has a handle that is not live or saved twice",
                     t.name
                 )));

@@ -163,43 +163,56 @@ impl TimerSnapshot {
                 supported: FORMAT_VERSION,
             });
         }
-        let corrupt = |reason: String| Err(RestoreError::Corrupt { reason });
         // A running manager's clocks stop one flick short of "never".
         if let Some(d) = self.clocks.iter().position(|&c| c == NEVER) {
-            return corrupt(format!(
+            return Err(RestoreError::corrupt(format!(
                 "the {:?} clock is at the end of time",
                 Domain::ALL[d]
-            ));
+            )));
         }
         let n = self.generations.len();
         if n >= u32::MAX as usize {
-            return corrupt(format!("{n} timer slots is more than a manager can have"));
+            return Err(RestoreError::corrupt(format!(
+                "{n} timer slots is more than a manager can have"
+            )));
         }
         if let Some(slot) = self.generations.iter().position(|&g| g == 0) {
-            return corrupt(format!("timer slot {slot} has generation 0"));
+            return Err(RestoreError::corrupt(format!(
+                "timer slot {slot} has generation 0"
+            )));
         }
         let mut used = vec![false; n];
         let mut last_seq = None;
         for r in &self.timers {
             let slot = r.slot as usize;
             if slot >= n {
-                return corrupt(format!("timer slot {slot} is outside the {n} slots"));
+                return Err(RestoreError::corrupt(format!(
+                    "timer slot {slot} is outside the {n} slots"
+                )));
             }
             if std::mem::replace(&mut used[slot], true) {
-                return corrupt(format!("timer slot {slot} holds two timers"));
+                return Err(RestoreError::corrupt(format!(
+                    "timer slot {slot} holds two timers"
+                )));
             }
             if r.seq >= self.next_seq || last_seq.is_some_and(|s| s >= r.seq) {
-                return corrupt(format!("timer slot {slot} is out of set order"));
+                return Err(RestoreError::corrupt(format!(
+                    "timer slot {slot} is out of set order"
+                )));
             }
             last_seq = Some(r.seq);
         }
         for &slot in &self.free {
             let i = slot as usize;
             if i >= n || std::mem::replace(&mut used[i], true) {
-                return corrupt(format!("free timer slot {slot} is unknown or in use"));
+                return Err(RestoreError::corrupt(format!(
+                    "free timer slot {slot} is unknown or in use"
+                )));
             }
             if self.generations[i] == u32::MAX {
-                return corrupt(format!("free timer slot {slot} has no generation left"));
+                return Err(RestoreError::corrupt(format!(
+                    "free timer slot {slot} has no generation left"
+                )));
             }
         }
         Ok(())

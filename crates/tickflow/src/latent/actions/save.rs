@@ -87,20 +87,18 @@ impl<C: 'static> LatentActions<C> {
         completion: MakeCompletion<'_, C>,
     ) -> Result<Self, RestoreError> {
         if snap.frame == u64::MAX || snap.next_seq == u64::MAX {
-            return Err(RestoreError::Corrupt {
-                reason: "a latent action counter is at its end".into(),
-            });
+            return Err(RestoreError::corrupt(
+                "a latent action counter is at its end",
+            ));
         }
         let mut out = LatentActions::new();
         let mut last = None;
         for s in &snap.actions {
             if s.seq >= snap.next_seq || last.is_some_and(|l| l >= s.seq) {
-                return Err(RestoreError::Corrupt {
-                    reason: format!(
-                        "latent action ({:?}, {}) is out of update order",
-                        s.owner, s.uuid
-                    ),
-                });
+                return Err(RestoreError::corrupt(format!(
+                    "latent action ({:?}, {}) is out of update order",
+                    s.owner, s.uuid
+                )));
             }
             last = Some(s.seq);
             let unbound = |description: String| RestoreError::Unbound {
@@ -120,9 +118,10 @@ impl<C: 'static> LatentActions<C> {
                 return Err(unbound(format!("no completion for {}", info.description)));
             };
             if out.keys.insert((s.owner, s.uuid), s.seq).is_some() {
-                return Err(RestoreError::Corrupt {
-                    reason: format!("latent key ({:?}, {}) is saved twice", s.owner, s.uuid),
-                });
+                return Err(RestoreError::corrupt(format!(
+                    "latent key ({:?}, {}) is saved twice",
+                    s.owner, s.uuid
+                )));
             }
             out.owners.entry(s.owner).or_default().push(s.seq);
             out.entries.push(Entry {

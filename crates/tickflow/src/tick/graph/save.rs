@@ -137,11 +137,10 @@ impl TickSnapshot {
 
     /// Checks what a restore relies on: live handles, settings, order, no cycle.
     pub(crate) fn check(&self) -> Result<HandleAlloc, RestoreError> {
-        let corrupt = |reason: String| RestoreError::Corrupt { reason };
-        let alloc = HandleAlloc::restore(&self.alloc).map_err(corrupt)?;
+        let alloc = HandleAlloc::restore(&self.alloc).map_err(RestoreError::corrupt)?;
         if self.next_seq == u64::MAX {
-            return Err(corrupt(
-                "the tick registration counter is at its end".into(),
+            return Err(RestoreError::corrupt(
+                "the tick registration counter is at its end",
             ));
         }
         let mut last = None;
@@ -150,25 +149,29 @@ impl TickSnapshot {
             let name = &f.settings.name;
             let live = NonZeroU32::new(f.gen).is_some_and(|g| alloc.is_live(f.index, g));
             if !live {
-                return Err(corrupt(format!(
+                return Err(RestoreError::corrupt(format!(
                     "tick function `{name}` has a handle that is not live"
                 )));
             }
             if f.seq >= self.next_seq || last.is_some_and(|l| l >= f.seq) {
-                return Err(corrupt(format!(
+                return Err(RestoreError::corrupt(format!(
                     "tick function `{name}` is out of registration order"
                 )));
             }
             last = Some(f.seq);
-            f.settings.validate().map_err(|e| corrupt(e.to_string()))?;
+            f.settings
+                .validate()
+                .map_err(|e| RestoreError::corrupt(e.to_string()))?;
             // It last ran at its clock's time then; the clocks only move forward.
             if f.last_tick > Some(self.clocks[f.settings.clock() as usize]) {
-                return Err(corrupt(format!(
+                return Err(RestoreError::corrupt(format!(
                     "tick function `{name}` last ran after its clock's time"
                 )));
             }
             if at.insert((f.index, f.gen), k).is_some() {
-                return Err(corrupt(format!("tick function `{name}` is saved twice")));
+                return Err(RestoreError::corrupt(format!(
+                    "tick function `{name}` is saved twice"
+                )));
             }
         }
         // Prerequisites must not form a cycle (a restored graph is never checked again).
@@ -194,7 +197,7 @@ impl TickSnapshot {
             }
         }
         if done != self.functions.len() {
-            return Err(corrupt("the tick prerequisites form a cycle".into()));
+            return Err(RestoreError::corrupt("the tick prerequisites form a cycle"));
         }
         Ok(alloc)
     }
