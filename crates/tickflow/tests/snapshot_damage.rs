@@ -97,10 +97,20 @@ fn world() -> Scheduler<u64> {
     s
 }
 
+/// Runs `f`: `Ok` with what it returned, `Err` with the message when it panicked.
+fn no_panic(f: impl FnOnce() -> bool) -> Result<bool, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
+
 /// Restores and runs a damaged snapshot: `Ok(true)` when it restored and ran, `Ok(false)`
 /// when restore refused it, `Err` when something panicked.
 fn exercise(snap: &SchedulerSnapshot) -> Result<bool, String> {
-    catch_unwind(AssertUnwindSafe(|| {
+    no_panic(|| {
         let Ok((mut s, _)) = Scheduler::restore(snap, &mut Anything) else {
             return false;
         };
@@ -117,13 +127,33 @@ fn exercise(snap: &SchedulerSnapshot) -> Result<bool, String> {
         s.timers().after(secs(1.0)).call(count);
         s.tick(millis(16), &mut n);
         true
-    }))
-    .map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
     })
+}
+
+/// [`exercise`] for a timer manager on its own.
+fn exercise_timers(snap: &TimerSnapshot) -> Result<bool, String> {
+    no_panic(|| {
+        let Ok(mut t) = TimerManager::restore(snap, |_| Some(Box::new(count))) else {
+            return false;
+        };
+        t.set_fire_budget(Some(1_000));
+        let mut n = 0;
+        for _ in 0..20 {
+            t.tick(millis(100), &mut n);
+        }
+        t.tick(secs(1e6), &mut n);
+        t.list();
+        t.snapshot();
+        t.after(secs(1.0)).call(count);
+        true
+    })
+}
+
+/// Sets the bytes at the (wrapped) indexes.
+fn flip(bytes: &mut [u8], flips: &[(prop::sample::Index, u8)]) {
+    for (at, byte) in flips {
+        bytes[at.index(bytes.len())] = *byte;
+    }
 }
 
 /// The path of every leaf (number, bool, null) of a JSON value.
@@ -158,35 +188,34 @@ fn leaf<'a>(mut v: &'a mut Value, path: &[String]) -> &'a mut Value {
     v
 }
 
-const EXTREMES: [fn() -> Value; 9] = [
-    || json!(0),
-    || json!(1),
-    || json!(u32::MAX),
-    || json!(u64::from(u32::MAX) + 1),
-    || json!(u64::MAX),
-    || json!(-1.0),
-    || json!(1e300),
-    || json!(true),
-    || json!(null),
-];
-
 #[test]
 fn every_field_at_every_extreme_is_refused_or_runs() {
     let json = serde_json::to_value(world().snapshot()).unwrap();
     let mut paths = Vec::new();
     leaves(&json, &mut Vec::new(), &mut paths);
+    let extremes = [
+        json!(0),
+        json!(1),
+        json!(u32::MAX),
+        json!(u64::from(u32::MAX) + 1),
+        json!(u64::MAX),
+        json!(-1.0),
+        json!(1e300),
+        json!(true),
+        json!(null),
+    ];
     let (mut restored, mut refused, mut panics) = (0, 0, Vec::new());
     for path in &paths {
-        for extreme in EXTREMES {
+        for extreme in &extremes {
             let mut edited = json.clone();
-            *leaf(&mut edited, path) = extreme();
+            *leaf(&mut edited, path) = extreme.clone();
             let Ok(snap) = serde_json::from_value::<SchedulerSnapshot>(edited) else {
                 continue; // not even the right type: serde said so
             };
             match exercise(&snap) {
                 Ok(true) => restored += 1,
                 Ok(false) => refused += 1,
-                Err(msg) => panics.push(format!("{} = {}: {msg}", path.join("."), extreme())),
+                Err(msg) => panics.push(format!("{} = {extreme}: {msg}", path.join("."))),
             }
         }
     }
@@ -241,10 +270,7 @@ proptest! {
         flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
     ) {
         let mut bytes = postcard::to_stdvec(&world().snapshot()).unwrap();
-        for (at, byte) in &flips {
-            let i = at.index(bytes.len());
-            bytes[i] = *byte;
-        }
+        flip(&mut bytes, &flips);
         if let Ok(snap) = postcard::from_bytes::<SchedulerSnapshot>(&bytes) {
             let ran = exercise(&snap);
             prop_assert!(ran.is_ok(), "{:?}", ran);
@@ -256,25 +282,10 @@ proptest! {
         flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
     ) {
         let mut bytes = postcard::to_stdvec(&world().timers().snapshot()).unwrap();
-        for (at, byte) in &flips {
-            let i = at.index(bytes.len());
-            bytes[i] = *byte;
-        }
+        flip(&mut bytes, &flips);
         if let Ok(snap) = postcard::from_bytes::<TimerSnapshot>(&bytes) {
-            let ran = catch_unwind(AssertUnwindSafe(|| {
-                if let Ok(mut t) = TimerManager::restore(&snap, |_| Some(Box::new(count))) {
-                    t.set_fire_budget(Some(1_000));
-                    let mut n = 0;
-                    for _ in 0..20 {
-                        t.tick(millis(100), &mut n);
-                    }
-                    t.tick(secs(1e6), &mut n);
-                    t.list();
-                    t.snapshot();
-                    t.after(secs(1.0)).call(count);
-                }
-            }));
-            prop_assert!(ran.is_ok());
+            let ran = exercise_timers(&snap);
+            prop_assert!(ran.is_ok(), "{:?}", ran);
         }
     }
 }

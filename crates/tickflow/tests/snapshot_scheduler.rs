@@ -47,10 +47,6 @@ fn tick_fn(name: &str) -> Option<TickFn> {
 
 /// The parallel tick function "par": reads the context on a worker, writes through
 /// `Deferred` (its state is `()`: state that must survive a rollback lives in the context).
-fn par_body() -> TickBody<Game> {
-    TickBody::parallel((), par)
-}
-
 fn par(_: &mut (), g: &Game, out: &mut Deferred<Game>) {
     let (frame, seen) = (out.frame(), g.log.len());
     out.run(move |g| g.log.push(format!("par {frame} {seen}")));
@@ -131,7 +127,7 @@ impl Resolver<Game> for World {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
         self.asked.push(format!("tick {}", info.settings.name));
         if info.settings.name == "par" {
-            return Some(par_body());
+            return Some(TickBody::parallel((), par));
         }
         let f = (info.settings.name != self.missing).then(|| tick_fn(&info.settings.name))??;
         Some(TickBody::serial(f))
