@@ -91,6 +91,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+mod handle;
 pub mod latent;
 pub mod realtime;
 pub mod scheduler;
@@ -99,12 +100,13 @@ pub mod tick;
 pub mod tickable;
 pub mod time;
 pub mod timer;
+mod unwind;
 
 pub use latent::{LatentAction, LatentActions, TaskCx, TaskHandle};
 pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableHandle, TickableMode};
-pub use time::{millis, secs, Domain, Span, Time, TimeError, FLICKS_PER_SECOND};
+pub use time::{millis, secs, Domain, Span, Time, TimeError, FLICKS_PER_SECOND, MAX_TIME_DILATION};
 pub use timer::{
     CatchUp, OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState,
 };

@@ -136,7 +136,10 @@ pub use sync::{sync_test, SyncError, SyncReport};
 
 /// The snapshot format this build writes and reads. Restoring a snapshot of another version
 /// fails with [`RestoreError::Version`].
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// Version 2 (this one) added the container id that ties handles to their container, 20-bit
+/// generations and the timer manager's catch-up cap; version 1 snapshots are refused.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Why a snapshot could not be restored. Nothing was built or changed.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -96,38 +96,10 @@ pub trait Tickable<C> {
     }
 }
 
-/// Names one tickable. Generational: a removed tickable's handle never reaches a newer one.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TickableHandle {
-    index: u32,
-    gen: NonZeroU32,
-}
-
-impl TickableHandle {
-    pub(crate) fn new(index: u32, gen: NonZeroU32) -> TickableHandle {
-        TickableHandle { index, gen }
-    }
-
-    pub(crate) fn parts(self) -> (u32, NonZeroU32) {
-        (self.index, self.gen)
-    }
-
-    /// `true` for the `Default` handle, which never names a tickable.
-    pub fn is_none(self) -> bool {
-        self == TickableHandle::default()
-    }
-}
-
-impl Default for TickableHandle {
-    fn default() -> TickableHandle {
-        TickableHandle::new(u32::MAX, NonZeroU32::MIN)
-    }
-}
-
-impl fmt::Debug for TickableHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tickable {}v{}", self.index, self.gen)
-    }
+crate::handle::handle_type! {
+    /// Names one tickable in one scheduler. Generational: a removed tickable's handle never
+    /// reaches a newer one, and another scheduler's handle is answered like a stale one.
+    TickableHandle
 }
 
 struct Entry<C> {
@@ -166,12 +138,12 @@ impl<C> Tickables<C> {
 
     /// Adds under a handle reserved by `Commands`.
     pub(crate) fn add_reserved(&mut self, h: TickableHandle, t: Box<dyn Tickable<C>>) {
-        let i = h.index as usize;
+        let i = h.index() as usize;
         if self.slots.len() <= i {
             self.slots.resize_with(i + 1, || None);
         }
         self.slots[i] = Some(Entry {
-            gen: h.gen,
+            gen: h.tag(),
             mode: t.mode(),
             owner: t.owner(),
             obj: Some(t),
@@ -182,9 +154,9 @@ impl<C> Tickables<C> {
 
     fn entry(&self, h: TickableHandle) -> Option<&Entry<C>> {
         self.slots
-            .get(h.index as usize)?
+            .get(h.index() as usize)?
             .as_ref()
-            .filter(|e| e.gen == h.gen)
+            .filter(|e| e.gen == h.tag())
     }
 
     pub(crate) fn contains(&self, h: TickableHandle) -> bool {
@@ -195,9 +167,12 @@ impl<C> Tickables<C> {
         if self.entry(h).is_none() {
             return false;
         }
-        self.slots[h.index as usize] = None;
-        self.alloc.borrow_mut().free(h.index, h.gen);
+        // Bookkeeping first, the user's destructor last: a panicking `Drop` leaves the
+        // tickables consistent.
+        let entry = self.slots[h.index() as usize].take();
+        self.alloc.borrow_mut().free(h.index(), h.tag());
         self.live -= 1;
+        drop(entry);
         true
     }
 
@@ -213,7 +188,7 @@ impl<C> Tickables<C> {
             .copied()
             .filter(|&h| self.entry(h).is_some_and(|e| e.owner == Some(owner)))
             .collect();
-        doomed.into_iter().filter(|&h| self.remove(h)).count()
+        crate::unwind::each_then_raise(doomed, |h| self.remove(h))
     }
 
     /// Names in registration order (unnamed ones by handle).
@@ -224,7 +199,7 @@ impl<C> Tickables<C> {
                 let e = self.entry(h)?;
                 Some(match e.obj.as_deref().map(|o| o.name()) {
                     Some(n) if !n.is_empty() => n.to_string(),
-                    _ => format!("{h:?}"),
+                    _ => format!("tickable {h:?}"),
                 })
             })
             .collect()
@@ -244,10 +219,10 @@ impl<C> Tickables<C> {
         let n = self.order.len();
         for k in 0..n {
             let h = self.order[k];
-            let Some(entry) = self.slots[h.index as usize].as_mut() else {
+            let Some(entry) = self.slots[h.index() as usize].as_mut() else {
                 continue;
             };
-            if entry.gen != h.gen {
+            if entry.gen != h.tag() {
                 continue;
             }
             let mode = entry.mode;
@@ -262,9 +237,9 @@ impl<C> Tickables<C> {
             } else {
                 Ok(())
             };
-            if let Some(e) = self.slots[h.index as usize]
+            if let Some(e) = self.slots[h.index() as usize]
                 .as_mut()
-                .filter(|e| e.gen == h.gen)
+                .filter(|e| e.gen == h.tag())
             {
                 e.obj = Some(obj);
             }
@@ -278,9 +253,9 @@ impl<C> Tickables<C> {
         if self.order.len() > 2 * self.live + 16 {
             let slots = &self.slots;
             self.order.retain(|h| {
-                slots[h.index as usize]
+                slots[h.index() as usize]
                     .as_ref()
-                    .is_some_and(|e| e.gen == h.gen)
+                    .is_some_and(|e| e.gen == h.tag())
             });
         }
         ticked

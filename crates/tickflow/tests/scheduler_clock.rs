@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use tickflow::prelude::*;
+use tickflow::MAX_TIME_DILATION;
 
 type Log = Rc<RefCell<Vec<String>>>;
 
@@ -119,9 +120,40 @@ fn max_delta_clamps_the_game_clock_only() {
 }
 
 #[test]
-#[should_panic(expected = "time dilation must be finite and not negative, got NaN")]
+#[should_panic(
+    expected = "time dilation must be finite, not negative and at most 1000000, got NaN"
+)]
 fn a_nan_dilation_is_refused() {
     Scheduler::<()>::new().set_time_dilation(f64::NAN);
+}
+
+/// Dilation is applied after the `max_delta` clamp, so `1e300` once made one frame cover
+/// the rest of representable time, and a game-clock `every(1 s)` timer spun for minutes.
+#[test]
+#[should_panic(expected = "at most 1000000, got 1e300")]
+fn a_dilation_past_the_maximum_is_refused() {
+    Scheduler::<()>::new().set_time_dilation(1e300);
+}
+
+#[test]
+fn the_maximum_dilation_is_accepted_and_bounded_by_the_catch_up_cap() {
+    let mut sched = Scheduler::<u64>::new();
+    sched.set_time_dilation(MAX_TIME_DILATION);
+    sched.timers().every(secs(1.0)).call(|n, _| *n += 1);
+    let mut n = 0;
+    let report = sched.tick(secs(1.0), &mut n); // clamped to 0.25 s, dilated to 250,000 s
+    assert_eq!(report.game_dt, secs(250_000.0));
+    assert_eq!(n, tickflow::timer::DEFAULT_CATCH_UP_CAP);
+    assert_eq!(
+        report.calls_dropped,
+        250_000 - tickflow::timer::DEFAULT_CATCH_UP_CAP
+    );
+    let bad = TickSettings {
+        time_dilation: MAX_TIME_DILATION * 2.0,
+        ..TickSettings::named("fast")
+    };
+    let err = sched.try_add_tick(bad, |_, _| {}).unwrap_err();
+    assert!(err.to_string().contains("from 0 to 1000000"), "{err}");
 }
 
 #[test]

@@ -309,20 +309,29 @@ mod serde_round_trip {
         let snap = sample().snapshot();
         let json = serde_json::to_string(&snap).unwrap();
 
-        let newer = json.replacen("\"version\":1", "\"version\":2", 1);
-        let newer: TimerSnapshot = serde_json::from_str(&newer).unwrap();
-        let err = TimerManager::restore(&newer, resolve).unwrap_err();
+        // Version 1 had no container ids: its handles cannot be told apart from another
+        // manager's, so it is refused rather than guessed at.
+        let older = json.replacen("\"version\":2", "\"version\":1", 1);
+        let older: TimerSnapshot = serde_json::from_str(&older).unwrap();
+        let err = TimerManager::restore(&older, resolve).unwrap_err();
         assert_eq!(
             err,
             RestoreError::Version {
-                found: 2,
-                supported: 1
+                found: 1,
+                supported: 2
             }
         );
         assert_eq!(
             err.to_string(),
-            "snapshot format version 2 cannot be read (this build reads version 1)"
+            "snapshot format version 1 cannot be read (this build reads version 2)"
         );
+
+        // A container id no manager is given.
+        let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        value["container"] = 0.into();
+        let zero: TimerSnapshot = serde_json::from_value(value).unwrap();
+        let err = TimerManager::restore(&zero, resolve).unwrap_err();
+        assert!(err.to_string().contains("container id"), "{err}");
 
         // Two timers claiming the same slot.
         let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -99,11 +99,21 @@ fn times_limits_calls_and_then_the_timer_is_gone() {
     assert!(!timers.exists(h));
 }
 
+/// `times(0)` means what it does on the real-time service: no calls. Nothing is stored, the
+/// handle names nothing, and a handle it replaces is cleared as with any other timer.
 #[test]
-#[should_panic(expected = "times(n) needs n >= 1")]
-fn times_zero_panics_at_the_call_site() {
-    let mut timers = TimerManager::<()>::new();
-    let _ = timers.every(frame()).times(0);
+fn times_zero_makes_no_calls_and_stores_nothing() {
+    let mut timers = TimerManager::<u32>::new();
+    let mut h = timers.every(frame()).call(|n, _| *n += 1);
+    let none = timers
+        .every(frame())
+        .times(0)
+        .replace(&mut h)
+        .call(|n, _| *n += 100);
+    assert_eq!((none, h), (TimerHandle::default(), TimerHandle::default()));
+    let mut n = 0;
+    timers.tick(frame(), &mut n);
+    assert_eq!((n, timers.len()), (0, 0));
 }
 
 #[test]

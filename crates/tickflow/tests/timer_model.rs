@@ -1,7 +1,9 @@
 //! Model-based property test: random operation sequences run against `TimerManager` and a small
 //! reference model that rescans every timer for every call (obviously correct, O(n) per call).
 //! Every call (timer, handle, scheduled time, index, calls this tick, order) and every query
-//! answer is compared after every step.
+//! answer is compared after every step. The sequences include one-shots whose first delay
+//! differs from their rate, `times(0)`, huge deltas against the catch-up cap, and handles of
+//! another manager (which must be answered like stale ones and change nothing).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,6 +23,8 @@ enum Op {
         domain: u8,
         delay: u64,
         period: Option<u64>,
+        /// A one-shot set with `after(rate).first_delay(delay)`.
+        rate: Option<u64>,
         catch_up: u8,
         times: Option<u64>,
         clear_at: Option<u64>,
@@ -31,6 +35,9 @@ enum Op {
     FireNow(usize),
     BeginFrame,
     Budget(Option<usize>),
+    Cap(u64),
+    /// Clear, pause, unpause, fire and query with a handle of another manager.
+    Foreign(usize),
     Tick(u64, u64),
 }
 
@@ -60,20 +67,34 @@ fn period_strategy() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// Frame deltas, including hitches of seconds and huge ones (an eight-hour sleep, and 2^52
+/// flicks: a 10 ms timer is then 900,000 periods late, which only the catch-up cap bounds).
+fn delta_strategy() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        12 => 0u64..(30 * unit()),
+        4 => Just(0u64),
+        4 => Just(500 * unit()),
+        1 => Just(8 * 3600 * 100 * unit()),
+        1 => Just(1u64 << 52),
+    ]
+}
+
 fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (
             0u8..3,
             span_strategy(),
             proptest::option::of(period_strategy()),
+            proptest::option::weighted(0.3, span_strategy()),
             0u8..3,
-            proptest::option::weighted(0.3, 1u64..5),
+            proptest::option::weighted(0.3, 0u64..5),
             proptest::option::weighted(0.2, 0u64..4),
         )
-            .prop_map(|(domain, delay, period, catch_up, times, clear_at)| Op::Set {
+            .prop_map(|(domain, delay, period, rate, catch_up, times, clear_at)| Op::Set {
                 domain,
                 delay,
                 period,
+                rate: if period.is_some() { None } else { rate },
                 catch_up,
                 times,
                 clear_at
@@ -84,11 +105,9 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         1 => (0usize..24).prop_map(Op::FireNow),
         2 => Just(Op::BeginFrame),
         1 => proptest::option::weighted(0.5, 0usize..4).prop_map(Op::Budget),
-        8 => (
-            prop_oneof![3 => 0u64..(30 * unit()), 1 => Just(0u64), 1 => Just(500 * unit())],
-            prop_oneof![3 => 0u64..(30 * unit()), 1 => Just(0u64), 1 => Just(500 * unit())]
-        )
-            .prop_map(|(g, r)| Op::Tick(g, r)),
+        1 => prop_oneof![Just(1u64), Just(2), Just(3), Just(1_000)].prop_map(Op::Cap),
+        1 => (0usize..24).prop_map(Op::Foreign),
+        8 => (delta_strategy(), delta_strategy()).prop_map(|(g, r)| Op::Tick(g, r)),
     ]
 }
 
@@ -117,15 +136,32 @@ struct MTimer {
     burst_tick: u64,
 }
 
-#[derive(Default)]
 struct Model {
     now: [u64; 3],
     prev: [u64; 3],
     tick_no: u64,
     frame_open: bool,
     budget: Option<usize>,
+    cap: u64,
+    dropped: u64,
     timers: Vec<Option<MTimer>>,
     log: Vec<(usize, u64, u64, u64)>,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            now: [0; 3],
+            prev: [0; 3],
+            tick_no: 0,
+            frame_open: false,
+            budget: None,
+            cap: tickflow::timer::DEFAULT_CATCH_UP_CAP,
+            dropped: 0,
+            timers: Vec::new(),
+            log: Vec::new(),
+        }
+    }
 }
 
 impl Model {
@@ -197,8 +233,9 @@ impl Model {
 
     fn tick(&mut self, g: u64, r: u64) {
         self.prev = self.now;
-        self.now[0] += g;
-        self.now[1] += r;
+        // The clocks stop one flick short of "never".
+        self.now[0] = self.now[0].saturating_add(g).min(NEVER - 1);
+        self.now[1] = self.now[1].saturating_add(r).min(NEVER - 1);
         self.now[2] += 1;
         self.tick_no += 1;
         self.frame_open = false;
@@ -227,13 +264,20 @@ impl Model {
             if let Some(left) = t.times_left {
                 rest = rest.min(left);
             }
-            let this_tick = t.burst + rest;
+            let this_tick = (t.burst + rest).min(self.cap);
+            let burst = t.burst;
             if self.call(id, due, this_tick) {
                 continue;
             }
+            let cap = self.cap;
             let t = self.timers[id].as_mut().unwrap();
             let p = t.period;
             let grid = due.checked_add(p).unwrap_or(NEVER);
+            // The first point of the grid after `now`.
+            let ahead = || {
+                let k = (now - due) / p + 1;
+                due.checked_add(p.saturating_mul(k)).unwrap_or(NEVER)
+            };
             let next = if p == 0 {
                 t.not_before = self.tick_no + 1;
                 now
@@ -241,14 +285,12 @@ impl Model {
                 grid
             } else {
                 match t.catch_up {
-                    CatchUp::Burst => grid,
-                    CatchUp::Once => {
-                        let mut n = grid;
-                        while n <= now {
-                            n += p;
-                        }
-                        n
+                    CatchUp::Burst if burst + 1 < cap => grid,
+                    CatchUp::Burst => {
+                        self.dropped += (now - grid) / p + 1;
+                        ahead()
                     }
+                    CatchUp::Once => ahead(),
                     CatchUp::Delay => now.checked_add(p).unwrap_or(NEVER),
                 }
             };
@@ -276,12 +318,18 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let mut model = Model::default();
     let log: Log = Rc::default();
     let mut handles: Vec<TimerHandle> = vec![];
+    // Another manager's handles: the same slots and generations as `real`'s first timers.
+    let mut other = TimerManager::<()>::new();
+    let foreign: Vec<TimerHandle> = (0..24)
+        .map(|_| other.after(Span::from_secs(1)).call(|_, _| {}))
+        .collect();
     for op in ops {
         match op {
             Op::Set {
                 domain,
                 delay,
                 period,
+                rate,
                 catch_up,
                 times,
                 clear_at,
@@ -309,14 +357,18 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                         v
                     }
                 };
-                let (delay, period) = (scale(delay), period.map(scale));
-                let mut b = match (frames, period) {
-                    (false, None) => real.after(Span::from_flicks(delay)),
-                    (false, Some(p)) => real
+                let (delay, period, rate) = (scale(delay), period.map(scale), rate.map(scale));
+                let mut b = match (frames, period, rate) {
+                    (false, None, None) => real.after(Span::from_flicks(delay)),
+                    (false, None, Some(r)) => real
+                        .after(Span::from_flicks(r))
+                        .first_delay(Span::from_flicks(delay)),
+                    (false, Some(p), _) => real
                         .every(Span::from_flicks(p))
                         .first_delay(Span::from_flicks(delay)),
-                    (true, None) => real.after_frames(delay),
-                    (true, Some(p)) => real.every_frames(p).first_delay_frames(delay),
+                    (true, None, None) => real.after_frames(delay),
+                    (true, None, Some(r)) => real.after_frames(r).first_delay_frames(delay),
+                    (true, Some(p), _) => real.every_frames(p).first_delay_frames(delay),
                 };
                 if domain == 1 {
                     b = b.domain(Domain::Real);
@@ -325,9 +377,16 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 if let Some(n) = times {
                     b = b.times(n);
                 }
-                handles.push(b.call(cb));
+                let h = b.call(cb);
+                handles.push(h);
+                if times == Some(0) {
+                    // No calls: nothing is stored, and the handle names no timer.
+                    prop_assert_eq!(h, TimerHandle::default());
+                    model.timers.push(None);
+                    continue;
+                }
                 let looping = period.is_some() || times.is_some_and(|n| n > 1);
-                let p = period.unwrap_or(delay);
+                let p = period.or(rate).unwrap_or(delay);
                 model.timers.push(Some(MTimer {
                     domain: domain as usize,
                     period: p,
@@ -385,6 +444,17 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 model.budget = b;
                 real.set_fire_budget(b);
             }
+            Op::Cap(n) => {
+                model.cap = n;
+                real.set_catch_up_cap(n);
+            }
+            Op::Foreign(k) => {
+                let h = foreign[k];
+                prop_assert!(!real.exists(h) && real.remaining(h).is_none());
+                prop_assert!(real.calls_made(h).is_none() && real.info_of(h).is_none());
+                prop_assert!(!real.pause(h) && !real.unpause(h));
+                prop_assert!(!real.fire_now(h, &mut ()) && !real.clear(h));
+            }
             Op::Tick(g, r) => {
                 model.tick(g, r);
                 real.tick_step(Span::from_flicks(g), Span::from_flicks(r), &mut ());
@@ -403,6 +473,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
         prop_assert_eq!(&got, &model.log);
         // every query
         prop_assert_eq!(real.len(), model.timers.iter().flatten().count());
+        prop_assert_eq!(real.calls_dropped(), model.dropped);
         for (k, &h) in handles.iter().enumerate() {
             let m = model.timers[k].as_ref();
             prop_assert_eq!(real.exists(h), m.is_some());

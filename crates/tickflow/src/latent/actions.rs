@@ -35,6 +35,9 @@ struct Entry<C> {
     state: State,
     /// Added in an open frame before the latent stage: the first update gets a zero delta.
     fresh: bool,
+    /// Added in a frame that a panic aborted before the latent stage: its first update gets the
+    /// next frame's delta without the time owed for the aborted one.
+    after_abort: bool,
     /// Added during the latent stage: first updated next frame.
     skip: bool,
     /// The completion runs in this frame's completion pass.
@@ -92,6 +95,10 @@ pub struct LatentActions<C> {
     /// The clock and overshoot of the completion that is running.
     carry: Option<(Domain, Span)>,
     aborted: VecDeque<Box<dyn LatentAction<C>>>,
+    /// Deltas of frames aborted by a panic before the latent stage, added to the next update.
+    owed: [u64; 3],
+    /// Belongs to a scheduler: `tick` and `begin_frame` are the scheduler's alone.
+    pub(crate) owned: bool,
 }
 
 impl<C: 'static> Default for LatentActions<C> {
@@ -123,6 +130,8 @@ impl<C: 'static> LatentActions<C> {
             in_stage: false,
             carry: None,
             aborted: VecDeque::new(),
+            owed: [0; 3],
+            owned: false,
         }
     }
 
@@ -165,6 +174,8 @@ impl<C: 'static> LatentActions<C> {
             domain,
             state: State::Alive,
             fresh: self.frame_open,
+            // Added after an aborted frame: the time owed for it is not this action's.
+            after_abort: self.owed != [0; 3],
             skip: self.in_stage,
             trigger: false,
             late_by: None,
@@ -214,13 +225,14 @@ impl<C: 'static> LatentActions<C> {
                 on_complete,
             );
         };
-        let (fresh, skip) = (self.frame_open, self.in_stage);
+        let (fresh, skip, owes) = (self.frame_open, self.in_stage, self.owed != [0; 3]);
         let e = &mut self.entries[i];
         let restarted = e.action.as_mut().is_some_and(|a| a.restart(d));
         if restarted {
             // Restarted, it counts like a new action: not this frame's delta.
             e.fresh = fresh;
             e.skip = skip;
+            e.after_abort = owes;
         }
         restarted
     }
@@ -360,8 +372,48 @@ impl<C: 'static> LatentActions<C> {
     /// Tells the actions that a frame has begun: ones added before its latent stage get a
     /// zero delta at their first update (the [`Scheduler`](crate::scheduler::Scheduler) calls
     /// this).
+    ///
+    /// # Panics
+    ///
+    /// On the latent actions of a [`Scheduler`](crate::Scheduler), which opens its frames.
+    #[track_caller]
     pub fn begin_frame(&mut self) {
+        self.assert_standalone("begin_frame");
+        self.open_frame();
+    }
+
+    pub(crate) fn open_frame(&mut self) {
         self.frame_open = true;
+    }
+
+    #[track_caller]
+    fn assert_standalone(&self, what: &str) {
+        assert!(
+            !self.owned,
+            "LatentActions::{what} on a Scheduler's latent actions: they run only in \
+             Scheduler::tick's latent stage"
+        );
+    }
+
+    /// The scheduler's frame was aborted by a panic: if this frame's latent stage had not run,
+    /// its deltas are owed to the actions (their next update gets them too, so a latent delay
+    /// ends in the same frame as a timer of the same length) and the frame is closed, so that
+    /// actions added from now on count as added between frames.
+    pub(crate) fn abort_frame(&mut self, dts: [u64; 3]) {
+        if !self.frame_open {
+            return;
+        }
+        self.frame_open = false;
+        self.frame += 1;
+        for (owed, dt) in self.owed.iter_mut().zip(dts) {
+            *owed = owed.saturating_add(dt);
+        }
+        for e in &mut self.entries {
+            if e.fresh {
+                e.fresh = false;
+                e.after_abort = true;
+            }
+        }
     }
 
     /// Runs one latent stage: every action is updated with `dt` (game and real clocks; one
@@ -370,13 +422,21 @@ impl<C: 'static> LatentActions<C> {
     /// # Panics
     ///
     /// A panic in an action or a completion reaches the caller; the actions stay consistent
-    /// and the completions still due run at the next `tick`.
+    /// and the completions still due run at the next `tick`. Calling it on the latent actions
+    /// of a [`Scheduler`](crate::Scheduler) panics (they run in its latent stage).
+    #[track_caller]
     pub fn tick(&mut self, dt: Span, ctx: &mut C) -> usize {
         self.tick_step(dt, dt, ctx)
     }
 
     /// Like [`tick`](Self::tick) with separate game and real deltas.
+    ///
+    /// # Panics
+    ///
+    /// As [`tick`](Self::tick).
+    #[track_caller]
     pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
+        self.assert_standalone("tick");
         self.run([game_dt.flicks(), real_dt.flicks(), 1], ctx, &mut |_| {})
     }
 
@@ -398,6 +458,7 @@ impl<C: 'static> LatentActions<C> {
         }
         self.in_stage = true;
         let frame = self.frame;
+        let owed = std::mem::take(&mut self.owed);
         for e in &mut self.entries {
             if e.state != State::Alive || e.skip {
                 continue;
@@ -405,9 +466,15 @@ impl<C: 'static> LatentActions<C> {
             let Some(action) = e.action.as_mut() else {
                 continue;
             };
-            let dt = if e.fresh { 0 } else { dts[e.domain.index()] };
+            let d = e.domain.index();
+            let dt = match (e.fresh, e.after_abort) {
+                (true, _) => 0,
+                (false, true) => dts[d],
+                (false, false) => dts[d].saturating_add(owed[d]),
+            };
             let mut r = LatentResponse::new(Span::from_flicks(dt), frame, e.fresh);
             e.fresh = false;
+            e.after_abort = false;
             action.update(&mut r, ctx);
             if r.triggered {
                 e.trigger = true;

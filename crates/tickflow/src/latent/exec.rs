@@ -25,6 +25,7 @@ use super::slots::{
 use super::task::{TaskCx, TaskHandle};
 use crate::time::Domain;
 use crate::timer::{OwnerId, TimerHandle, TimerManager};
+use crate::unwind::Payload;
 
 /// Polling passes of one latent stage: tasks woken by other tasks (or spawned) during the
 /// stage run in the next pass; past this many passes they wait for the next frame (each task
@@ -62,6 +63,9 @@ pub(crate) struct Exec<C: 'static> {
     clock: Cell<[u64; 3]>,
     /// A frame is open and its timer stage has not run.
     before_timers: Cell<bool>,
+    /// Tasks spawned while `before_timers`: their delays count from this frame's timer stage,
+    /// or, when a panic aborts the frame before it, from the clocks the abort leaves.
+    spawned_early: RefCell<Vec<(u32, u32)>>,
 }
 
 impl<C: 'static> Exec<C> {
@@ -79,6 +83,7 @@ impl<C: 'static> Exec<C> {
             anchors: Cell::new([None; 2]),
             clock: Cell::new([0; 3]),
             before_timers: Cell::new(false),
+            spawned_early: RefCell::default(),
         }
     }
 
@@ -116,7 +121,7 @@ impl<C: 'static> Exec<C> {
         if map.len() <= i {
             map.resize(i + 1, (0, 0, 0));
         }
-        map[i] = (h.gen(), c.index, c.gen);
+        map[i] = (h.tag().get(), c.index, c.gen);
     }
 
     /// Claims the polled task's reusable delay timer: `None` when another of its delays holds
@@ -154,6 +159,15 @@ impl<C: 'static> Exec<C> {
         e.joiners.into_iter().for_each(Waker::wake);
     }
 
+    /// Drops an ended task's future (its destructors run) and finishes its end. A destructor
+    /// that panics does not stop the rest: the timer is cleared and the joiners are woken
+    /// either way, and the panic is returned for the caller to raise once all is consistent.
+    fn bury(&self, fut: Option<BoxFuture>, e: Ended) -> Result<(), Payload> {
+        let dropped = panic::catch_unwind(AssertUnwindSafe(|| drop(fut)));
+        self.ended(e);
+        dropped
+    }
+
     /// Wakes the tasks whose delay timers fired.
     fn take_fired(&self, timers: &mut TimerManager<C>) {
         if timers.woken.is_empty() {
@@ -163,7 +177,7 @@ impl<C: 'static> Exec<C> {
         let mut local = self.local.borrow_mut();
         for h in timers.woken.drain(..) {
             if let Some(&(tg, index, gen)) = map.get(h.index() as usize) {
-                if tg == h.gen() {
+                if tg == h.tag().get() {
                     local.push((index, gen));
                 }
             }
@@ -204,6 +218,26 @@ impl<C: 'static> Exec<C> {
     pub(crate) fn after_timers(&self, clock: [u64; 3]) {
         self.before_timers.set(false);
         self.clock.set(clock);
+        self.spawned_early.borrow_mut().clear();
+    }
+
+    /// A panic aborted the frame: `clock` is where the timer manager's clocks stand now. Tasks
+    /// spawned in the frame before its timer stage count their delays from there, as a timer
+    /// set then does.
+    pub(crate) fn abort_frame(&self, clock: [u64; 3]) {
+        if self.before_timers.get() {
+            let early = mem::take(&mut *self.spawned_early.borrow_mut());
+            let mut s = self.slots.borrow_mut();
+            for (index, gen) in early {
+                if let Some(slot) = s.live_mut(index, gen) {
+                    if slot.flags & HAS_ANCHOR == 0 && slot.polled == 0 {
+                        slot.flags |= HAS_ANCHOR;
+                        s.first_anchor.insert(index, [clock[0], clock[1]]);
+                    }
+                }
+            }
+        }
+        self.after_timers(clock);
     }
 
     pub(crate) fn spawn<F>(
@@ -257,7 +291,9 @@ impl<C: 'static> Exec<C> {
             s.owner_of.insert(index, owner);
             flags |= HAS_OWNER;
         }
-        if !self.before_timers.get() {
+        if self.before_timers.get() {
+            self.spawned_early.borrow_mut().push((index, gen));
+        } else {
             // Spawned after this frame's timer stage (or between frames): delays count from
             // the clocks now, as a timer set here would.
             let c = self.clock.get();
@@ -280,6 +316,11 @@ impl<C: 'static> Exec<C> {
     }
 
     /// Cancels every task of `owner`, in spawn order; returns how many.
+    ///
+    /// # Panics
+    ///
+    /// When a task's destructor panics: after every task of the owner was cancelled and
+    /// cleaned up, the first such panic goes on.
     pub(crate) fn cancel_owner(&self, owner: OwnerId) -> usize {
         let list = self
             .slots
@@ -288,11 +329,27 @@ impl<C: 'static> Exec<C> {
             .get(&owner)
             .cloned()
             .unwrap_or_default();
-        list.into_iter().filter(|&(i, g)| self.cancel(i, g)).count()
+        let mut first_panic = None;
+        let mut n = 0;
+        for (i, g) in list {
+            match self.try_cancel(i, g) {
+                Ok(cancelled) => n += usize::from(cancelled),
+                Err(p) => {
+                    n += 1;
+                    first_panic.get_or_insert(p);
+                }
+            }
+        }
+        if let Some(p) = first_panic {
+            panic::resume_unwind(p);
+        }
+        n
     }
 
-    /// Cancels every task (the scheduler is going away), in spawn order.
-    pub(crate) fn cancel_all(&self) {
+    /// Cancels every task (the scheduler is going away), in spawn order. Returns the first
+    /// panic of a task destructor, after every task is gone.
+    pub(crate) fn cancel_all(&self) -> Result<(), Payload> {
+        let mut first_panic = None;
         // Destructors may spawn; a few rounds catch those too.
         for _ in 0..4 {
             let mut live: Vec<(u32, u32, u32)> = {
@@ -309,10 +366,13 @@ impl<C: 'static> Exec<C> {
             }
             live.sort_unstable();
             for (_, i, g) in live {
-                self.cancel(i, g);
+                if let Err(p) = self.try_cancel(i, g) {
+                    first_panic.get_or_insert(p);
+                }
             }
         }
         self.next_frame.borrow_mut().clear();
+        first_panic.map_or(Ok(()), Err)
     }
 
     /// Runs the task part of the latent stage. `after_poll` runs after every poll (queued
@@ -356,38 +416,34 @@ impl<C: 'static> Exec<C> {
                 self.current.set(None);
                 self.anchors.set([None; 2]);
                 polls += 1;
-                match polled {
-                    Ok(Poll::Pending) => {
-                        if let Some((fut, e)) = self.end_poll(index, fut, waker) {
-                            self.lent(ctx, timers, || {
-                                drop(fut);
-                                self.ended(e);
-                            });
+                let failed = match polled {
+                    Ok(Poll::Pending) => match self.end_poll(index, fut, waker) {
+                        Some((fut, e)) => {
                             ended += 1;
+                            self.lent(ctx, timers, || self.bury(Some(fut), e)).err()
                         }
-                    }
+                        None => None,
+                    },
                     Ok(Poll::Ready(())) => {
                         let e = self.slots.borrow_mut().end(index, FINISHED);
-                        self.lent(ctx, timers, || {
-                            drop(fut);
-                            self.ended(e);
-                        });
                         ended += 1;
+                        self.lent(ctx, timers, || self.bury(Some(fut), e)).err()
                     }
                     Err(payload) => {
                         let e = self.slots.borrow_mut().end(index, CANCELLED);
                         // A future that panicked may panic again while dropped; the first
                         // panic is the one to report.
-                        let _ = panic::catch_unwind(AssertUnwindSafe(|| {
-                            self.lent(ctx, timers, || drop(fut));
-                        }));
-                        self.lent(ctx, timers, || self.ended(e));
-                        let mut local = self.local.borrow_mut();
-                        local.extend_from_slice(&order[n + 1..]);
-                        local.append(&mut later);
-                        drop(local);
-                        panic::resume_unwind(payload);
+                        let _ = self.lent(ctx, timers, || self.bury(Some(fut), e));
+                        Some(payload)
                     }
+                };
+                if let Some(payload) = failed {
+                    // The rest of this stage's tasks run next frame, in order.
+                    let mut local = self.local.borrow_mut();
+                    local.extend_from_slice(&order[n + 1..]);
+                    local.append(&mut later);
+                    drop(local);
+                    panic::resume_unwind(payload);
                 }
                 after_poll(ctx, timers);
             }
@@ -482,27 +538,37 @@ impl<C: 'static> Exec<C> {
     }
 }
 
-impl<C: 'static> Control for Exec<C> {
-    fn cancel(&self, index: u32, gen: u32) -> bool {
+impl<C: 'static> Exec<C> {
+    /// Cancels a task; `Ok(true)` when this call cancelled it. A destructor's panic is
+    /// returned after the task is cleaned up (it counts as cancelled).
+    fn try_cancel(&self, index: u32, gen: u32) -> Result<bool, Payload> {
         let mut s = self.slots.borrow_mut();
         let Some(slot) = s.live_mut(index, gen) else {
-            return false;
+            return Ok(false);
         };
         match slot.state {
             POLLING => {
                 slot.state = POLLING_CANCELLED;
-                return true;
+                return Ok(true);
             }
-            POLLING_CANCELLED => return false,
+            POLLING_CANCELLED => return Ok(false),
             _ => {}
         }
         let fut = slot.fut.take();
         let e = s.end(index, CANCELLED);
         drop(s);
         // The future's destructors run here, with no borrow held: they may use the executor.
-        drop(fut);
-        self.ended(e);
-        true
+        self.bury(fut, e)?;
+        Ok(true)
+    }
+}
+
+impl<C: 'static> Control for Exec<C> {
+    fn cancel(&self, index: u32, gen: u32) -> bool {
+        match self.try_cancel(index, gen) {
+            Ok(cancelled) => cancelled,
+            Err(p) => panic::resume_unwind(p),
+        }
     }
 
     fn join(&self, index: u32, gen: u32, waker: &Waker) {
@@ -542,6 +608,12 @@ impl<C: 'static> Tasks<C> {
 
 impl<C: 'static> Drop for Tasks<C> {
     fn drop(&mut self) {
-        self.exec.cancel_all();
+        if let Err(p) = self.exec.cancel_all() {
+            // Every task is gone; a destructor's panic goes on unless one is already unwinding
+            // (a second panic would abort the process).
+            if !std::thread::panicking() {
+                panic::resume_unwind(p);
+            }
+        }
     }
 }

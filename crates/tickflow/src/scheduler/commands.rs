@@ -3,7 +3,6 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::mem;
-use std::num::NonZeroU32;
 use std::rc::Rc;
 
 use std::future::Future;
@@ -122,7 +121,7 @@ impl<C: 'static> Commands<C> {
     }
 
     fn tick_live(&self, h: TickHandle) -> bool {
-        self.shared.ticks.borrow().is_live(h.index(), h.gen())
+        self.shared.ticks.borrow().is_live(h.index(), h.tag())
     }
 
     /// Queues a new tick function and returns its handle.
@@ -298,8 +297,7 @@ impl<C: 'static> Commands<C> {
 }
 
 fn h_live(alloc: &RefCell<HandleAlloc>, h: TickableHandle) -> bool {
-    let (index, gen): (u32, NonZeroU32) = h.parts();
-    alloc.borrow().is_live(index, gen)
+    alloc.borrow().is_live(h.index(), h.tag())
 }
 
 /// The parts of a scheduler that commands change.
@@ -310,14 +308,36 @@ pub(crate) struct Parts<'a, C: 'static> {
     pub(crate) latent: &'a mut LatentActions<C>,
 }
 
-/// Removes everything of `owner` (tasks are cancelled: their destructors run here).
+/// Removes everything of `owner` (tasks are cancelled: their destructors run here). A
+/// destructor that panics stops none of it: the first panic goes on once all is removed.
 pub(crate) fn remove_owner<C: 'static>(shared: &Shared<C>, p: &mut Parts<'_, C>, owner: OwnerId) {
-    p.ticks.remove_owner(owner);
-    p.tickables.remove_owner(owner);
-    p.timers.clear_owner(owner);
-    p.latent.remove_owner(owner);
-    shared.exec.cancel_owner(owner);
+    let steps: [&mut dyn FnMut(); 5] = [
+        &mut || {
+            p.ticks.remove_owner(owner);
+        },
+        &mut || {
+            p.tickables.remove_owner(owner);
+        },
+        &mut || {
+            p.timers.clear_owner(owner);
+        },
+        &mut || {
+            p.latent.remove_owner(owner);
+        },
+        &mut || {
+            shared.exec.cancel_owner(owner);
+        },
+    ];
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::unwind::each_then_raise(steps, |step| {
+            step();
+            true
+        })
+    }));
     shared.exec.clear_dropped(p.timers);
+    if let Err(payload) = result {
+        std::panic::resume_unwind(payload);
+    }
 }
 
 /// Applies every queued command (including ones queued while applying, by destructors).
@@ -334,6 +354,30 @@ pub(crate) fn apply<C: 'static>(
         if queue.is_empty() {
             return;
         }
+        let mut queue = queue.into_iter();
+        let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            apply_each(shared, p, errors, &mut queue)
+        }));
+        if let Err(payload) = applied {
+            // A destructor panicked (a removed closure's, a cancelled task's): the commands
+            // after it stay queued, ahead of any queued since, for the next boundary.
+            let mut q = shared.queue.borrow_mut();
+            let later = mem::take(&mut *q);
+            q.extend(queue);
+            q.extend(later);
+            drop(q);
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+fn apply_each<C: 'static>(
+    shared: &Shared<C>,
+    p: &mut Parts<'_, C>,
+    errors: &mut Vec<TickError>,
+    queue: &mut impl Iterator<Item = Command<C>>,
+) {
+    {
         for c in queue {
             match c {
                 Command::AddTick(h, s, body) => p.ticks.graph.insert_reserved(h, s, body),

@@ -40,8 +40,8 @@ impl<C: 'static> Scheduler<C> {
             ..FrameReport::default()
         };
 
-        self.timers.begin_frame();
-        self.latent.begin_frame();
+        self.timers.open_frame();
+        self.latent.open_frame();
         self.tasks.exec.begin_frame();
         let game_now = self.timers.now().flicks().saturating_add(game_dt.flicks());
         self.ticks.begin_frame(
@@ -58,11 +58,16 @@ impl<C: 'static> Scheduler<C> {
         #[cfg(feature = "tracing")]
         drop(frame_span);
         if let Err(p) = result {
+            // The stages that did not run still see the frame's time pass, and their open
+            // frames close, so that what is set before the next frame counts from now.
             self.ticks.recover();
-            self.tasks.exec.after_timers(self.timers.clocks());
+            self.timers.abort_frame(game_dt, dt);
+            self.latent.abort_frame([game_dt.flicks(), dt.flicks(), 1]);
+            self.tasks.exec.abort_frame(self.timers.clocks());
             panic::resume_unwind(p);
         }
         self.ticks.end_frame();
+        report.end_of_time = self.timers.at_end_of_time() || self.unpaused == u64::MAX;
         report
     }
 
@@ -126,7 +131,9 @@ impl<C: 'static> Scheduler<C> {
         }
 
         ticks.past(TickGroup::PostPhysics);
-        report.timers_fired = timers.tick_step(game_dt, real_dt, ctx);
+        let dropped = timers.calls_dropped();
+        report.timers_fired = timers.run_tick(game_dt, real_dt, ctx);
+        report.calls_dropped = timers.calls_dropped() - dropped;
         exec.after_timers(timers.clocks());
         apply(
             shared,

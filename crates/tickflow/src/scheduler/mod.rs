@@ -123,11 +123,15 @@ impl<C: 'static> Scheduler<C> {
     pub fn new() -> Self {
         let tasks = Tasks::new();
         let shared = Rc::new(Shared::new(Rc::clone(&tasks.exec)));
+        let mut timers = TimerManager::new();
+        timers.owned = true;
+        let mut latent = LatentActions::new();
+        latent.owned = true;
         Scheduler {
-            timers: TimerManager::new(),
+            timers,
             ticks: TickFunctions::new(Rc::clone(&shared.ticks)),
             tickables: Tickables::new(Rc::clone(&shared.tickables)),
-            latent: LatentActions::new(),
+            latent,
             tasks,
             shared,
             frame: 0,
@@ -307,13 +311,15 @@ impl<C: 'static> Scheduler<C> {
         self.tickables.contains(h)
     }
 
-    /// The timer manager (the frame's timer stage).
+    /// The timer manager (the frame's timer stage): set, clear, pause and query timers. Its
+    /// clocks move only with [`tick`](Self::tick): its own `tick` and `begin_frame` panic here.
     pub fn timers(&mut self) -> &mut TimerManager<C> {
         self.flush();
         &mut self.timers
     }
 
-    /// The latent actions (the frame's latent stage, before the tasks).
+    /// The latent actions (the frame's latent stage, before the tasks). They run only with
+    /// [`tick`](Self::tick): their own `tick` and `begin_frame` panic here.
     pub fn latent(&mut self) -> &mut LatentActions<C> {
         self.flush();
         &mut self.latent
@@ -386,16 +392,17 @@ impl<C: 'static> Scheduler<C> {
         self.paused
     }
 
-    /// Scales the game clock: 0.5 runs the game at half speed.
+    /// Scales the game clock: 0.5 runs the game at half speed, 0 freezes it.
     ///
     /// # Panics
     ///
-    /// When `factor` is negative, NaN or infinite.
+    /// When `factor` is negative, NaN, infinite or above [`MAX_TIME_DILATION`](crate::time::MAX_TIME_DILATION).
     #[track_caller]
     pub fn set_time_dilation(&mut self, factor: f64) {
         assert!(
-            factor.is_finite() && factor >= 0.0,
-            "time dilation must be finite and not negative, got {factor}"
+            crate::time::valid_dilation(factor),
+            "time dilation must be finite, not negative and at most {}, got {factor:?}",
+            crate::time::MAX_TIME_DILATION
         );
         self.dilation = factor;
     }

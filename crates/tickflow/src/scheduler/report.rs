@@ -94,6 +94,14 @@ pub struct FrameReport {
     pub held_back: usize,
     /// Timer calls made.
     pub timers_fired: usize,
+    /// Missed timer calls dropped by the catch-up cap in this frame (see
+    /// [`TimerManager::set_catch_up_cap`](crate::timer::TimerManager::set_catch_up_cap)).
+    pub calls_dropped: u64,
+    /// A clock stands at the end of representable time (about 829 years after it started):
+    /// it stops there, timers on it that are not yet due never fire, and interval tick
+    /// functions on it run with a zero delta. Reaching it takes a huge delta or dilation;
+    /// a game that sees this has a bug in its loop.
+    pub end_of_time: bool,
     /// Tickables ticked.
     pub tickables_ticked: usize,
     /// Latent action completions run.

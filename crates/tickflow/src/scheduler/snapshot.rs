@@ -129,10 +129,11 @@ impl<C: 'static> Scheduler<C> {
         if snap.frame == u64::MAX {
             return Err(RestoreError::corrupt("the frame counter is at its end"));
         }
-        if !snap.dilation.is_finite() || snap.dilation < 0.0 {
+        if !crate::time::valid_dilation(snap.dilation) {
             return Err(RestoreError::corrupt(format!(
-                "time dilation {} is not a finite, non-negative number",
-                snap.dilation
+                "time dilation {} is not a finite number from 0 to {}",
+                snap.dilation,
+                crate::time::MAX_TIME_DILATION
             )));
         }
         let tick_alloc = snap.ticks.check()?;
@@ -195,7 +196,9 @@ impl<C: 'static> Scheduler<C> {
             .tickables
             .restore(&snap.tickables, tickable_alloc, objects);
         sched.timers = timers;
+        sched.timers.owned = true;
         sched.latent = latent;
+        sched.latent.owned = true;
         sched.frame = snap.frame;
         sched.paused = snap.paused;
         sched.dilation = snap.dilation;

@@ -1,64 +1,97 @@
 //! Generational handle allocator shared by tick functions and tickables.
 //!
-//! Plain data (generations and a LIFO free list), so a snapshot can keep it exactly and a
-//! restored scheduler hands out the same handles. The scheduler and its
+//! Plain data (tags and a LIFO free list), so a snapshot can keep it exactly and a restored
+//! scheduler hands out the same handles. The scheduler and its
 //! [`Commands`](crate::scheduler::Commands) share one allocator per kind, so a command queued
-//! from a timer callback can return its handle at once.
+//! from a timer callback can return its handle at once. Tags carry the allocator's container id
+//! and wrap by retiring the slot (see `handle.rs`).
 
 use std::num::NonZeroU32;
 
-/// A [`HandleAlloc`] as plain data: every slot's generation and liveness, and the free list
-/// (a stack: its last slot is reused first).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
+
+/// A [`HandleAlloc`] as plain data: its container id, every slot's generation and liveness,
+/// and the free list (a stack: its last slot is reused first; a free slot not in it is
+/// retired).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct AllocSnapshot {
+    container: ContainerId,
     generations: Vec<u32>,
     live: Vec<bool>,
     free: Vec<u32>,
 }
 
-/// Hands out `(index, generation)` pairs; a freed index comes back with a higher generation.
-#[derive(Debug, Default, Clone)]
+impl AllocSnapshot {
+    /// The tag a saved generation stands for (a tag no live slot has when it is out of range,
+    /// as a damaged snapshot's may be).
+    pub(crate) fn tag(&self, gen: u32) -> NonZeroU32 {
+        saved_tag(self.container, gen).unwrap_or(NonZeroU32::MIN)
+    }
+}
+
+/// Hands out `(index, tag)` pairs; a freed index comes back with a newer tag.
+#[derive(Debug, Clone)]
 pub(crate) struct HandleAlloc {
-    gens: Vec<NonZeroU32>,
+    id: ContainerId,
+    tags: Vec<NonZeroU32>,
     live: Vec<bool>,
     free: Vec<u32>,
 }
 
+impl Default for HandleAlloc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl HandleAlloc {
-    /// A fresh `(index, generation)`, reusing the most recently freed index.
+    /// An empty allocator with a fresh container id.
+    pub(crate) fn new() -> Self {
+        HandleAlloc {
+            id: ContainerId::fresh(),
+            tags: Vec::new(),
+            live: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// A fresh `(index, tag)`, reusing the most recently freed index.
     pub(crate) fn alloc(&mut self) -> (u32, NonZeroU32) {
         if let Some(i) = self.free.pop() {
             self.live[i as usize] = true;
-            return (i, self.gens[i as usize]);
+            return (i, self.tags[i as usize]);
         }
-        let i = u32::try_from(self.gens.len())
+        let i = u32::try_from(self.tags.len())
             .ok()
             .filter(|&i| i != u32::MAX)
             .expect("more than 2^32 - 1 handles alive at once");
-        self.gens.push(NonZeroU32::MIN);
+        let tag = NonZeroU32::new(self.id.first_tag()).expect("tags are never 0");
+        self.tags.push(tag);
         self.live.push(true);
-        (i, NonZeroU32::MIN)
+        (i, tag)
     }
 
-    /// Frees a live pair; `false` (and nothing changes) when it is stale or unknown.
-    pub(crate) fn free(&mut self, index: u32, gen: NonZeroU32) -> bool {
-        if !self.is_live(index, gen) {
+    /// Frees a live pair; `false` (and nothing changes) when it is stale, foreign or unknown.
+    /// A slot whose generation is used up is retired instead of reused.
+    pub(crate) fn free(&mut self, index: u32, tag: NonZeroU32) -> bool {
+        if !self.is_live(index, tag) {
             return false;
         }
         let i = index as usize;
         self.live[i] = false;
-        // Wrapping after 2^32 reuses of one index could alias a very old handle; that many
-        // reuses of one slot is far beyond any game's lifetime.
-        self.gens[i] = gen.checked_add(1).unwrap_or(NonZeroU32::MIN);
-        self.free.push(index);
+        if let Some(next) = next_tag(tag.get()) {
+            self.tags[i] = NonZeroU32::new(next).expect("tags are never 0");
+            self.free.push(index);
+        }
         true
     }
 
     /// The allocator as plain data.
     pub(crate) fn save(&self) -> AllocSnapshot {
         AllocSnapshot {
-            generations: self.gens.iter().map(|g| g.get()).collect(),
+            container: self.id,
+            generations: self.tags.iter().map(|t| gen_of(t.get())).collect(),
             live: self.live.clone(),
             free: self.free.clone(),
         }
@@ -73,10 +106,14 @@ impl HandleAlloc {
                 s.live.len()
             ));
         }
-        let gens = s
+        let tags = s
             .generations
             .iter()
-            .map(|&g| NonZeroU32::new(g).ok_or("a handle generation is 0"))
+            .map(|&g| {
+                saved_tag(s.container, g).ok_or_else(|| {
+                    format!("a handle generation ({g}) or container id is out of range")
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut seen = vec![false; n];
         for &i in &s.free {
@@ -88,16 +125,17 @@ impl HandleAlloc {
             }
         }
         Ok(HandleAlloc {
-            gens,
+            id: s.container,
+            tags,
             live: s.live.clone(),
             free: s.free.clone(),
         })
     }
 
     /// `true` while the pair is allocated and not freed.
-    pub(crate) fn is_live(&self, index: u32, gen: NonZeroU32) -> bool {
+    pub(crate) fn is_live(&self, index: u32, tag: NonZeroU32) -> bool {
         let i = index as usize;
-        i < self.gens.len() && self.live[i] && self.gens[i] == gen
+        i < self.tags.len() && self.live[i] && self.tags[i] == tag
     }
 }
 
@@ -107,7 +145,7 @@ mod tests {
 
     #[test]
     fn freed_indices_come_back_with_a_new_generation() {
-        let mut a = HandleAlloc::default();
+        let mut a = HandleAlloc::new();
         let (i0, g0) = a.alloc();
         let (i1, _) = a.alloc();
         assert_ne!(i0, i1);
@@ -119,5 +157,29 @@ mod tests {
         assert!(g2 > g0);
         assert!(a.is_live(i2, g2));
         assert!(!a.is_live(99, g0));
+    }
+
+    #[test]
+    fn another_allocators_pairs_are_not_live_here() {
+        let (mut a, mut b) = (HandleAlloc::new(), HandleAlloc::new());
+        let (ia, ta) = a.alloc();
+        let (ib, tb) = b.alloc();
+        assert_eq!(ia, ib, "same slot");
+        assert!(!a.is_live(ib, tb) && !b.is_live(ia, ta));
+        assert!(!a.free(ib, tb));
+        assert!(a.is_live(ia, ta));
+    }
+
+    #[test]
+    fn a_used_up_slot_is_retired() {
+        let mut a = HandleAlloc::new();
+        let (i, _) = a.alloc();
+        let last = NonZeroU32::new(a.id.tag(crate::handle::GEN_MAX)).unwrap();
+        a.tags[i as usize] = last;
+        assert!(a.free(i, last));
+        let (j, _) = a.alloc();
+        assert_ne!(i, j, "the retired slot is never handed out again");
+        let restored = HandleAlloc::restore(&a.save()).unwrap();
+        assert_eq!(restored.free, a.free);
     }
 }

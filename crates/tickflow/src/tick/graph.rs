@@ -156,7 +156,7 @@ impl<C> TickGraph<C> {
         self.nodes
             .get(h.index() as usize)?
             .as_ref()
-            .filter(|n| n.gen == h.gen())
+            .filter(|n| n.gen == h.tag())
     }
 
     fn get_mut(&mut self, h: TickHandle) -> Option<&mut Node> {
@@ -176,7 +176,7 @@ impl<C> TickGraph<C> {
     pub(crate) fn hot(&self, h: TickHandle) -> Option<&Hot<C>> {
         self.hot
             .get(h.index() as usize)
-            .filter(|x| x.gen == h.gen().get())
+            .filter(|x| x.gen == h.tag().get())
     }
 
     pub(crate) fn handle_at(&self, index: u32) -> Option<TickHandle> {
@@ -203,7 +203,7 @@ impl<C> TickGraph<C> {
     pub(crate) fn name_of(&self, h: TickHandle) -> String {
         match self.get(h) {
             Some(n) if !n.settings.name.is_empty() => n.settings.name.clone(),
-            _ => format!("{h:?}"),
+            _ => format!("tick {h:?}"),
         }
     }
 
@@ -234,7 +234,7 @@ impl<C> TickGraph<C> {
         }
         let enabled = settings.enabled;
         self.nodes[i] = Some(Node {
-            gen: h.gen(),
+            gen: h.tag(),
             settings,
             seq: self.next_seq,
             parallel,
@@ -246,7 +246,7 @@ impl<C> TickGraph<C> {
         });
         self.hot[i] = Hot {
             body: Some(body),
-            gen: h.gen().get(),
+            gen: h.tag().get(),
             flags: self.nodes[i].as_ref().expect("just set").flags(),
             last_run: 0,
         };
@@ -284,16 +284,18 @@ impl<C> TickGraph<C> {
             }
         }
         self.nodes[h.index() as usize] = None;
-        self.hot[h.index() as usize] = Hot::FREE;
+        let hot = std::mem::replace(&mut self.hot[h.index() as usize], Hot::FREE);
         self.live -= 1;
-        self.alloc.borrow_mut().free(h.index(), h.gen());
+        self.alloc.borrow_mut().free(h.index(), h.tag());
+        // The user's closure last: a panicking destructor leaves the graph consistent.
+        drop(hot);
         true
     }
 
     /// Removes every function of `owner`; returns how many.
     pub(crate) fn remove_owner(&mut self, owner: OwnerId) -> usize {
         let list = self.owners.remove(&owner).unwrap_or_default();
-        list.into_iter().filter(|&h| self.remove(h)).count()
+        crate::unwind::each_then_raise(list, |h| self.remove(h))
     }
 
     /// `true` when the handle is live (whether or not anything changed).
@@ -442,7 +444,7 @@ fn node_mut(nodes: &mut [Option<Node>], h: TickHandle) -> Option<&mut Node> {
     nodes
         .get_mut(h.index() as usize)?
         .as_mut()
-        .filter(|n| n.gen == h.gen())
+        .filter(|n| n.gen == h.tag())
 }
 
 #[cfg(test)]

@@ -59,7 +59,6 @@ mod plan;
 mod run;
 
 use std::fmt;
-use std::num::NonZeroU32;
 
 pub(crate) use alloc::{AllocSnapshot, HandleAlloc};
 pub use cx::{Deferred, TickCx};
@@ -180,8 +179,8 @@ pub struct TickSettings {
     /// [`Resolver`](crate::snapshot::Resolver) binds the callback by after a
     /// [restore](crate::scheduler::Scheduler::restore). Empty: the handle is shown instead.
     pub name: String,
-    /// Multiplies the delta this function receives; 1 leaves it alone. Must be finite and
-    /// not negative.
+    /// Multiplies the delta this function receives; 1 leaves it alone. Must be finite, not
+    /// negative and at most [`MAX_TIME_DILATION`](crate::time::MAX_TIME_DILATION).
     pub time_dilation: f64,
 }
 
@@ -235,11 +234,13 @@ impl TickSettings {
                 });
             }
         }
-        if !self.time_dilation.is_finite() || self.time_dilation < 0.0 {
+        if !crate::time::valid_dilation(self.time_dilation) {
             return Err(TickError::InvalidSettings {
                 reason: format!(
-                    "time_dilation {} of `{}` is not a finite, non-negative number",
-                    self.time_dilation, self.name
+                    "time_dilation {:?} of `{}` is not a finite number from 0 to {}",
+                    self.time_dilation,
+                    self.name,
+                    crate::time::MAX_TIME_DILATION
                 ),
             });
         }
@@ -247,44 +248,12 @@ impl TickSettings {
     }
 }
 
-/// Names one tick function. Generational: the handle of a removed function never reaches a
-/// newer one in the same slot. `Default` never names a function. 8 bytes, `Option` too.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TickHandle {
-    index: u32,
-    gen: NonZeroU32,
-}
-
-impl TickHandle {
-    pub(crate) fn new(index: u32, gen: NonZeroU32) -> TickHandle {
-        TickHandle { index, gen }
-    }
-
-    pub(crate) fn index(self) -> u32 {
-        self.index
-    }
-
-    pub(crate) fn gen(self) -> NonZeroU32 {
-        self.gen
-    }
-
-    /// `true` for the `Default` handle, which never names a function.
-    pub fn is_none(self) -> bool {
-        self == TickHandle::default()
-    }
-}
-
-impl Default for TickHandle {
-    fn default() -> TickHandle {
-        // Index u32::MAX is never allocated.
-        TickHandle::new(u32::MAX, NonZeroU32::MIN)
-    }
-}
-
-impl fmt::Debug for TickHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tick {}v{}", self.index, self.gen)
-    }
+crate::handle::handle_type! {
+    /// Names one tick function in one scheduler. Generational: the handle of a removed function
+    /// never reaches a newer one in the same slot, and a handle of another scheduler is
+    /// answered like a stale one (see [`TimerHandle`](crate::timer::TimerHandle) for how
+    /// certain that is). `Default` never names a function. 8 bytes, `Option` too.
+    TickHandle
 }
 
 /// Why a tick-function operation was refused. Nothing was changed.

@@ -64,7 +64,7 @@ impl Plan {
         self.info
             .get(h.index() as usize)?
             .as_ref()
-            .filter(|r| r.gen == h.gen())
+            .filter(|r| r.gen == h.tag())
     }
 
     /// Records where a function spawned during the frame runs, so later spawns that depend on
@@ -75,7 +75,7 @@ impl Plan {
             self.info.resize(i + 1, None);
         }
         self.info[i] = Some(Resolved {
-            gen: h.gen(),
+            gen: h.tag(),
             actual,
             demoted_by: None,
             rank: u32::MAX,
@@ -234,7 +234,7 @@ impl Plan {
             self.info.resize(i + 1, None);
         }
         self.info[i] = Some(Resolved {
-            gen: h.gen(),
+            gen: h.tag(),
             actual: g,
             demoted_by: None,
             rank: ((g.index() as u32) << POSITION_BITS) | k,

@@ -22,6 +22,7 @@ use super::plan::Plan;
 use super::{Deferred, HandleAlloc, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Span;
 use crate::timer::TimerManager;
+use crate::unwind::Payload;
 
 /// A serial tick function.
 pub(crate) type SerialFn<C> = Box<dyn FnMut(&mut C, &mut TickCx<'_, C>)>;
@@ -40,6 +41,17 @@ pub(crate) struct ParJob<C> {
     seq: u64,
     body: ParallelFn<C>,
     out: Deferred<C>,
+    /// The function panicked (the others of the batch still run).
+    panic: Option<Payload>,
+}
+
+impl<C> ParJob<C> {
+    fn run(&mut self, ctx: &C) {
+        let (body, out) = (&mut self.body, &mut self.out);
+        if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| body(ctx, out))) {
+            self.panic = Some(p);
+        }
+    }
 }
 
 /// Runs a batch of parallel functions; made where `C: Sync` is known.
@@ -47,7 +59,7 @@ pub(crate) type Runner<C> = fn(&C, &mut [ParJob<C>]);
 
 pub(crate) fn run_batch<C: Sync>(ctx: &C, jobs: &mut [ParJob<C>]) {
     use rayon::prelude::*;
-    jobs.par_iter_mut().for_each(|j| (j.body)(ctx, &mut j.out));
+    jobs.par_iter_mut().for_each(|j| j.run(ctx));
 }
 
 /// What the executor needs from the scheduler while it runs a list.
@@ -366,7 +378,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             };
             let flags = hot.flags;
-            if hot.gen != h.gen().get()
+            if hot.gen != h.tag().get()
                 || flags & ENABLED == 0
                 || hot.last_run == frame
                 || (paused && flags & WHEN_PAUSED == 0)
@@ -431,7 +443,7 @@ impl<C: 'static> TickFunctions<C> {
     /// Returns a callback to its slot if its function is still registered.
     fn put_back(&mut self, h: TickHandle, body: Body<C>) {
         if let Some(hot) = self.graph.hot.get_mut(h.index() as usize) {
-            if hot.gen == h.gen().get() && hot.body.is_none() {
+            if hot.gen == h.tag().get() && hot.body.is_none() {
                 hot.body = Some(body);
             }
         }
@@ -484,6 +496,7 @@ impl<C: 'static> TickFunctions<C> {
             seq,
             body,
             out: Deferred::new(dt, self.frame, group, h),
+            panic: None,
         });
     }
 
@@ -493,35 +506,49 @@ impl<C: 'static> TickFunctions<C> {
         }
         let mut jobs = mem::take(&mut self.jobs);
         let ctx: &C = env.ctx;
-        let result = panic::catch_unwind(AssertUnwindSafe(|| match self.runner {
+        // Every job catches its own panic, so the batch runs to the end either way, on the
+        // pool or one by one: the same functions run and the same outputs are applied.
+        match self.runner {
             Some(run) if self.threads && jobs.len() > 1 => run(ctx, &mut jobs),
-            _ => {
-                for j in jobs.iter_mut() {
-                    (j.body)(ctx, &mut j.out);
-                }
-            }
-        }));
+            _ => jobs.iter_mut().for_each(|j| j.run(ctx)),
+        }
         self.batch.clear();
+        let mut first_panic = None;
         for job in jobs.drain(..) {
             self.put_back(job.handle, Body::Parallel(job.body));
+            if let Some(p) = job.panic {
+                first_panic.get_or_insert(p);
+            }
             if !job.out.is_empty() {
                 self.deferred.push((job.seq, job.out));
             }
         }
         self.jobs = jobs;
-        if let Err(p) = result {
+        if let Some(p) = first_panic {
+            // The frame stops here, but what the functions that ran asked for (and what the
+            // panicking one asked for before it panicked, as a serial function's changes
+            // would stand) is applied first: their state already moved on.
+            let group = self.current;
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| self.apply_deferred(group, env)));
             panic::resume_unwind(p);
         }
     }
 
-    /// Applies the group's deferred changes in registration order.
+    /// Ends a group: runs the last batch and applies the deferred changes.
     fn finish_group(&mut self, group: TickGroup, env: &mut Env<'_, C>) {
         self.flush_batch(env);
+        self.apply_deferred(group, env);
+    }
+
+    /// Applies the group's deferred changes in registration order. A change that panics
+    /// stops none of the others; the first panic goes on after all were applied.
+    fn apply_deferred(&mut self, group: TickGroup, env: &mut Env<'_, C>) {
         if self.deferred.is_empty() {
             return;
         }
         let mut deferred = mem::take(&mut self.deferred);
         deferred.sort_by_key(|(seq, _)| *seq);
+        let mut first_panic = None;
         for (_, out) in deferred {
             for f in out.later {
                 let mut cx = TickCx {
@@ -533,11 +560,14 @@ impl<C: 'static> TickFunctions<C> {
                     graph: &mut self.graph,
                 };
                 let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
-                self.after_call(env);
-                if let Err(p) = result {
-                    panic::resume_unwind(p);
+                let settled = panic::catch_unwind(AssertUnwindSafe(|| self.after_call(env)));
+                if let Err(p) = result.and(settled) {
+                    first_panic.get_or_insert(p);
                 }
             }
+        }
+        if let Some(p) = first_panic {
+            panic::resume_unwind(p);
         }
     }
 

@@ -1,17 +1,16 @@
 //! Tickables in a scheduler snapshot: handles, names, owners and modes in registration
 //! order. The objects themselves are user types, rebuilt by the resolver from their names.
 
-use std::num::NonZeroU32;
-
 use rustc_hash::FxHashSet;
 
 use super::{Entry, Tickable, TickableHandle, TickableMode, Tickables};
+use crate::handle::gen_of;
 use crate::snapshot::RestoreError;
 use crate::tick::{AllocSnapshot, HandleAlloc};
 use crate::timer::OwnerId;
 
 /// The saved part of a scheduler's tickables.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct TickableSnapshot {
     alloc: AllocSnapshot,
@@ -47,7 +46,7 @@ impl TickableSnapshot {
     /// What the resolver is asked with, in registration order.
     pub(crate) fn infos(&self) -> impl Iterator<Item = TickableInfo> + '_ {
         self.tickables.iter().map(|t| TickableInfo {
-            handle: TickableHandle::new(t.index, NonZeroU32::new(t.gen).unwrap_or(NonZeroU32::MIN)),
+            handle: TickableHandle::new(t.index, self.alloc.tag(t.gen)),
             name: t.name.clone(),
             owner: t.owner,
             mode: t.mode,
@@ -59,7 +58,7 @@ impl TickableSnapshot {
         let alloc = HandleAlloc::restore(&self.alloc).map_err(RestoreError::corrupt)?;
         let mut seen = FxHashSet::default();
         for t in &self.tickables {
-            let live = NonZeroU32::new(t.gen).is_some_and(|g| alloc.is_live(t.index, g));
+            let live = alloc.is_live(t.index, self.alloc.tag(t.gen));
             if !live || !seen.insert(t.index) {
                 return Err(RestoreError::corrupt(format!(
                     "tickable `{}` has a handle that is not live or saved twice",
@@ -80,8 +79,8 @@ impl<C> Tickables<C> {
             .filter_map(|&h| {
                 let e = self.entry(h)?;
                 Some(SavedTickable {
-                    index: h.index,
-                    gen: h.gen.get(),
+                    index: h.index(),
+                    gen: gen_of(h.tag().get()),
                     name: e
                         .obj
                         .as_deref()
@@ -112,7 +111,7 @@ impl<C> Tickables<C> {
                 self.slots.resize_with(i + 1, || None);
             }
             self.slots[i] = Some(Entry {
-                gen: h.gen,
+                gen: h.tag(),
                 mode: info.mode,
                 owner: info.owner,
                 obj: Some(obj),

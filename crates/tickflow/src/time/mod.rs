@@ -130,6 +130,20 @@ impl fmt::Display for Time {
     }
 }
 
+/// The largest time dilation [`Scheduler::set_time_dilation`](crate::Scheduler::set_time_dilation)
+/// and [`TickSettings::time_dilation`](crate::TickSettings::time_dilation) accept: a million times real speed.
+///
+/// Dilation is applied after the `max_delta` clamp, so it decides how much game time one frame
+/// can cover: at this maximum a 250 ms frame is about three days of game time. Faster-than-this
+/// simulation is better done with more frames (the clocks stay exact), and a larger factor
+/// would reach the end of representable time (about 829 years) in a few hours of frames.
+pub const MAX_TIME_DILATION: f64 = 1e6;
+
+/// `true` for a dilation the scheduler accepts.
+pub(crate) fn valid_dilation(factor: f64) -> bool {
+    factor.is_finite() && (0.0..=MAX_TIME_DILATION).contains(&factor)
+}
+
 /// Which clock a timer, tick interval or latent delay counts on.
 ///
 /// | domain | advances by | while paused |
@@ -159,7 +173,8 @@ impl Domain {
     }
 }
 
-/// A number of seconds that is not a valid length of time: NaN, infinite or negative.
+/// An input that is not a valid length of time: a number of seconds that is NaN, infinite or
+/// negative, or a frame rate of zero.
 ///
 /// # Examples
 ///
@@ -169,30 +184,60 @@ impl Domain {
 /// let err = Span::try_from_secs_f64(f64::NAN).unwrap_err();
 /// assert!(err.value().is_nan());
 /// assert_eq!(err.to_string(), "invalid span: NaN seconds (must be finite and not negative)");
+///
+/// let err = Span::try_frames(1, 0).unwrap_err();
+/// assert!(err.is_zero_rate());
+/// assert_eq!(err.to_string(), "invalid span: a frame rate of 0 Hz (frames at 0 Hz never end)");
 /// ```
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct TimeError {
-    value: f64,
+    kind: TimeErrorKind,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum TimeErrorKind {
+    Seconds(f64),
+    ZeroRate,
 }
 
 impl TimeError {
-    pub(crate) fn new(value: f64) -> TimeError {
-        TimeError { value }
+    pub(crate) fn seconds(value: f64) -> TimeError {
+        TimeError {
+            kind: TimeErrorKind::Seconds(value),
+        }
     }
 
-    /// The rejected number of seconds.
+    pub(crate) fn zero_rate() -> TimeError {
+        TimeError {
+            kind: TimeErrorKind::ZeroRate,
+        }
+    }
+
+    /// The rejected number: the seconds given, or `0.0` for a zero frame rate.
     pub fn value(&self) -> f64 {
-        self.value
+        match self.kind {
+            TimeErrorKind::Seconds(v) => v,
+            TimeErrorKind::ZeroRate => 0.0,
+        }
+    }
+
+    /// `true` when a frame rate of zero was given ([`Span::try_frames`]).
+    pub fn is_zero_rate(&self) -> bool {
+        self.kind == TimeErrorKind::ZeroRate
     }
 }
 
 impl fmt::Display for TimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid span: {} seconds (must be finite and not negative)",
-            self.value
-        )
+        match self.kind {
+            TimeErrorKind::Seconds(v) => write!(
+                f,
+                "invalid span: {v} seconds (must be finite and not negative)"
+            ),
+            TimeErrorKind::ZeroRate => {
+                f.write_str("invalid span: a frame rate of 0 Hz (frames at 0 Hz never end)")
+            }
+        }
     }
 }
 

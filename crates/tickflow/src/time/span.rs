@@ -91,7 +91,7 @@ impl Span {
     /// ```
     pub fn try_from_secs_f64(secs: f64) -> Result<Span, TimeError> {
         if secs.is_nan() || secs.is_infinite() || secs < 0.0 {
-            return Err(TimeError::new(secs));
+            return Err(TimeError::seconds(secs));
         }
         let flicks = (secs * FLICKS_PER_SECOND as f64).round();
         // `as` saturates for floats past u64::MAX, which is exactly the "never" we want.
@@ -120,8 +120,12 @@ impl Span {
     /// The length of `n` frames at `hz` frames per second.
     ///
     /// Exact when `hz` divides 705,600,000 (every common rate and many more); otherwise the
-    /// result is rounded to the nearest flick. Saturates at [`Span::MAX`]; `hz == 0` gives
-    /// [`Span::MAX`] too (a frame that never ends).
+    /// result is rounded to the nearest flick. Saturates at [`Span::MAX`].
+    ///
+    /// # Panics
+    ///
+    /// When `hz` is zero (a frame at 0 Hz never ends: a rate read from a config file that is
+    /// missing is the usual cause). [`try_frames`](Span::try_frames) returns the error instead.
     ///
     /// # Examples
     ///
@@ -132,14 +136,37 @@ impl Span {
     ///     assert_eq!(Span::frames(hz as u64, hz), Span::from_secs(1));
     /// }
     /// ```
+    #[track_caller]
     pub fn frames(n: u64, hz: u32) -> Span {
+        match Span::try_frames(n, hz) {
+            Ok(span) => span,
+            Err(err) => panic!("Span::frames({n}, hz = 0): {err}"),
+        }
+    }
+
+    /// The length of `n` frames at `hz` frames per second, or an error for `hz == 0`.
+    ///
+    /// # Errors
+    ///
+    /// A [`TimeError`] whose [`is_zero_rate`](TimeError::is_zero_rate) is `true` when `hz` is
+    /// zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tickflow::time::Span;
+    ///
+    /// assert_eq!(Span::try_frames(3, 60).unwrap(), Span::from_millis(50));
+    /// assert!(Span::try_frames(1, 0).unwrap_err().is_zero_rate());
+    /// ```
+    pub fn try_frames(n: u64, hz: u32) -> Result<Span, TimeError> {
         if hz == 0 {
-            return Span::MAX;
+            return Err(TimeError::zero_rate());
         }
         let hz = u128::from(hz);
         let total = u128::from(n) * u128::from(FLICKS_PER_SECOND);
         let flicks = (total + hz / 2) / hz;
-        Span(u64::try_from(flicks).unwrap_or(u64::MAX))
+        Ok(Span(u64::try_from(flicks).unwrap_or(u64::MAX)))
     }
 
     /// `self + rhs`, or `None` on overflow.
@@ -305,6 +332,14 @@ mod tests {
         assert_eq!(Span::try_from_secs_f64(-0.0).unwrap(), Span::ZERO);
     }
 
+    /// A zero rate from a config file once became `Span::MAX`, and one tick with it put the
+    /// real clock at the end of time.
+    #[test]
+    #[should_panic(expected = "frame rate of 0 Hz")]
+    fn frames_at_zero_hz_panic() {
+        let _ = Span::frames(1, 0);
+    }
+
     #[test]
     #[should_panic(expected = "NaN")]
     fn from_secs_f64_panics_on_nan() {
@@ -318,7 +353,7 @@ mod tests {
         assert_eq!(Span::MAX * 2, Span::MAX);
         assert_eq!(Span::from_secs(u64::MAX), Span::MAX);
         assert_eq!(Span::frames(u64::MAX, 1), Span::MAX);
-        assert_eq!(Span::frames(1, 0), Span::MAX);
+        assert_eq!(Span::try_frames(1, 0).unwrap_err(), TimeError::zero_rate());
         assert_eq!(Span::MAX.checked_add(Span::from_flicks(1)), None);
         assert_eq!(Span::ZERO.checked_sub(Span::from_flicks(1)), None);
     }

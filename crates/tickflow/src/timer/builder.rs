@@ -132,14 +132,26 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     }
 
     /// Makes exactly `n` calls, then finishes. On a one-shot, `n > 1` makes it repeat with its
-    /// delay as the period.
+    /// delay as the period, whatever the order of the builder calls: `after(d).times(3)` is
+    /// due at `first_delay`, then every `d`.
     ///
-    /// # Panics
+    /// `times(0)` makes no calls: [`call`](Self::call) stores nothing and returns a handle that
+    /// names no timer (as the real-time service's [`times`](crate::realtime::RealtimeBuilder::times)
+    /// does; a repeat count read from data may well be zero).
     ///
-    /// When `n` is zero (a timer that may never call is a mistake at the call site).
-    #[track_caller]
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<Vec<f64>>::new();
+    /// timers.after(secs(0.5)).times(3).first_delay(secs(0.1)).call(|log, cx| {
+    ///     log.push(cx.scheduled().as_secs_f64());
+    /// });
+    /// let none = timers.after(secs(0.5)).times(0).call(|_, _| unreachable!());
+    /// assert!(!timers.exists(none) && timers.len() == 1);
+    /// let mut log = Vec::new();
+    /// timers.tick(secs(2.0), &mut log);
+    /// assert_eq!(log, [0.1, 0.6, 1.1]);
+    /// ```
     pub fn times(mut self, n: u64) -> Self {
-        assert!(n > 0, "times(n) needs n >= 1");
         self.spec.times = Some(n);
         if n > 1 {
             self.spec.looping = true;
@@ -236,7 +248,11 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
         if let Some(old) = replace.as_deref() {
             mgr.clear(*old);
         }
-        let handle = mgr.insert(spec, cb);
+        let handle = if spec.times == Some(0) {
+            TimerHandle::default() // no calls to make: nothing to store
+        } else {
+            mgr.insert(spec, cb)
+        };
         if let Some(slot) = replace {
             *slot = handle;
         }

@@ -35,11 +35,12 @@ impl<C: 'static> TimerManager<C> {
 
     /// Removes these timers in this order; a timer that still had calls to make is cancelled.
     fn clear_slots(&mut self, idxs: &[u32]) -> usize {
-        for &idx in idxs {
+        // One closure's panicking destructor does not keep the others.
+        crate::unwind::each_then_raise(idxs, |&idx| {
             let cancelled = self.has_more_calls(idx);
             self.remove(idx, cancelled);
-        }
-        idxs.len()
+            true
+        })
     }
 
     /// Clears every timer of `owner`, in set order; returns how many.

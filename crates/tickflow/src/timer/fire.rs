@@ -8,8 +8,7 @@ use super::slot::{State, NEVER};
 use super::{CatchUp, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Domain, Span};
 
-/// Panic payload of a callback, carried to the caller of `tick`.
-type Payload = Box<dyn std::any::Any + Send>;
+use crate::unwind::Payload;
 
 impl<C: 'static> TimerManager<C> {
     /// Tells the manager that a new frame has begun: until the next [`tick`](Self::tick),
@@ -26,8 +25,30 @@ impl<C: 'static> TimerManager<C> {
     /// timers.tick(secs(0.5), &mut n); // the countdown starts at 0.5
     /// assert_eq!(timers.remaining(h), Some(secs(1.0)));
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// On the timer manager of a [`Scheduler`](crate::Scheduler), which opens its frames.
+    #[track_caller]
     pub fn begin_frame(&mut self) {
+        self.assert_standalone("begin_frame");
+        self.open_frame();
+    }
+
+    pub(crate) fn open_frame(&mut self) {
         self.frame_open = true;
+    }
+
+    /// Panics when the manager belongs to a scheduler: its clocks move with the scheduler's
+    /// frames only, so that every part of a frame sees the same time.
+    #[track_caller]
+    fn assert_standalone(&self, what: &str) {
+        assert!(
+            !self.owned,
+            "TimerManager::{what} on a Scheduler's timer manager: its clocks move only with \
+             Scheduler::tick (advancing them here would put the timers out of step with the \
+             rest of the frame)"
+        );
     }
 
     /// Advances the game and real clocks by `dt` and the frame clock by one, then makes every
@@ -36,7 +57,10 @@ impl<C: 'static> TimerManager<C> {
     /// # Panics
     ///
     /// A panic in a callback reaches the caller after the manager is made consistent (the
-    /// remaining due calls run at the next tick). Calling `tick` from inside a callback panics.
+    /// remaining due calls run at the next tick). Calling `tick` from inside a callback panics,
+    /// and so does calling it on the timer manager of a [`Scheduler`](crate::Scheduler)
+    /// (its clocks move only with [`Scheduler::tick`](crate::Scheduler::tick)).
+    #[track_caller]
     pub fn tick(&mut self, dt: Span, ctx: &mut C) -> usize {
         self.tick_step(dt, dt, ctx)
     }
@@ -47,7 +71,14 @@ impl<C: 'static> TimerManager<C> {
     /// # Panics
     ///
     /// As [`tick`](Self::tick).
+    #[track_caller]
     pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
+        self.assert_standalone("tick");
+        self.run_tick(game_dt, real_dt, ctx)
+    }
+
+    /// The timer stage: advances the clocks and makes the due calls.
+    pub(crate) fn run_tick(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
         assert!(
             !self.in_tick,
             "TimerManager::tick called from inside a timer callback"
@@ -81,6 +112,16 @@ impl<C: 'static> TimerManager<C> {
             panic::resume_unwind(p);
         }
         calls
+    }
+
+    /// The scheduler's frame was aborted by a panic: if this frame's timer tick had not run,
+    /// the clocks still move by the frame's deltas (so every part agrees on the time) and the
+    /// frame is closed, so timers set from now on count from the time reached. Calls that came
+    /// due are made first in the next tick; no user code runs here.
+    pub(crate) fn abort_frame(&mut self, game_dt: Span, real_dt: Span) {
+        if self.frame_open {
+            self.advance_clocks([game_dt.flicks(), real_dt.flicks(), 1]);
+        }
     }
 
     fn run_cancel_hooks(&mut self, ctx: &mut C) -> Result<(), Payload> {
@@ -149,7 +190,8 @@ impl<C: 'static> TimerManager<C> {
         } else {
             0
         };
-        let calls_this_tick = u64::from(burst) + self.calls_due_from(idx, call.due, now);
+        let calls_this_tick =
+            (u64::from(burst) + self.calls_due_from(idx, call.due, now)).min(self.catch_up_cap);
         self.run_callback(idx, ctx, domain, call.due, calls_this_tick, |m, cb| {
             m.after_tick_call(idx, call.gen, cb, call.due, burst)
         })
@@ -223,11 +265,18 @@ impl<C: 'static> TimerManager<C> {
         } else if on_grid > now {
             on_grid
         } else {
+            let next_ahead = || {
+                due.checked_add(period.saturating_mul((now - due) / period + 1))
+                    .unwrap_or(NEVER)
+            };
             match e.flags.catch_up() {
-                CatchUp::Burst => on_grid,
-                CatchUp::Once => due
-                    .checked_add(period.saturating_mul((now - due) / period + 1))
-                    .unwrap_or(NEVER),
+                CatchUp::Burst if u64::from(burst) + 1 < self.catch_up_cap => on_grid,
+                CatchUp::Burst => {
+                    // The cap: the periods still due in this tick are dropped onto the grid.
+                    self.dropped = self.dropped.saturating_add((now - on_grid) / period + 1);
+                    next_ahead()
+                }
+                CatchUp::Once => next_ahead(),
                 CatchUp::Delay => now.checked_add(period).unwrap_or(NEVER),
             }
         };
@@ -273,7 +322,7 @@ impl<C: 'static> TimerManager<C> {
         }
         let domain = self.slots.at(idx).flags.domain();
         let now = self.span.now[domain.index()];
-        let gen = h.gen();
+        let gen = h.tag().get();
         let result = self.run_callback(idx, ctx, domain, now, 1, |m, cb| {
             if m.slots.get(idx, gen).is_none() {
                 return;

@@ -11,6 +11,7 @@ use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Callback, Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
 use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle};
+use crate::handle::ContainerId;
 use crate::time::{Domain, Span, Time};
 
 /// An `on_cancel` hook.
@@ -23,7 +24,9 @@ pub(crate) struct Extras<C> {
     pub(crate) on_cancel: Option<CancelHook<C>>,
     /// Calls left, for timers limited with `times(n)`; includes a call that is running.
     pub(crate) times_left: Option<u64>,
-    /// The first delay of a looping timer whose first delay differs from its period.
+    /// The first delay of a timer whose first delay differs from its period (or, for a
+    /// one-shot, from the delay its rate reports): what `elapsed` counts against before the
+    /// first call.
     pub(crate) first_delay: Option<u64>,
     /// High 32 bits of the call count.
     pub(crate) calls_hi: u32,
@@ -83,11 +86,17 @@ pub struct TimerManager<C> {
     /// A frame has begun and its timer tick has not run yet: new timers are pending.
     pub(crate) frame_open: bool,
     pub(crate) in_tick: bool,
+    /// Belongs to a scheduler: `tick` and `begin_frame` are the scheduler's alone.
+    pub(crate) owned: bool,
     /// Calls are running: anything that becomes due now waits for the next tick.
     pub(crate) processing: bool,
     /// Clock and scheduled time of the call that is running.
     pub(crate) firing: Option<(Domain, u64)>,
     pub(crate) budget: Option<usize>,
+    /// Most calls one timer makes in one tick (see `set_catch_up_cap`).
+    pub(crate) catch_up_cap: u64,
+    /// Missed calls dropped by the catch-up cap, since the manager was made.
+    pub(crate) dropped: u64,
     pub(crate) cancelled: VecDeque<CancelHook<C>>,
     /// Handles of fired task-delay timers, for the scheduler's task executor: their callback
     /// captures nothing (no allocation) and just records itself here.
@@ -119,7 +128,7 @@ impl<C: 'static> TimerManager<C> {
     /// An empty manager with all clocks at zero.
     pub fn new() -> Self {
         TimerManager {
-            slots: Slots::new(),
+            slots: Slots::new(ContainerId::fresh()),
             extras: FxHashMap::default(),
             owners: FxHashMap::default(),
             wheels: [Wheel::new(), Wheel::new(), Wheel::new()],
@@ -129,9 +138,12 @@ impl<C: 'static> TimerManager<C> {
             next_seq: 0,
             frame_open: false,
             in_tick: false,
+            owned: false,
             processing: false,
             firing: None,
             budget: None,
+            catch_up_cap: super::DEFAULT_CATCH_UP_CAP,
+            dropped: 0,
             cancelled: VecDeque::new(),
             woken: Vec::new(),
             tags: Vec::new(),
@@ -239,7 +251,7 @@ impl<C: 'static> TimerManager<C> {
             name: spec.name,
             on_cancel: spec.on_cancel,
             times_left: spec.times,
-            first_delay: (spec.looping && spec.delay != spec.period).then_some(spec.delay),
+            first_delay: (spec.delay != spec.period).then_some(spec.delay),
             calls_hi: 0,
         };
         let idx = self.slots.alloc();
@@ -258,7 +270,10 @@ impl<C: 'static> TimerManager<C> {
         e.flags = flags;
         e.state = State::Active;
         e.callback = Some(cb);
-        let gen = e.gen;
+        let handle = TimerHandle::new(
+            idx,
+            std::num::NonZeroU32::new(e.gen).expect("tags are never 0"),
+        );
         if let Some(owner) = extras.owner {
             self.owners.entry(owner).or_default().push(idx);
         }
@@ -266,7 +281,7 @@ impl<C: 'static> TimerManager<C> {
             self.extras.insert(idx, extras);
         }
         self.schedule(idx, spec.delay, spec.start.map_or(Base::Call, Base::At));
-        TimerHandle::new(idx, gen)
+        handle
     }
 
     /// Starts a countdown of `delay` for a timer that is in no structure.
@@ -392,7 +407,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// The slot of a live timer.
     pub(crate) fn find(&self, h: TimerHandle) -> Option<u32> {
-        self.slots.get(h.index(), h.gen()).map(|_| h.index())
+        self.slots.get(h.index(), h.tag().get()).map(|_| h.index())
     }
 
     pub(crate) fn extras_of(&self, idx: u32) -> Option<&Extras<C>> {
@@ -409,13 +424,58 @@ impl<C: 'static> TimerManager<C> {
     }
 
     pub(crate) fn handle_of(&self, idx: u32) -> TimerHandle {
-        TimerHandle::new(idx, self.slots.at(idx).gen)
+        let tag = self.slots.at(idx).gen;
+        TimerHandle::new(
+            idx,
+            std::num::NonZeroU32::new(tag).expect("tags are never 0"),
+        )
     }
 
     /// Limits every tick to `calls_per_tick` calls (`None`: no limit, the default). Calls past
     /// the budget run first in the next tick, in the same order.
     pub fn set_fire_budget(&mut self, calls_per_tick: Option<usize>) {
         self.budget = calls_per_tick;
+    }
+
+    /// Limits how many calls one timer makes in one tick (default
+    /// [`DEFAULT_CATCH_UP_CAP`](super::DEFAULT_CATCH_UP_CAP)): a [`CatchUp::Burst`](super::CatchUp::Burst)
+    /// timer that is more periods late than this makes `calls_per_timer` calls, and its other
+    /// missed periods are dropped onto its grid, as [`CatchUp::Once`](super::CatchUp::Once)
+    /// does, and counted by [`calls_dropped`](Self::calls_dropped). So no delta, clock or
+    /// time dilation can make one tick do unbounded work.
+    ///
+    /// # Panics
+    ///
+    /// When `calls_per_timer` is zero (a timer that is due must be called at least once).
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u64>::new();
+    /// timers.set_catch_up_cap(3);
+    /// timers.every(secs(0.1)).call(|n, _| *n += 1);
+    /// let mut n = 0;
+    /// timers.tick(secs(1.05), &mut n); // ten periods due
+    /// assert_eq!((n, timers.calls_dropped()), (3, 7));
+    /// timers.tick(secs(0.05), &mut n); // back on the grid: due at 1.1
+    /// assert_eq!(n, 4);
+    /// ```
+    #[track_caller]
+    pub fn set_catch_up_cap(&mut self, calls_per_timer: u64) {
+        assert!(
+            calls_per_timer > 0,
+            "set_catch_up_cap: calls_per_timer must be at least 1"
+        );
+        self.catch_up_cap = calls_per_timer;
+    }
+
+    /// The most calls one timer makes in one tick (see [`set_catch_up_cap`](Self::set_catch_up_cap)).
+    pub fn catch_up_cap(&self) -> u64 {
+        self.catch_up_cap
+    }
+
+    /// Missed calls dropped by the catch-up cap since the manager was made.
+    pub fn calls_dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// Compacts set-order numbers when the counter runs out (once per 4 billion sets), keeping

@@ -75,6 +75,11 @@ impl<C: 'static> TimerManager<C> {
     /// timers.tick(secs(1.0), &mut ());
     /// assert_eq!(timers.elapsed(h), Some(secs(1.0))); // Unreal says -4.0 here
     /// assert_eq!(timers.remaining(h), Some(secs(4.0)));
+    ///
+    /// // A one-shot whose first delay replaces its delay: nothing has elapsed when it is set.
+    /// let once = timers.after(secs(5.0)).first_delay(secs(1.0)).call(|_, _| {});
+    /// assert_eq!(timers.elapsed(once), Some(secs(0.0)));
+    /// assert_eq!(timers.rate(once), Some(secs(5.0)));
     /// ```
     pub fn elapsed(&self, h: TimerHandle) -> Option<Span> {
         let idx = self.find(h)?;
@@ -126,6 +131,20 @@ impl<C: 'static> TimerManager<C> {
         self.span.now[2]
     }
 
+    /// `true` once a clock has reached the end of representable time (about 829 years after
+    /// it started; only a huge delta or time dilation gets there). The clock stops there, and
+    /// timers on it that are not due yet never fire.
+    ///
+    /// ```
+    /// # use tickflow::{time::Span, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// timers.tick(Span::MAX, &mut ());
+    /// assert!(timers.at_end_of_time());
+    /// ```
+    pub fn at_end_of_time(&self) -> bool {
+        self.span.now.contains(&(NEVER - 1))
+    }
+
     /// The current time of one clock (frames count as flicks on [`Domain::Frames`]).
     pub fn clock(&self, domain: Domain) -> Time {
         Time::from_flicks(self.span.now[domain.index()])
@@ -174,6 +193,7 @@ impl<C: 'static> TimerManager<C> {
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.slots.entries.capacity() * size_of::<Entry<C>>()
+            + self.slots.free_bytes()
             + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
             + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
             + self.ready.capacity_bytes()

@@ -5,7 +5,10 @@
 //! - A snapshot holds everything that decides what the manager does next: the three clocks,
 //!   the open-frame flag, the set-order counter, the fire budget, every live timer's record in
 //!   set order, and the handle allocator (every slot's generation and the free list in reuse
-//!   order). Callbacks and `on_cancel` hooks are the only things it cannot hold.
+//!   order, and the container id its handles carry). Callbacks and `on_cancel` hooks are the
+//!   only things it cannot hold.
+//! - Taking one costs one sequential pass over the slots plus work per live timer: the free
+//!   list is a stack that is copied, not walked.
 //! - The wheel and the ready queue are not saved: they are indexes over the records, and the
 //!   order of calls comes from `(due, seq)` alone, so rebuilding them from the records gives
 //!   the same calls in the same order.
@@ -19,6 +22,7 @@ use super::manager::{Extras, TimerManager};
 use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
 use super::{CatchUp, OwnerId, TimerInfo};
+use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::snapshot::{RestoreError, FORMAT_VERSION};
 use crate::time::Domain;
 
@@ -67,7 +71,12 @@ pub struct TimerSnapshot {
     frame_open: bool,
     next_seq: u32,
     budget: Option<u64>,
-    /// The generation of every slot, live or free (a free slot's is the next occupant's).
+    /// The catch-up cap (calls per timer per tick).
+    catch_up_cap: u64,
+    /// The id every handle of this manager carries (left out of state hashes).
+    container: ContainerId,
+    /// The generation of every slot, live or free (a free slot's is the next occupant's; a
+    /// free slot not in `free` is retired).
     generations: Vec<u32>,
     /// Free slots, the next one to be reused first.
     free: Vec<u32>,
@@ -170,16 +179,28 @@ impl TimerSnapshot {
                 Domain::ALL[d]
             )));
         }
+        if !self.container.is_valid() {
+            return Err(RestoreError::corrupt("the container id is out of range"));
+        }
         let n = self.generations.len();
         if n >= u32::MAX as usize {
             return Err(RestoreError::corrupt(format!(
                 "{n} timer slots is more than a manager can have"
             )));
         }
-        if let Some(slot) = self.generations.iter().position(|&g| g == 0) {
+        if let Some(slot) = self
+            .generations
+            .iter()
+            .position(|&g| saved_tag(self.container, g).is_none())
+        {
             return Err(RestoreError::corrupt(format!(
-                "timer slot {slot} has generation 0"
+                "timer slot {slot} has generation {}, outside 1..={}",
+                self.generations[slot],
+                crate::handle::GEN_MAX
             )));
+        }
+        if self.catch_up_cap == 0 {
+            return Err(RestoreError::corrupt("the catch-up cap is 0"));
         }
         let mut used = vec![false; n];
         let mut last_seq = None;
@@ -209,11 +230,6 @@ impl TimerSnapshot {
                     "free timer slot {slot} is unknown or in use"
                 )));
             }
-            if self.generations[i] == u32::MAX {
-                return Err(RestoreError::corrupt(format!(
-                    "free timer slot {slot} has no generation left"
-                )));
-            }
         }
         Ok(())
     }
@@ -237,24 +253,26 @@ impl<C: 'static> TimerManager<C> {
             "TimerManager::snapshot called while a timer callback runs; take it between ticks"
         );
         let entries = &self.slots.entries;
-        let mut generations: Vec<u32> = entries.iter().map(|e| e.gen).collect();
+        let mut generations = Vec::with_capacity(entries.len());
+        let mut live = Vec::with_capacity(self.slots.live());
         // The scheduler's task-delay timers belong to async tasks, which are not saved: the
         // snapshot frees their slots (reused first, highest slot first), as if the tasks had
         // just been cancelled.
         let mut free = Vec::new();
-        for (i, e) in entries.iter().enumerate().rev() {
-            if e.state != State::Free && e.flags.task() && e.gen != u32::MAX {
-                generations[i] = e.gen + 1;
-                free.push(i as u32);
+        for (i, e) in entries.iter().enumerate() {
+            let mut tag = e.gen;
+            if e.state != State::Free {
+                if !e.flags.task() {
+                    live.push(i as u32);
+                } else if let Some(next) = next_tag(e.gen) {
+                    tag = next;
+                    free.push(i as u32);
+                } // else: its generation is used up, so the slot is retired
             }
+            generations.push(gen_of(tag));
         }
+        free.reverse();
         free.extend(self.slots.free_list());
-        let mut live: Vec<u32> = (0..entries.len() as u32)
-            .filter(|&i| {
-                let e = &entries[i as usize];
-                e.state != State::Free && !e.flags.task()
-            })
-            .collect();
         if !live.is_sorted_by_key(|&i| entries[i as usize].seq) {
             live.sort_unstable_by_key(|&i| entries[i as usize].seq);
         }
@@ -265,6 +283,8 @@ impl<C: 'static> TimerManager<C> {
             frame_open: self.frame_open,
             next_seq: self.next_seq,
             budget: self.budget.map(|b| b as u64),
+            catch_up_cap: self.catch_up_cap,
+            container: self.slots.id(),
             generations,
             free,
             timers,
@@ -335,8 +355,11 @@ impl<C: 'static> TimerManager<C> {
         // Built as the callbacks are bound: on an error the half-built manager is dropped,
         // and nothing outside it was touched.
         let mut m = TimerManager::with_capacity(snap.generations.len());
-        m.slots
-            .rebuild(&snap.generations, &snap.free, snap.timers.len());
+        let id = snap.container;
+        let tags: Vec<u32> = (snap.generations.iter())
+            .map(|&g| saved_tag(id, g).expect("checked").get())
+            .collect();
+        m.slots.rebuild(id, &tags, &snap.free, snap.timers.len());
         m.span.now = snap.clocks;
         m.span.prev = snap.clocks;
         for (d, wheel) in m.wheels.iter_mut().enumerate() {
@@ -354,6 +377,7 @@ impl<C: 'static> TimerManager<C> {
         m.budget = snap
             .budget
             .map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+        m.catch_up_cap = snap.catch_up_cap;
         for r in &snap.timers {
             m.put(r);
             // The resolver sees what `list()` would say about the restored timer.

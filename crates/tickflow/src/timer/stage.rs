@@ -144,7 +144,7 @@ mod tests {
     /// exactly what a sorted list says is due, tick by tick.
     #[test]
     fn staged_cascades_match_a_sorted_list() {
-        let mut s = Slots::<()>::new();
+        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new();
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut rnd = move || {

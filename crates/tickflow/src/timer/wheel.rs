@@ -369,7 +369,7 @@ mod tests {
 
     #[test]
     fn advance_returns_exactly_the_due_entries() {
-        let mut s = Slots::<()>::new();
+        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new();
         let dues = [
             1u64,
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn removed_entries_never_come_out() {
-        let mut s = Slots::<()>::new();
+        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new();
         let a = add(&mut w, &mut s, 100);
         let b = add(&mut w, &mut s, 100);
@@ -423,7 +423,7 @@ mod tests {
 
     #[test]
     fn churn_keeps_slots_compact() {
-        let mut s = Slots::<()>::new();
+        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new();
         let keep = add(&mut w, &mut s, (1 << 20) + 1);
         let idx = add(&mut w, &mut s, 1 << 20);

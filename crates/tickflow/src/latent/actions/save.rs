@@ -14,6 +14,8 @@ pub(crate) struct LatentSnapshot {
     next_seq: u64,
     frame: u64,
     frame_open: bool,
+    /// Deltas owed from frames a panic aborted before the latent stage.
+    owed: [u64; 3],
     /// Saved actions in update order.
     actions: Vec<SavedLatent>,
     /// Actions whose [`LatentAction::save`] said `None`.
@@ -32,6 +34,7 @@ struct SavedLatent {
     uuid: u64,
     domain: Domain,
     fresh: bool,
+    after_abort: bool,
     action: SavedAction,
 }
 
@@ -48,6 +51,7 @@ impl<C: 'static> LatentActions<C> {
             next_seq: self.next_seq,
             frame: self.frame,
             frame_open: self.frame_open,
+            owed: self.owed,
             ..LatentSnapshot::default()
         };
         for a in &self.aborted {
@@ -67,6 +71,7 @@ impl<C: 'static> LatentActions<C> {
                     uuid: e.uuid,
                     domain: e.domain,
                     fresh: e.fresh,
+                    after_abort: e.after_abort,
                     action: saved,
                 }),
                 None => snap.not_saved.push(LatentInfo {
@@ -131,6 +136,7 @@ impl<C: 'static> LatentActions<C> {
                 domain: s.domain,
                 state: State::Alive,
                 fresh: s.fresh,
+                after_abort: s.after_abort,
                 skip: false,
                 trigger: false,
                 late_by: None,
@@ -152,6 +158,7 @@ impl<C: 'static> LatentActions<C> {
         out.next_seq = snap.next_seq;
         out.frame = snap.frame;
         out.frame_open = snap.frame_open;
+        out.owed = snap.owed;
         Ok(out)
     }
 }

@@ -6,17 +6,17 @@
 //! interval function has exactly one live calendar entry, at its node's `due`.
 
 use std::hash::{Hash, Hasher};
-use std::num::NonZeroU32;
 
 use rustc_hash::FxHashMap;
 
 use super::{Node, TickGraph};
+use crate::handle::gen_of;
 use crate::snapshot::RestoreError;
 use crate::tick::run::{run_batch, Body, Runner};
 use crate::tick::{AllocSnapshot, Deferred, HandleAlloc, TickCx, TickHandle, TickSettings};
 
 /// The saved part of a scheduler's tick functions.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct TickSnapshot {
     alloc: AllocSnapshot,
@@ -129,7 +129,7 @@ impl TickSnapshot {
     /// What the resolver is asked with, in registration order.
     pub(crate) fn infos(&self) -> impl Iterator<Item = TickInfo> + '_ {
         self.functions.iter().map(|f| TickInfo {
-            handle: handle(f.index, f.gen),
+            handle: TickHandle::new(f.index, self.alloc.tag(f.gen)),
             settings: f.settings.clone(),
             parallel: f.parallel,
         })
@@ -147,7 +147,7 @@ impl TickSnapshot {
         let mut at = FxHashMap::default();
         for (k, f) in self.functions.iter().enumerate() {
             let name = &f.settings.name;
-            let live = NonZeroU32::new(f.gen).is_some_and(|g| alloc.is_live(f.index, g));
+            let live = alloc.is_live(f.index, self.alloc.tag(f.gen));
             if !live {
                 return Err(RestoreError::corrupt(format!(
                     "tick function `{name}` has a handle that is not live"
@@ -203,10 +203,6 @@ impl TickSnapshot {
     }
 }
 
-fn handle(index: u32, gen: u32) -> TickHandle {
-    TickHandle::new(index, NonZeroU32::new(gen).unwrap_or(NonZeroU32::MIN))
-}
-
 impl<C: 'static> TickGraph<C> {
     /// Saves every registered function. Taken between frames.
     pub(crate) fn save(&self) -> TickSnapshot {
@@ -214,14 +210,14 @@ impl<C: 'static> TickGraph<C> {
             .iter()
             .map(|(h, n): (TickHandle, &Node)| SavedTick {
                 index: h.index(),
-                gen: h.gen().get(),
+                gen: gen_of(h.tag().get()),
                 seq: n.seq,
                 settings: n.settings.clone(),
                 parallel: n.parallel,
                 prereqs: n
                     .prereqs
                     .iter()
-                    .map(|p| (p.index(), p.gen().get()))
+                    .map(|p| (p.index(), gen_of(p.tag().get())))
                     .collect(),
                 due: n.due,
                 last_tick: n.last_tick,
@@ -251,11 +247,13 @@ impl<C: 'static> TickGraph<C> {
         let mut runner = None;
         for (f, b) in snap.functions.iter().zip(bodies) {
             runner = runner.or(b.runner);
-            let h = handle(f.index, f.gen);
+            let h = TickHandle::new(f.index, snap.alloc.tag(f.gen));
             self.insert_reserved(h, f.settings.clone(), b.body);
             let node = self.at_mut(f.index).expect("just inserted");
             node.seq = f.seq;
-            node.prereqs = f.prereqs.iter().map(|&(i, g)| handle(i, g)).collect();
+            node.prereqs = (f.prereqs.iter())
+                .map(|&(i, g)| TickHandle::new(i, snap.alloc.tag(g)))
+                .collect();
             node.due = f.due;
             node.last_tick = f.last_tick;
             node.depended_on = f.depended_on;
