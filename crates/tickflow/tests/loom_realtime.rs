@@ -46,6 +46,35 @@ fn cancel_against_tick() {
     });
 }
 
+/// `tick` against `cancel` of a one-shot: its only call is its last, so `cancel` answers
+/// `true` exactly when that call never runs, and `false` when it has started (a running last
+/// call has nothing left to cancel).
+#[test]
+fn cancel_against_a_last_call() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let timers = Arc::new(RealtimeTimers::manual(clock.clone()));
+        let calls = Arc::new(AtomicU32::new(0));
+        let hooks = Arc::new(AtomicU32::new(0));
+        let (c, k) = (calls.clone(), hooks.clone());
+        let h = timers
+            .after(Duration::from_millis(10))
+            .on_cancel(move || {
+                k.fetch_add(1, Ordering::SeqCst);
+            })
+            .call(move || {
+                c.fetch_add(1, Ordering::SeqCst);
+            });
+        clock.advance(Duration::from_millis(10));
+        let t = timers.clone();
+        let ticker = thread::spawn(move || t.tick());
+        let cancelled = h.cancel();
+        ticker.join().unwrap();
+        let (n, hooked) = (calls.load(Ordering::SeqCst), hooks.load(Ordering::SeqCst));
+        assert_eq!((n, hooked), if cancelled { (0, 1) } else { (1, 0) });
+    });
+}
+
 /// `pump` on one thread, `cancel` on another, with two queued calls of the same timer.
 #[test]
 fn cancel_against_pump() {

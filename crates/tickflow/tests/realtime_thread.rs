@@ -26,6 +26,24 @@ fn fires_on_its_own_thread() {
     assert_eq!(name.as_deref(), Some("tickflow-realtime"));
 }
 
+/// Defect: a panicking panic hook unwound the timer thread, and every real-time timer stopped.
+#[test]
+fn the_thread_survives_a_panicking_panic_hook() {
+    let timers = RealtimeTimers::start();
+    timers.on_panic(|_| panic!("the hook itself"));
+    timers
+        .after(Duration::from_millis(1))
+        .call(|| panic!("a callback"));
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    timers.after(Duration::from_millis(30)).call(move || {
+        tx.lock().unwrap().send(()).unwrap();
+    });
+    rx.recv_timeout(PATIENCE)
+        .expect("the later timer still fires");
+    timers.shutdown();
+}
+
 #[test]
 fn repeats_to_a_dispatcher_pumped_by_this_thread() {
     let timers = RealtimeTimers::start();

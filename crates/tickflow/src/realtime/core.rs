@@ -12,13 +12,15 @@ use super::dispatch::Dispatch;
 use super::sync::{lock, Arc, AtomicBool, AtomicU8, Condvar, Mutex, Ordering};
 use crate::timer::CatchUp;
 
-/// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (under the callback's
-/// lock), and `cancel` moves `ACTIVE` or `RUNNING` to `CANCELLED`: once `cancel` has returned
-/// `true`, no call can start.
+/// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (or `RUNNING_LAST` for
+/// the timer's last call) under the callback's lock, and `cancel` moves `ACTIVE` or `RUNNING`
+/// to `CANCELLED`: once `cancel` has returned `true`, no call can start. A timer making its
+/// last call has nothing left to cancel.
 pub(crate) const ACTIVE: u8 = 0;
 pub(crate) const RUNNING: u8 = 1;
 pub(crate) const CANCELLED: u8 = 2;
 pub(crate) const DONE: u8 = 3;
+pub(crate) const RUNNING_LAST: u8 = 4;
 
 pub(crate) type Callback = Box<dyn FnMut() + Send>;
 pub(crate) type CancelHook = Box<dyn FnOnce() + Send>;
@@ -61,21 +63,28 @@ impl Flags {
         }
     }
 
-    /// Counts a call in, unless the service stopped.
-    fn begin_flight(&self) -> bool {
+    /// Counts a call in, unless the service stopped; the call is counted out when the
+    /// returned guard drops, however the call ends (a panicking panic hook included: a count
+    /// left raised would make `shutdown` wait forever).
+    fn begin_flight(&self) -> Option<Flight<'_>> {
         let mut n = lock(&self.in_flight);
         if self.stopped.load(Ordering::Acquire) {
-            return false;
+            return None;
         }
         *n += 1;
-        true
+        Some(Flight(self))
     }
+}
 
-    fn end_flight(&self) {
-        let mut n = lock(&self.in_flight);
+/// A call in flight; counted out on drop.
+struct Flight<'a>(&'a Flags);
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        let mut n = lock(&self.0.in_flight);
         *n -= 1;
         if *n == 0 {
-            self.idle.notify_all();
+            self.0.idle.notify_all();
         }
     }
 }
@@ -105,6 +114,7 @@ impl Core {
         true
     }
 
+    /// Has calls left and was not cancelled (a running last call is not one left).
     pub(crate) fn is_active(&self) -> bool {
         matches!(self.state.load(Ordering::Acquire), ACTIVE | RUNNING)
     }
@@ -155,20 +165,19 @@ impl Call {
     /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
     pub(crate) fn run(self) -> bool {
         let flags = Arc::clone(&self.flags);
-        if !flags.begin_flight() {
+        let Some(_flight) = flags.begin_flight() else {
             return false;
-        }
-        let ran = self.run_counted();
-        flags.end_flight();
-        ran
+        };
+        self.run_counted()
     }
 
     fn run_counted(self) -> bool {
         let core = &*self.core;
         let mut cb = lock(&core.callback);
+        let running = if self.last { RUNNING_LAST } else { RUNNING };
         if core
             .state
-            .compare_exchange(ACTIVE, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(ACTIVE, running, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
             return false;
@@ -181,7 +190,7 @@ impl Call {
         // Fails when cancelled during the call: it stays cancelled.
         let _ = core
             .state
-            .compare_exchange(RUNNING, next, Ordering::AcqRel, Ordering::Acquire);
+            .compare_exchange(running, next, Ordering::AcqRel, Ordering::Acquire);
         drop(cb);
         if let Err(payload) = result {
             let message = payload
@@ -191,12 +200,19 @@ impl Call {
                 .unwrap_or_else(|| "<non-string panic payload>".into());
             let hook = lock(&self.flags.panic_hook).clone();
             let report = TimerPanic { message };
-            match hook {
+            let reported = panic::catch_unwind(AssertUnwindSafe(|| match hook {
                 Some(h) => h(&report),
                 None => eprintln!(
                     "tickflow realtime: a timer callback panicked: {}",
                     report.message
                 ),
+            }));
+            if reported.is_err() {
+                // A panicking hook must not take the timer thread (and every timer) with it.
+                eprintln!(
+                    "tickflow realtime: the panic hook panicked while reporting: {}",
+                    report.message
+                );
             }
         }
         true
@@ -214,9 +230,21 @@ pub(crate) struct Entry {
     pub(crate) times_left: Option<u64>,
     pub(crate) catch_up: CatchUp,
     pub(crate) dispatch: Dispatch,
+    /// Calls made in the pass numbered `pass` (for the catch-up cap).
+    pub(crate) burst: u64,
+    pub(crate) pass: u64,
 }
 
 impl Entry {
+    /// The first call index after `k` whose due time is after `now` (the grid point a late
+    /// timer skips to); `None` when it is too far to represent.
+    fn first_after(&self, k: u64, now: Instant) -> Option<u64> {
+        let p = self.period?.as_nanos();
+        let behind = now.checked_duration_since(self.due(k)?)?.as_nanos();
+        let skip = u64::try_from(behind / p + 1).ok()?;
+        k.checked_add(skip)
+    }
+
     /// When call `k` is due; `None` when that is too far to represent (never).
     fn due(&self, k: u64) -> Option<Instant> {
         let Some(p) = self.period else {
@@ -234,15 +262,40 @@ impl Entry {
 /// Everything behind the service's lock: entries in a slab, due times in a heap of
 /// `(due, id, slot)` (ties go to the timer set first; a record whose slot now holds another
 /// id is stale).
-#[derive(Default)]
 pub(crate) struct State {
     pub(crate) heap: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    /// Zero-period timers called in the last pass: due again at the next pass, at that pass's
+    /// time. Kept out of the heap so that the thread never wakes up for them alone (it would
+    /// spin a core): they run once per pass that something else causes.
+    every_pass: Vec<(Instant, u64, u32)>,
     entries: Vec<Option<(u64, Entry)>>,
     free: Vec<u32>,
     next_id: u64,
     /// Heap size after the last compaction: cancelled timers leave their records until they
     /// come due, so the heap is compacted when it doubles.
     compacted_at: usize,
+    /// Passes so far (`collect_due` calls), for counting each timer's calls per pass.
+    pass: u64,
+    /// Most calls one timer makes in one pass.
+    pub(crate) cap: u64,
+    /// Missed calls dropped by the cap.
+    pub(crate) dropped: u64,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            heap: BinaryHeap::new(),
+            every_pass: Vec::new(),
+            entries: Vec::new(),
+            free: Vec::new(),
+            next_id: 0,
+            compacted_at: 0,
+            pass: 0,
+            cap: crate::timer::DEFAULT_CATCH_UP_CAP,
+            dropped: 0,
+        }
+    }
 }
 
 impl State {
@@ -285,13 +338,18 @@ impl State {
     }
 
     /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
-    /// timers by their catch-up policy.
+    /// timers by their catch-up policy: the same rules as the frame timers' (`timer/fire.rs`).
     pub(crate) fn collect_due(
         &mut self,
         now: Instant,
         flags: &Arc<Flags>,
         out: &mut Vec<(Call, Dispatch)>,
     ) {
+        self.pass += 1;
+        let pass = self.pass;
+        for rec in self.every_pass.drain(..) {
+            self.heap.push(Reverse(rec));
+        }
         while let Some(&Reverse((due, id, slot))) = self.heap.peek() {
             if due > now {
                 break;
@@ -307,6 +365,10 @@ impl State {
                 self.remove(slot);
                 continue;
             }
+            if e.pass != pass {
+                (e.pass, e.burst) = (pass, 0);
+            }
+            e.burst += 1;
             let last = match e.times_left.as_mut() {
                 Some(left) => {
                     *left -= 1;
@@ -328,19 +390,30 @@ impl State {
                 self.remove(slot);
                 continue;
             }
-            let period = e.period.expect("a repeating timer has a period");
-            match e.catch_up {
-                CatchUp::Burst => e.k += 1,
-                CatchUp::Once => {
-                    // The next call on the grid that is still ahead.
-                    let behind = now.duration_since(due).as_nanos() / period.as_nanos().max(1);
-                    e.k += 1 + u64::try_from(behind).unwrap_or(u64::MAX - e.k - 1);
-                }
-                CatchUp::Delay => {
-                    e.anchor = now;
-                    e.k = 1;
-                }
+            let period = e.period.expect("a timer with calls left repeats");
+            if period.is_zero() {
+                // Once per pass: due again at the next one.
+                self.every_pass.push((now, id, slot));
+                continue;
             }
+            let next = e.k + 1;
+            let on_time = e.due(next).is_none_or(|d| d > now);
+            e.k = match e.catch_up {
+                _ if on_time => next,
+                CatchUp::Burst if e.burst < self.cap => next,
+                CatchUp::Burst => {
+                    // The cap: the periods still due in this pass are dropped onto the grid.
+                    let ahead = e.first_after(e.k, now).unwrap_or(u64::MAX);
+                    self.dropped = self.dropped.saturating_add(ahead - next);
+                    ahead
+                }
+                CatchUp::Once => e.first_after(e.k, now).unwrap_or(u64::MAX),
+                CatchUp::Delay => {
+                    // Late: the grid restarts one period after this pass.
+                    e.anchor = now;
+                    1
+                }
+            };
             match e.due(e.k) {
                 Some(next) => self.heap.push(Reverse((next, id, slot))),
                 None => self.remove(slot),

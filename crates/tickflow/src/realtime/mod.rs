@@ -13,10 +13,24 @@
 //! - **No drift.** Call `k` of a repeating timer is due at `start + first_delay + k × period` on
 //!   the monotonic clock, however late earlier calls ran. A thread that fell behind applies the
 //!   timer's [`CatchUp`](crate::timer::CatchUp): `Burst` makes every missed call, `Once` one
-//!   call and then the next point on the grid, `Delay` one call and a new grid from now.
+//!   call and then the next point on the grid, `Delay` one call and a new grid from now (only
+//!   when a call was missed: an on-time timer keeps its grid under all three).
+//!
+//! # The same rules as the frame timers
+//!
+//! The builder options mean what they mean on [`TimerManager`](crate::timer::TimerManager)'s
+//! builder, in any order: `after(d).times(n)` repeats every `d`, `first_delay` only moves the
+//! first call, a zero period calls once per pass, `times(0)` makes no calls, both take
+//! [`Span`](crate::time::Span)s. Threads make two differences, said in both places: the
+//! [`on_cancel`](RealtimeBuilder::on_cancel) hook runs inside `cancel` (the frame timers' runs
+//! at the next tick, with the context), and a zero period on the service's own thread is
+//! called only when the thread wakes for something else.
 //! - **Cancel is final.** Once [`RealtimeHandle::cancel`] has returned `true` (from any
 //!   thread), no new call of that timer starts; a call already running may finish. Its
-//!   `on_cancel` hook runs inside that `cancel`.
+//!   `on_cancel` hook runs inside that `cancel`. A timer making its last call has nothing
+//!   left to cancel: `cancel` answers `false` then, also from inside that call.
+//! - **Bounded catch-up.** A thread that fell behind makes at most
+//!   [`set_catch_up_cap`](RealtimeTimers::set_catch_up_cap) calls per timer in one pass.
 //! - **No call lost or duplicated**: every due call is made once (or skipped because the timer
 //!   was cancelled first), whatever the dispatch; calls of one timer never overlap.
 //! - **Shutdown is clean.** [`shutdown`](RealtimeTimers::shutdown) (and drop) returns only when
@@ -90,22 +104,14 @@ pub struct RealtimeRemote {
 
 impl RealtimeRemote {
     /// A one-shot timer due `delay` from now (see [`RealtimeBuilder`]).
-    pub fn after(&self, delay: Duration) -> RealtimeBuilder<'_> {
-        RealtimeBuilder::new(&self.shared, delay, None)
+    pub fn after(&self, delay: impl Into<Duration>) -> RealtimeBuilder<'_> {
+        RealtimeBuilder::new(&self.shared, delay.into(), false)
     }
 
-    /// A repeating timer, first due one `period` from now.
-    ///
-    /// # Panics
-    ///
-    /// When `period` is zero.
-    #[track_caller]
-    pub fn every(&self, period: Duration) -> RealtimeBuilder<'_> {
-        assert!(
-            !period.is_zero(),
-            "RealtimeTimers::every: the period must be longer than zero"
-        );
-        RealtimeBuilder::new(&self.shared, period, Some(period))
+    /// A repeating timer, first due one `period` from now (see
+    /// [`RealtimeTimers::every`] for a zero period).
+    pub fn every(&self, period: impl Into<Duration>) -> RealtimeBuilder<'_> {
+        RealtimeBuilder::new(&self.shared, period.into(), true)
     }
 }
 
@@ -151,19 +157,62 @@ impl RealtimeTimers {
         Self::with_clock(Box::new(clock))
     }
 
-    /// A one-shot timer due `delay` from now.
-    pub fn after(&self, delay: Duration) -> RealtimeBuilder<'_> {
+    /// A one-shot timer due `delay` from now. Takes a [`Duration`] or a
+    /// [`Span`](crate::time::Span).
+    pub fn after(&self, delay: impl Into<Duration>) -> RealtimeBuilder<'_> {
         self.remote.after(delay)
     }
 
     /// A repeating timer, first due one `period` from now.
     ///
+    /// A zero period means once per pass, as on the frame timers (once per tick): in manual
+    /// mode, once per [`tick`](Self::tick). The service's own thread never wakes up for such a
+    /// timer alone (it would spin a core), so there it is called once each time the thread
+    /// wakes for another timer or a new one.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use tickflow::realtime::{ManualClock, RealtimeTimers};
+    ///
+    /// let timers = RealtimeTimers::manual(ManualClock::new());
+    /// let n = Arc::new(AtomicU32::new(0));
+    /// let m = n.clone();
+    /// timers.every(Duration::ZERO).times(3).call(move || {
+    ///     m.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// for _ in 0..5 {
+    ///     timers.tick();
+    /// }
+    /// assert_eq!(n.load(Ordering::Relaxed), 3);
+    /// ```
+    pub fn every(&self, period: impl Into<Duration>) -> RealtimeBuilder<'_> {
+        self.remote.every(period)
+    }
+
+    /// Limits how many calls one timer makes in one pass (default
+    /// [`DEFAULT_CATCH_UP_CAP`](crate::timer::DEFAULT_CATCH_UP_CAP), as the frame timers'
+    /// [`set_catch_up_cap`](crate::timer::TimerManager::set_catch_up_cap)): a
+    /// [`CatchUp::Burst`](crate::timer::CatchUp::Burst) timer more periods behind than this
+    /// makes that many calls and skips the rest of the missed periods on its grid, so a thread
+    /// that was stalled (a laptop asleep, a debugger) never queues millions of calls.
+    ///
     /// # Panics
     ///
-    /// When `period` is zero.
+    /// When `calls_per_timer` is zero.
     #[track_caller]
-    pub fn every(&self, period: Duration) -> RealtimeBuilder<'_> {
-        self.remote.every(period)
+    pub fn set_catch_up_cap(&self, calls_per_timer: u64) {
+        assert!(
+            calls_per_timer > 0,
+            "set_catch_up_cap: calls_per_timer must be at least 1"
+        );
+        lock(&self.remote.shared.state).cap = calls_per_timer;
+    }
+
+    /// Missed calls dropped by the catch-up cap since the service started.
+    pub fn calls_dropped(&self) -> u64 {
+        lock(&self.remote.shared.state).dropped
     }
 
     /// A handle for scheduling from callbacks and other threads.
@@ -174,7 +223,19 @@ impl RealtimeTimers {
     /// Makes the calls that are due now (timer-thread calls run here; others are handed to
     /// their pool or queue); returns how many were made or handed on. For manual mode; with a
     /// thread it races it harmlessly.
+    ///
+    /// # Panics
+    ///
+    /// When called from inside one of this service's own callbacks (as the frame timers'
+    /// [`tick`](crate::timer::TimerManager::tick)): the callback's own timer may be due again,
+    /// and its call would wait for the running one. The panic is the callback's, so the
+    /// service reports it to the [panic hook](Self::on_panic) and goes on.
+    #[track_caller]
     pub fn tick(&self) -> usize {
+        assert!(
+            !self::core::in_own_callback(&self.remote.shared.flags),
+            "RealtimeTimers::tick called from inside one of its own callbacks"
+        );
         let mut buf = Vec::new();
         self.remote.shared.fire_due(&mut buf)
     }

@@ -1,0 +1,96 @@
+//! What a scheduler snapshot keeps that is easy to forget: a tickable's owner, and latent
+//! actions that were removed and wait for their abort hook. Each test names the mutation it
+//! guards against.
+
+use tickflow::latent::{LatentAction, LatentInfo, LatentResponse, SavedAction};
+use tickflow::prelude::*;
+use tickflow::snapshot::Resolver;
+use tickflow::tickable::TickableInfo;
+
+type Log = Vec<String>;
+const ACTOR: OwnerId = OwnerId::new(7);
+
+struct Badge;
+impl Tickable<Log> for Badge {
+    fn tick(&mut self, _: Span, log: &mut Log) {
+        log.push("badge".into());
+    }
+    fn name(&self) -> &str {
+        "badge"
+    }
+    fn owner(&self) -> Option<OwnerId> {
+        Some(ACTOR)
+    }
+}
+
+/// A latent action with an abort hook; `saved` says whether it can be saved.
+struct Channel {
+    saved: bool,
+}
+impl LatentAction<Log> for Channel {
+    fn update(&mut self, _: &mut LatentResponse, _: &mut Log) {}
+    fn aborted(&mut self, log: &mut Log) {
+        log.push("channel aborted".into());
+    }
+    fn save(&self) -> Option<SavedAction> {
+        self.saved.then(|| SavedAction::Custom {
+            kind: "channel".into(),
+            data: Vec::new(),
+        })
+    }
+}
+
+/// Rebuilds the badge and channels; a tickable rebuilt with no owner of its own keeps the
+/// saved one.
+struct Bind;
+impl Resolver<Log> for Bind {
+    fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Log>>> {
+        (info.name == "badge").then(|| Box::new(Badge) as Box<dyn Tickable<Log>>)
+    }
+    fn latent(&mut self, _: &LatentInfo) -> Option<tickflow::latent::Completion<Log>> {
+        Some(Box::new(|_| {}))
+    }
+    fn latent_action(&mut self, kind: &str, _: &[u8]) -> Option<Box<dyn LatentAction<Log>>> {
+        (kind == "channel").then(|| Box::new(Channel { saved: true }) as Box<dyn LatentAction<Log>>)
+    }
+}
+
+/// Mutation: a tickable's owner left out of the snapshot. `remove_owner` after a restore then
+/// missed the tickable, and it ticked on for a removed actor.
+#[test]
+fn a_restored_tickable_keeps_its_owner() {
+    let mut sched = Scheduler::<Log>::new();
+    sched.add_tickable(Badge);
+    let (mut restored, report) = Scheduler::restore(&sched.snapshot(), &mut Bind).unwrap();
+    assert!(report.is_complete());
+    let mut log = Log::new();
+    restored.tick(secs(0.1), &mut log);
+    restored.remove_owner(ACTOR);
+    restored.tick(secs(0.1), &mut log);
+    assert_eq!(log, ["badge"]);
+    assert_eq!(restored.tickable_count(), 0);
+}
+
+/// Mutation: removed latent actions whose abort hook waits for the next latent stage dropped
+/// from the snapshot without being counted. A saveable one runs its hook in the restored
+/// world; one that cannot be saved is counted in the report.
+#[test]
+fn pending_abort_hooks_are_kept_or_counted() {
+    let mut sched = Scheduler::<Log>::new();
+    sched
+        .latent()
+        .add(ACTOR, 1, Channel { saved: true }, |_| {});
+    sched
+        .latent()
+        .add(ACTOR, 2, Channel { saved: false }, |_| {});
+    let mut log = Log::new();
+    sched.tick(secs(0.1), &mut log);
+    sched.remove_owner(ACTOR); // both hooks wait for the next latent stage
+    let snap = sched.snapshot();
+    assert_eq!(snap.not_saved().dropped_aborts, 1);
+    let (mut restored, report) = Scheduler::restore(&snap, &mut Bind).unwrap();
+    assert_eq!(report.dropped_aborts, 1);
+    assert!(!report.is_complete());
+    restored.tick(secs(0.1), &mut log);
+    assert_eq!(log, ["channel aborted"]);
+}
