@@ -277,16 +277,19 @@ fn tick_from_inside_a_callback_panics_instead_of_deadlocking() {
 /// waited forever, and on a started service the timer thread died.
 #[test]
 fn a_panicking_panic_hook_does_not_hang_shutdown() {
-    let (timers, clock, _, _) = setup();
-    timers.on_panic(|_| panic!("the hook itself"));
-    timers.after(ms(1)).call(|| panic!("a callback"));
-    clock.advance(ms(1));
-    assert_eq!(timers.tick(), 1);
+    // On another thread, so that the defect fails this test instead of hanging it.
     let (done_tx, done) = mpsc::channel();
     std::thread::spawn(move || {
+        let (timers, clock, _, _) = setup();
+        timers.on_panic(|_| panic!("the hook itself"));
+        timers.after(ms(1)).call(|| panic!("a callback"));
+        clock.advance(ms(1));
+        let made = timers.tick();
         timers.shutdown();
-        done_tx.send(()).unwrap();
+        done_tx.send(made).unwrap();
     });
-    done.recv_timeout(Duration::from_secs(30))
-        .expect("shutdown returned");
+    let made = done
+        .recv_timeout(Duration::from_secs(30))
+        .expect("tick and shutdown returned");
+    assert_eq!(made, 1);
 }

@@ -66,6 +66,40 @@ fn latent_delays_do_not_lose_an_aborted_frame() {
     assert_eq!(log, ["timer", "delay"]);
 }
 
+/// A task spawned in a frame that then aborts before its timer stage counts its delays from
+/// the time the abort leaves, as a timer set at the same moment does.
+#[test]
+fn a_task_spawned_in_an_aborted_frame_keeps_time_with_timers() {
+    struct Game {
+        cmds: Commands<Game>,
+        log: Vec<String>,
+    }
+    let mut sched = Scheduler::<Game>::new();
+    let mut game = Game {
+        cmds: sched.commands(),
+        log: Vec::new(),
+    };
+    sched.add_tick(TickSettings::named("spawner"), |game: &mut Game, cx| {
+        if cx.frame() != 1 {
+            return;
+        }
+        cx.timers()
+            .after(frame() * 2)
+            .call(|game: &mut Game, cx| game.log.push(format!("timer {}", cx.now())));
+        game.cmds.spawn(None, |cx| async move {
+            cx.delay(frame() * 2).await;
+            let now = cx.now();
+            cx.with(|game: &mut Game| game.log.push(format!("task {now}")));
+        });
+        panic!("after spawning");
+    });
+    assert!(quietly(|| sched.tick(frame(), &mut game)).is_none());
+    for _ in 0..3 {
+        sched.tick(frame(), &mut game);
+    }
+    assert_eq!(game.log, ["timer @0.3s", "task @0.3s"]);
+}
+
 struct PanicOnDrop(Arc<AtomicU32>);
 impl Drop for PanicOnDrop {
     fn drop(&mut self) {
