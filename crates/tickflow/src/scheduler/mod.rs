@@ -20,7 +20,11 @@
 //!
 //! The frame's delta is first clamped to `max_delta` (default 250 ms), so one long hitch
 //! cannot start a catch-up spiral; the report says how much was discarded. The game clock then
-//! moves by the clamped delta times the time dilation, or not at all while paused. The real
+//! moves by the clamped delta times the time dilation (at most
+//! [`MAX_TIME_DILATION`](crate::time::MAX_TIME_DILATION)), or not at all while paused. The
+//! real clock is not clamped, so a real-clock timer after a long sleep relies on the
+//! [catch-up cap](crate::timer::TimerManager::set_catch_up_cap): at most 1,000 calls per timer
+//! in that frame, the rest counted in [`FrameReport::calls_dropped`]. The real
 //! clock always moves by the true delta. While paused, only `tick_when_paused` tick functions
 //! and tickables run (with the clamped real delta), game-domain timers freeze and real-domain
 //! ones keep firing; frame-counted timers count paused frames too.
@@ -29,7 +33,12 @@
 //!
 //! A panic in a callback reaches the caller of `tick` after the scheduler has put itself back
 //! in order: the rest of that frame is skipped (due interval functions stay due), and the next
-//! `tick` starts a new frame.
+//! `tick` starts a new frame. The frame's time still passes for the stages it skipped: timer
+//! calls that came due are made first in the next frame, latent actions get the skipped
+//! frame's delta with the next one, and whatever is set before the next frame counts from the
+//! time reached, as between any two frames. A panicking destructor (of a removed closure, a
+//! cancelled task) or deferred change never stops the cleanup of the others: the first panic
+//! goes on once everything is consistent.
 //!
 //! # Examples
 //!

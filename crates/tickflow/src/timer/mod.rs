@@ -16,7 +16,10 @@
 //!    every set as made right after the last tick.
 //! 4. Calls run in exact global due order, ties in set order. A looping timer several periods
 //!    late follows its [`CatchUp`] policy, and every burst call takes its own place in the
-//!    order (A due at 0.3/0.6/0.9 and B at 0.5 run A, B, A, A).
+//!    order (A due at 0.3/0.6/0.9 and B at 0.5 run A, B, A, A). One timer makes at most
+//!    [`DEFAULT_CATCH_UP_CAP`] calls per tick ([`set_catch_up_cap`](TimerManager::set_catch_up_cap)):
+//!    whatever the delta, the rest of its missed periods are dropped onto its grid and
+//!    counted, so no input makes one tick do unbounded work.
 //! 5. A callback may set, clear, pause or query any timer, itself included; clearing itself
 //!    drops the rest of its burst. A timer set from a callback counts from that call's scheduled
 //!    time (chains of one-shots do not drift) but never fires in the tick that set it.
@@ -25,9 +28,14 @@
 //! 7. `on_cancel` hooks run at the start of the next tick for timers cleared before they
 //!    finished; `clear` itself never calls user code (beyond dropping the closure).
 //! 8. Pause keeps the remaining time exactly; unpause resumes from it.
-//! 9. Bad input never corrupts state: stale handles answer `false`/`None`, and a panicking
-//!    callback leaves the manager consistent (a one-shot counts as fired, a looping timer keeps
-//!    its schedule, the panic reaches the caller of `tick`, the next `tick` works).
+//! 9. Bad input never corrupts state: stale handles, and handles of another manager, answer
+//!    `false`/`None`; a panicking callback (or closure destructor) leaves the manager
+//!    consistent (a one-shot counts as fired, a looping timer keeps its schedule, the panic
+//!    reaches the caller of `tick`, the next `tick` works).
+//!
+//! At the end of representable time (about 829 years of a clock) the clocks stop, and timers
+//! not yet due never fire; [`at_end_of_time`](TimerManager::at_end_of_time) and the
+//! scheduler's [`FrameReport::end_of_time`](crate::FrameReport::end_of_time) say so.
 //!
 //! # Engine and limits
 //!
@@ -180,6 +188,8 @@ impl fmt::Debug for OwnerId {
 /// ```
 ///
 /// A timer that is on time (its next period not yet due) behaves the same under all three.
+/// `Burst` makes at most the [catch-up cap](TimerManager::set_catch_up_cap) of calls per tick
+/// and then continues like `Once`. The real-time service's timers follow the same timeline.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[repr(u8)]
