@@ -125,3 +125,24 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// What can move between threads: the containers are `Send` (their callbacks, hooks, tick
+/// bodies, tickables, latent actions and task futures all are), `Commands` and the task
+/// handles are `Send + Sync`. Checked at compile time.
+#[allow(dead_code, reason = "compile-time assertions only")]
+const _: () = {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    /// A context that is neither `Send` nor `Sync`: the containers never hold one.
+    struct Local(std::rc::Rc<()>);
+    fn check() {
+        send::<Scheduler<Local>>();
+        send::<TimerManager<Local>>();
+        send::<LatentActions<Local>>();
+        send_sync::<Commands<Local>>();
+        send_sync::<TaskCx<Local>>();
+        send_sync::<TaskHandle<u32>>();
+        send_sync::<latent::TaskRef>();
+        send_sync::<realtime::RealtimeTimers>();
+    }
+};

@@ -41,13 +41,11 @@ mod save;
 pub use save::TickableInfo;
 pub(crate) use save::TickableSnapshot;
 
-use std::cell::RefCell;
 use std::fmt;
 use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
-use std::rc::Rc;
 
-use crate::tick::HandleAlloc;
+use crate::tick::SharedAlloc;
 use crate::time::Span;
 use crate::timer::OwnerId;
 
@@ -63,7 +61,20 @@ pub enum TickableMode {
 }
 
 /// An object ticked once per frame by the [`Scheduler`](crate::scheduler::Scheduler).
-pub trait Tickable<C> {
+///
+/// `Send`, so that a scheduler holding it can move between threads: keep state that is not
+/// `Send` (an `Rc`) in the context `C`, which every call receives.
+///
+/// ```compile_fail
+/// use std::rc::Rc;
+/// use tickflow::prelude::*;
+///
+/// struct Shared(Rc<u32>); // not Send
+/// impl Tickable<u32> for Shared {
+///     fn tick(&mut self, _: Span, n: &mut u32) { *n += *self.0 }
+/// }
+/// ```
+pub trait Tickable<C>: Send {
     /// Called once per frame with the frame's game delta (the real delta while paused).
     fn tick(&mut self, dt: Span, ctx: &mut C);
 
@@ -112,7 +123,7 @@ struct Entry<C> {
 
 /// The scheduler's tickables, in registration order.
 pub(crate) struct Tickables<C> {
-    alloc: Rc<RefCell<HandleAlloc>>,
+    alloc: SharedAlloc,
     slots: Vec<Option<Entry<C>>>,
     /// Registration order; removed entries stay until compaction.
     order: Vec<TickableHandle>,
@@ -120,7 +131,7 @@ pub(crate) struct Tickables<C> {
 }
 
 impl<C> Tickables<C> {
-    pub(crate) fn new(alloc: Rc<RefCell<HandleAlloc>>) -> Self {
+    pub(crate) fn new(alloc: SharedAlloc) -> Self {
         Tickables {
             alloc,
             slots: Vec::new(),
@@ -130,7 +141,7 @@ impl<C> Tickables<C> {
     }
 
     pub(crate) fn add(&mut self, t: Box<dyn Tickable<C>>) -> TickableHandle {
-        let (index, gen) = self.alloc.borrow_mut().alloc();
+        let (index, gen) = crate::tick::lock_alloc(&self.alloc).alloc();
         let h = TickableHandle::new(index, gen);
         self.add_reserved(h, t);
         h
@@ -170,7 +181,7 @@ impl<C> Tickables<C> {
         // Bookkeeping first, the user's destructor last: a panicking `Drop` leaves the
         // tickables consistent.
         let entry = self.slots[h.index() as usize].take();
-        self.alloc.borrow_mut().free(h.index(), h.tag());
+        crate::tick::lock_alloc(&self.alloc).free(h.index(), h.tag());
         self.live -= 1;
         drop(entry);
         true
@@ -286,7 +297,7 @@ mod tests {
 
     #[test]
     fn conditional_ones_are_asked_and_order_is_kept() {
-        let mut t = Tickables::new(Rc::default());
+        let mut t = Tickables::new(Default::default());
         let a = t.add(Box::new(Log("a", true)));
         t.add(Box::new(Log("off", false)));
         t.add(Box::new(Log("b", true)));

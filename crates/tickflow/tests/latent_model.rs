@@ -1,8 +1,7 @@
 //! Property test: random operations on `LatentActions` against an obviously correct model
 //! (a list of countdowns in insertion order), comparing every observable result.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use tickflow::latent::LatentActions;
@@ -52,7 +51,7 @@ proptest! {
     #[test]
     fn latent_actions_match_the_model(ops in prop::collection::vec(op(), 1..60)) {
         let mut latent = LatentActions::<()>::new();
-        let fired: Rc<RefCell<Vec<u64>>> = Rc::default();
+        let fired: Arc<Mutex<Vec<u64>>> = Arc::default();
         let mut model = Model::default();
         for op in ops {
             match op {
@@ -60,7 +59,7 @@ proptest! {
                     let id = model.next;
                     let f = fired.clone();
                     let got = latent.delay(OwnerId::from(owner), uuid, Span::from_flicks(d * UNIT),
-                        move |_| f.borrow_mut().push(id));
+                        move |_| f.lock().unwrap().push(id));
                     let want = model.find(owner, uuid).is_none();
                     if want {
                         model.pending.push((owner, uuid, id, d as i64, false));
@@ -72,7 +71,7 @@ proptest! {
                     let id = model.next;
                     let f = fired.clone();
                     let got = latent.retriggerable_delay(OwnerId::from(owner), uuid,
-                        Span::from_flicks(d * UNIT), move |_| f.borrow_mut().push(id));
+                        Span::from_flicks(d * UNIT), move |_| f.lock().unwrap().push(id));
                     let want = match model.find(owner, uuid) {
                         Some(i) if model.pending[i].4 => {
                             model.pending[i].3 = d as i64;
@@ -99,7 +98,7 @@ proptest! {
                     prop_assert_eq!(got, before - model.pending.len());
                 }
                 Op::Tick { dt } => {
-                    fired.borrow_mut().clear();
+                    fired.lock().unwrap().clear();
                     let n = latent.tick(Span::from_flicks(dt * UNIT), &mut ());
                     let mut want = Vec::new();
                     model.pending.retain_mut(|p| {
@@ -112,7 +111,7 @@ proptest! {
                         }
                     });
                     prop_assert_eq!(n, want.len());
-                    prop_assert_eq!(&*fired.borrow(), &want);
+                    prop_assert_eq!(&*fired.lock().unwrap(), &want);
                 }
             }
             prop_assert_eq!(latent.len(), model.pending.len());

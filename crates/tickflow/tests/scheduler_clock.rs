@@ -1,17 +1,19 @@
 //! The frame clock: pause, time dilation and `max_delta`.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
 use tickflow::MAX_TIME_DILATION;
 
-type Log = Rc<RefCell<Vec<String>>>;
+type Log = Arc<Mutex<Vec<String>>>;
 
 struct Ui(Log, bool);
 impl Tickable<()> for Ui {
     fn tick(&mut self, dt: Span, _: &mut ()) {
-        self.0.borrow_mut().push(format!("ui {}", dt.as_secs_f64()));
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("ui {}", dt.as_secs_f64()));
     }
     fn tick_when_paused(&self) -> bool {
         self.1
@@ -19,11 +21,12 @@ impl Tickable<()> for Ui {
 }
 
 fn setup() -> (Scheduler<()>, Log) {
-    let log: Log = Rc::default();
+    let log: Log = Arc::default();
     let mut sched = Scheduler::new();
     let l = log.clone();
     sched.add_tick(TickSettings::named("game"), move |_, cx| {
-        l.borrow_mut()
+        l.lock()
+            .unwrap()
             .push(format!("game {}", cx.dt().as_secs_f64()));
     });
     let l = log.clone();
@@ -33,7 +36,8 @@ fn setup() -> (Scheduler<()>, Log) {
             ..TickSettings::named("menu")
         },
         move |_, cx| {
-            l.borrow_mut()
+            l.lock()
+                .unwrap()
                 .push(format!("menu {}", cx.dt().as_secs_f64()))
         },
     );
@@ -41,13 +45,13 @@ fn setup() -> (Scheduler<()>, Log) {
     sched
         .timers()
         .every(secs(0.1))
-        .call(move |_, _| l.borrow_mut().push("game timer".into()));
+        .call(move |_, _| l.lock().unwrap().push("game timer".into()));
     let l = log.clone();
     sched
         .timers()
         .every(secs(0.1))
         .domain(Domain::Real)
-        .call(move |_, _| l.borrow_mut().push("real timer".into()));
+        .call(move |_, _| l.lock().unwrap().push("real timer".into()));
     sched.add_tickable(Ui(log.clone(), false));
     sched.add_tickable(Ui(log.clone(), true));
     (sched, log)
@@ -58,7 +62,7 @@ fn paused_frames_run_only_what_ticks_when_paused() {
     let (mut sched, log) = setup();
     sched.tick(secs(0.1), &mut ());
     assert_eq!(
-        *log.borrow(),
+        *log.lock().unwrap(),
         [
             "game 0.1",
             "menu 0.1",
@@ -68,18 +72,18 @@ fn paused_frames_run_only_what_ticks_when_paused() {
             "ui 0.1"
         ]
     );
-    log.borrow_mut().clear();
+    log.lock().unwrap().clear();
     sched.set_paused(true);
     let report = sched.tick(secs(0.1), &mut ());
     assert!(report.paused);
     assert_eq!(report.game_dt, Span::ZERO);
-    assert_eq!(*log.borrow(), ["menu 0.1", "real timer", "ui 0.1"]);
+    assert_eq!(*log.lock().unwrap(), ["menu 0.1", "real timer", "ui 0.1"]);
     assert_eq!(sched.now(), Time::ZERO + secs(0.1), "the game clock froze");
     assert_eq!(sched.real_now(), Time::ZERO + secs(0.2));
-    log.borrow_mut().clear();
+    log.lock().unwrap().clear();
     sched.set_paused(false);
     sched.tick(secs(0.1), &mut ());
-    assert_eq!(log.borrow().len(), 6, "{:?}", log.borrow());
+    assert_eq!(log.lock().unwrap().len(), 6, "{:?}", log.lock().unwrap());
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! `remove_owner`, tickables added and removed mid-frame, and panics.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
 
@@ -114,11 +113,11 @@ fn remove_owner_between_frames() {
 
 #[test]
 fn a_panicking_tick_leaves_the_scheduler_usable() {
-    let runs: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let runs: Arc<Mutex<Vec<u64>>> = Arc::default();
     let mut sched = Scheduler::<()>::new();
     let r = runs.clone();
     sched.add_tick(TickSettings::named("bomb"), move |_, cx| {
-        r.borrow_mut().push(cx.frame());
+        r.lock().unwrap().push(cx.frame());
         if cx.frame() == 1 {
             panic!("boom");
         }
@@ -129,7 +128,7 @@ fn a_panicking_tick_leaves_the_scheduler_usable() {
             interval: secs(0.2),
             ..TickSettings::named("later").in_group(TickGroup::PostPhysics)
         },
-        move |_, cx| r.borrow_mut().push(100 + cx.frame()),
+        move |_, cx| r.lock().unwrap().push(100 + cx.frame()),
     );
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         sched.tick(secs(0.1), &mut ());
@@ -137,7 +136,7 @@ fn a_panicking_tick_leaves_the_scheduler_usable() {
     assert!(caught.is_err());
     // The interval function that was due but skipped is still due on frame 2.
     sched.tick(secs(0.1), &mut ());
-    assert_eq!(*runs.borrow(), [1, 2, 102]);
+    assert_eq!(*runs.lock().unwrap(), [1, 2, 102]);
     assert_eq!(sched.tick_count(), 2);
 }
 

@@ -47,7 +47,7 @@ impl Resolver<u64> for Anything {
     fn tickable(&mut self, _: &TickableInfo) -> Option<Box<dyn Tickable<u64>>> {
         Some(Box::new(Score))
     }
-    fn latent(&mut self, _: &LatentInfo) -> Option<Box<dyn FnMut(&mut u64)>> {
+    fn latent(&mut self, _: &LatentInfo) -> Option<Box<dyn FnMut(&mut u64) + Send>> {
         Some(Box::new(|n: &mut u64| *n += 1))
     }
 }

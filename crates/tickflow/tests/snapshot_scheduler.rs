@@ -20,7 +20,7 @@ struct Game {
 const POISONED: OwnerId = OwnerId::new(5);
 const DOOR: OwnerId = OwnerId::new(1);
 
-type TickFn = Box<dyn FnMut(&mut Game, &mut TickCx<'_, Game>)>;
+type TickFn = Box<dyn FnMut(&mut Game, &mut TickCx<'_, Game>) + Send>;
 
 /// Every tick function of the test world, by name (used to build it and by the resolver).
 fn tick_fn(name: &str) -> Option<TickFn> {
@@ -138,7 +138,7 @@ impl Resolver<Game> for World {
         self.asked.push(format!("tickable {}", info.name));
         (info.name == "score").then(|| Box::new(Score) as Box<dyn Tickable<Game>>)
     }
-    fn latent(&mut self, info: &LatentInfo) -> Option<Box<dyn FnMut(&mut Game)>> {
+    fn latent(&mut self, info: &LatentInfo) -> Option<Box<dyn FnMut(&mut Game) + Send>> {
         self.asked.push(format!("latent {}", info.uuid));
         Some(Box::new(completion(info.owner, info.uuid)))
     }
@@ -476,7 +476,7 @@ fn sync_test_passes_a_deterministic_world_and_catches_hidden_state() {
         fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
             self.0.tickable(info)
         }
-        fn latent(&mut self, info: &LatentInfo) -> Option<Box<dyn FnMut(&mut Game)>> {
+        fn latent(&mut self, info: &LatentInfo) -> Option<Box<dyn FnMut(&mut Game) + Send>> {
             self.0.latent(info)
         }
         fn latent_action(

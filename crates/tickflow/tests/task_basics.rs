@@ -110,11 +110,11 @@ fn a_task_can_await_another() {
         cx.delay(secs(0.3)).await;
         log(&cx, "worker done");
     });
-    let w = worker.clone();
+    let w = worker.task_ref();
     let doomed = sched.spawn(None, |cx| async move {
         cx.delay(secs(10.0)).await;
     });
-    let d = doomed.clone();
+    let d = doomed.task_ref();
     sched.spawn(None, |cx| async move {
         assert_eq!(w.await, Ok(()));
         log(&cx, "boss saw it");
@@ -237,16 +237,16 @@ fn latent_stage_runs_after_tickables_and_before_post_update_work() {
 }
 
 #[test]
-#[should_panic(expected = "TaskCx::with")]
+#[should_panic(expected = "its scheduler is not running this task")]
 fn with_outside_a_poll_panics() {
     let mut sched = Scheduler::<Game>::new();
-    let keep = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let keep = std::sync::Arc::new(std::sync::Mutex::new(None));
     let k = keep.clone();
     sched.spawn(None, move |cx| {
-        *k.borrow_mut() = Some(cx.clone());
+        *k.lock().unwrap() = Some(cx);
         async {}
     });
-    let cx = keep.borrow_mut().take().unwrap();
+    let cx = keep.lock().unwrap().take().unwrap();
     cx.with(|g| g.hp = 1);
 }
 
@@ -255,7 +255,7 @@ fn with_outside_a_poll_panics() {
 fn nested_with_panics() {
     let mut sched = Scheduler::<Game>::new();
     sched.spawn(None, |cx| async move {
-        let inner = cx.clone();
+        let inner = cx;
         cx.with(move |_| inner.with(|g| g.hp = 1));
     });
     sched.tick(secs(0.1), &mut Game::default());

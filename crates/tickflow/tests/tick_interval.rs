@@ -2,34 +2,34 @@
 //! time since the previous due time reaches the interval (inclusive), overrun credited, never
 //! a burst.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
 
 /// (frame, dt in seconds) of every tick.
-type Ticks = Rc<RefCell<Vec<(u64, f64)>>>;
+type Ticks = Arc<Mutex<Vec<(u64, f64)>>>;
 
 fn interval_tick(sched: &mut Scheduler<()>, interval: Span) -> (TickHandle, Ticks) {
-    let ticks: Ticks = Rc::default();
+    let ticks: Ticks = Arc::default();
     let t = ticks.clone();
     let h = sched.add_tick(
         TickSettings {
             interval,
             ..TickSettings::named("interval")
         },
-        move |_, cx| t.borrow_mut().push((cx.frame(), cx.dt().as_secs_f64())),
+        move |_, cx| t.lock().unwrap().push((cx.frame(), cx.dt().as_secs_f64())),
     );
     (h, ticks)
 }
 
 fn frames(ticks: &Ticks) -> Vec<u64> {
-    ticks.borrow().iter().map(|t| t.0).collect()
+    ticks.lock().unwrap().iter().map(|t| t.0).collect()
 }
 
 fn dts(ticks: &Ticks) -> Vec<f64> {
     ticks
-        .borrow()
+        .lock()
+        .unwrap()
         .iter()
         .map(|t| (t.1 * 1000.0).round() / 1000.0)
         .collect()
@@ -99,7 +99,7 @@ fn the_average_period_is_the_interval() {
         sched.tick(secs(0.1), &mut ());
     }
     // 1,000 s of game time: one tick at the start, then one per 0.25 s.
-    assert_eq!(ticks.borrow().len(), 4_000);
+    assert_eq!(ticks.lock().unwrap().len(), 4_000);
 }
 
 #[test]

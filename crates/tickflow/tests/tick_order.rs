@@ -193,17 +193,17 @@ fn every_function_runs_at_most_once_per_frame() {
 fn a_function_disabled_or_removed_earlier_in_the_frame_does_not_run() {
     let mut sched = Scheduler::<Log>::new();
     let victim = TickHandle::default();
-    let handles = std::rc::Rc::new(std::cell::Cell::new((victim, victim)));
+    let handles = std::sync::Arc::new(std::sync::Mutex::new((victim, victim)));
     let hs = handles.clone();
     sched.add_tick(TickSettings::named("killer"), move |log, cx| {
         log.push("killer".into());
-        let (a, b) = hs.get();
+        let (a, b) = *hs.lock().unwrap();
         assert!(cx.set_tick_enabled(a, false));
         assert!(cx.remove_tick(b));
     });
     let a = logger(&mut sched, "same-group", TickGroup::PrePhysics);
     let b = logger(&mut sched, "later-group", TickGroup::PostPhysics);
-    handles.set((a, b));
+    *handles.lock().unwrap() = (a, b);
     let mut log = Log::new();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(log, ["killer"]);

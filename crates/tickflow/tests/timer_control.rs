@@ -1,7 +1,6 @@
 //! Pause, owners, names, on_cancel, fire_now and the fire budget (DESIGN §3 rules 5, 7, 8).
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
 use tickflow::timer::TimerState;
@@ -211,19 +210,19 @@ fn the_fire_budget_spills_calls_into_the_next_tick_in_order() {
 
 #[test]
 fn a_callback_can_clear_and_pause_other_timers() {
-    let shared = Rc::new(RefCell::new(vec![]));
+    let shared = Arc::new(Mutex::new(vec![]));
     let mut timers = TimerManager::<Vec<&'static str>>::new();
     let victim = timers.after(secs(0.5)).call(|l, _| l.push("victim"));
     let frozen = timers.after(secs(0.5)).call(|l, _| l.push("frozen"));
     let s = shared.clone();
     timers.after(secs(0.2)).call(move |l, cx| {
         l.push("killer");
-        s.borrow_mut().push(cx.timers().clear(victim));
-        s.borrow_mut().push(cx.timers().pause(frozen));
+        s.lock().unwrap().push(cx.timers().clear(victim));
+        s.lock().unwrap().push(cx.timers().pause(frozen));
     });
     let mut log = vec![];
     timers.tick(secs(1.0), &mut log);
     assert_eq!(log, vec!["killer"]);
-    assert_eq!(*shared.borrow(), vec![true, true]);
+    assert_eq!(*shared.lock().unwrap(), vec![true, true]);
     assert_eq!(timers.remaining(frozen), Some(Span::ZERO));
 }

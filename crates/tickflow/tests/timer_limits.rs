@@ -2,8 +2,7 @@
 //! another manager, the end of representable time, and the answers of queries that once
 //! reported the wrong value. Each test names the defect (or the mutation) it guards against.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
 use tickflow::timer::DEFAULT_CATCH_UP_CAP;
@@ -130,21 +129,22 @@ fn elapsed_of_a_one_shot_counts_from_its_first_delay() {
 /// timer: it must keep exactly the time it had left.
 #[test]
 fn unpause_from_a_late_callback_keeps_the_remaining_time() {
-    type Seen = Rc<RefCell<Vec<Option<Span>>>>;
+    type Seen = Arc<Mutex<Vec<Option<Span>>>>;
     let mut timers = TimerManager::<()>::new();
     let other = timers.after(secs(1.0)).call(|_, _| {});
-    let seen: Seen = Rc::default();
+    let seen: Seen = Arc::default();
     let s = seen.clone();
     timers.after(secs(0.1)).call(move |_, cx| {
         // Due at 0.1, called in a tick that reached 0.4: 0.3 s late.
         let before = cx.timers().remaining(other);
         assert!(cx.timers().pause(other));
         assert!(cx.timers().unpause(other));
-        s.borrow_mut()
+        s.lock()
+            .unwrap()
             .extend([before, cx.timers().remaining(other)]);
     });
     timers.tick(secs(0.4), &mut ());
-    assert_eq!(*seen.borrow(), [Some(secs(0.6)), Some(secs(0.6))]);
+    assert_eq!(*seen.lock().unwrap(), [Some(secs(0.6)), Some(secs(0.6))]);
     timers.tick(secs(0.6), &mut ());
     assert!(!timers.exists(other), "fired at 1.0, not earlier or later");
 }

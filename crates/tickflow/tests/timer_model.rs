@@ -5,8 +5,7 @@
 //! differs from their rate, `times(0)`, huge deltas against the catch-up cap, and handles of
 //! another manager (which must be answered like stale ones and change nothing).
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use tickflow::prelude::*;
@@ -15,7 +14,7 @@ const NEVER: u64 = u64::MAX;
 
 /// One logged call: (timer ordinal, handle, scheduled, call index, calls this tick).
 type CallRec = (usize, TimerHandle, u64, u64, u64);
-type Log = Rc<RefCell<Vec<CallRec>>>;
+type Log = Arc<Mutex<Vec<CallRec>>>;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -316,7 +315,7 @@ fn catch_up_of(k: u8) -> CatchUp {
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let mut real = TimerManager::<()>::new();
     let mut model = Model::default();
-    let log: Log = Rc::default();
+    let log: Log = Arc::default();
     let mut handles: Vec<TimerHandle> = vec![];
     // Another manager's handles: the same slots and generations as `real`'s first timers.
     let mut other = TimerManager::<()>::new();
@@ -337,7 +336,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let id = handles.len();
                 let l = log.clone();
                 let cb = move |_: &mut (), cx: &mut TimerCx<'_, ()>| {
-                    l.borrow_mut().push((
+                    l.lock().unwrap().push((
                         id,
                         cx.handle(),
                         cx.scheduled().flicks(),
@@ -463,7 +462,8 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
         }
         // every call, in order
         let got: Vec<(usize, u64, u64, u64)> = log
-            .borrow()
+            .lock()
+            .unwrap()
             .iter()
             .map(|&(id, h, s, i, n)| {
                 assert_eq!(h, handles[id], "the call sees its own handle");

@@ -41,7 +41,7 @@ pub(crate) enum BossMode {
     Ticks,
 }
 
-type SystemFn = Box<dyn FnMut(&mut Arena, &mut TickCx<'_, Arena>)>;
+type SystemFn = Box<dyn FnMut(&mut Arena, &mut TickCx<'_, Arena>) + Send>;
 
 /// The world's system tick functions by name (boxed: five calls a frame). The build and the
 /// restore resolver both take them from here.

@@ -94,17 +94,21 @@ impl LatentResponse {
 /// }
 ///
 /// let mut latent = LatentActions::new();
-/// let frame = std::rc::Rc::new(std::cell::Cell::new(0));
-/// let f = frame.clone();
-/// latent.add(OwnerId::from(1), 0, EveryThird(0), move |log: &mut Vec<u64>| log.push(f.get()));
+/// let mut frame = 0;
+/// latent.add(OwnerId::from(1), 0, EveryThird(0), |log: &mut Vec<u64>| log.push(0));
 /// let mut log = Vec::new();
-/// for n in 1..=7 {
-///     frame.set(n);
+/// for _ in 1..=7 {
+///     frame += 1;
 ///     latent.tick(secs(0.1), &mut log);
+///     if log.last() == Some(&0) {
+///         *log.last_mut().unwrap() = frame; // the frame of each completion
+///     }
 /// }
 /// assert_eq!(log, [3, 6]);
 /// ```
-pub trait LatentAction<C> {
+///
+/// `Send`, so that the actions can move with their scheduler between threads.
+pub trait LatentAction<C>: Send {
     /// Advances the action by `response.dt()` and says whether it finished or triggers.
     fn update(&mut self, response: &mut LatentResponse, ctx: &mut C);
 
@@ -372,7 +376,7 @@ impl<F> fmt::Debug for WaitUntil<F> {
     }
 }
 
-impl<C, F: FnMut(&C) -> bool> LatentAction<C> for WaitUntil<F> {
+impl<C, F: FnMut(&C) -> bool + Send> LatentAction<C> for WaitUntil<F> {
     fn update(&mut self, r: &mut LatentResponse, ctx: &mut C) {
         let done = (self.0)(ctx);
         r.finish_and_trigger_if(done);

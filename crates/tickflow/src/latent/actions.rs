@@ -14,7 +14,7 @@ use crate::time::{Domain, Span};
 use crate::timer::OwnerId;
 
 /// A latent action's completion callback.
-pub type Completion<C> = Box<dyn FnMut(&mut C)>;
+pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
 
 pub(crate) use save::LatentSnapshot;
 
@@ -142,7 +142,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         action: impl LatentAction<C> + 'static,
-        on_complete: impl FnMut(&mut C) + 'static,
+        on_complete: impl FnMut(&mut C) + Send + 'static,
     ) -> bool {
         self.add_boxed(owner, uuid, Box::new(action), Box::new(on_complete))
     }
@@ -192,7 +192,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         d: Span,
-        on_complete: impl FnMut(&mut C) + 'static,
+        on_complete: impl FnMut(&mut C) + Send + 'static,
     ) -> bool {
         self.add(owner, uuid, Delay::new(d), on_complete)
     }
@@ -205,7 +205,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         d: Span,
-        on_complete: impl FnMut(&mut C) + 'static,
+        on_complete: impl FnMut(&mut C) + Send + 'static,
     ) -> bool {
         self.retrigger_boxed(owner, uuid, d, Box::new(on_complete))
     }
@@ -242,7 +242,7 @@ impl<C: 'static> LatentActions<C> {
         &mut self,
         owner: OwnerId,
         uuid: u64,
-        on_complete: impl FnMut(&mut C) + 'static,
+        on_complete: impl FnMut(&mut C) + Send + 'static,
     ) -> bool {
         self.add(owner, uuid, DelayUntilNextTick, on_complete)
     }
@@ -252,8 +252,8 @@ impl<C: 'static> LatentActions<C> {
         &mut self,
         owner: OwnerId,
         uuid: u64,
-        cond: impl FnMut(&C) -> bool + 'static,
-        on_complete: impl FnMut(&mut C) + 'static,
+        cond: impl FnMut(&C) -> bool + Send + 'static,
+        on_complete: impl FnMut(&mut C) + Send + 'static,
     ) -> bool {
         self.add(owner, uuid, WaitUntil(cond), on_complete)
     }

@@ -1,64 +1,139 @@
 //! The executor of async tasks: the frame itself.
 //!
-//! Tasks live in generational slots. A task's waker (a `std::task::Waker`, so every
-//! combinator works) pushes `(index, generation)` onto a queue; the latent stage drains it,
-//! orders the woken tasks by spawn order and polls them on the game thread with the context and
-//! the timer manager lent (see `lend.rs`). Nothing is polled unless it was woken: a task
-//! waiting on a delay costs nothing until its timer fires.
+//! Tasks live in slots indexed by a handle allocator that the scheduler's
+//! [`Commands`](crate::scheduler::Commands) share, so a task spawned from another thread gets
+//! its handle at once and joins the executor at the next boundary. A task's waker (a
+//! `std::task::Waker`, so every combinator works) queues `(index, tag)` for the latent stage
+//! (`poll.rs`), which polls woken tasks in spawn order on the game thread. Nothing is polled
+//! unless it was woken: a task waiting on a delay costs nothing until its timer fires.
+//!
+//! The executor is owned by its scheduler and used through shared references only (its state
+//! is in `Cell`s and `RefCell`s). Task futures and [`TaskCx`] reach it through the activation
+//! of `lend.rs` while the scheduler runs on this thread, so nothing that travels with a task
+//! points at it: tasks are `Send`, and so is the scheduler.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
 use std::mem;
+use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
-use std::rc::{Rc, Weak};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 
-use super::lend::Lend;
+use super::lend::{self, Lend};
 use super::slots::{
-    BoxFuture, Current, Ended, Slot, Slots, TaskCell, TaskInner, WakeQueue, CANCELLED, FINISHED,
-    FREE, HAS_ANCHOR, HAS_JOINERS, HAS_OWNER, IDLE, POLLING, POLLING_CANCELLED, RUNNING,
-    TIMER_BUSY,
+    BoxFuture, Core, Current, Ended, Output, Remote, Slots, TaskCell, CANCELLED, FREE, HAS_ANCHOR,
+    HAS_OWNER, IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
-use super::task::{TaskCx, TaskHandle};
+use super::task::{TaskCx, TaskHandle, TaskRef};
+use crate::tick::HandleAlloc;
 use crate::time::Domain;
 use crate::timer::{OwnerId, TimerHandle, TimerManager};
 use crate::unwind::Payload;
 
-/// Polling passes of one latent stage: tasks woken by other tasks (or spawned) during the
-/// stage run in the next pass; past this many passes they wait for the next frame (each task
-/// is polled at most once per frame anyway, so this only bounds chains of spawns).
-pub const MAX_TASK_PASSES: usize = 100;
-
-/// Cancels and joins tasks without knowing the context type (for [`TaskHandle`]).
+/// Cancels tasks without knowing the context type (for [`TaskRef`]).
 pub(crate) trait Control {
     fn cancel(&self, index: u32, gen: u32) -> bool;
-    fn join(&self, index: u32, gen: u32, waker: &Waker);
 }
 
-/// The executor's state, shared by the scheduler, every [`TaskCx`] and (weakly) every
-/// [`TaskHandle`].
+/// What a spawn needs and what can be shared with [`Commands`](crate::scheduler::Commands):
+/// the executor's id, its task-handle allocator and its queue of wakes and cancels.
+#[derive(Clone)]
+pub(crate) struct TaskFactory {
+    pub(crate) id: u64,
+    alloc: Arc<Mutex<HandleAlloc>>,
+    remote: Arc<Remote>,
+}
+
+/// A task made but not yet in the executor's slots.
+pub(crate) struct NewTask {
+    index: u32,
+    core: Arc<Core>,
+    fut: BoxFuture,
+    owner: Option<OwnerId>,
+}
+
+impl TaskFactory {
+    /// Makes a task: its handle is valid at once; the executor takes it with `insert`.
+    pub(crate) fn make<C, F, T>(
+        &self,
+        owner: Option<OwnerId>,
+        f: impl FnOnce(TaskCx<C>) -> F,
+    ) -> (NewTask, TaskHandle<T>)
+    where
+        C: 'static,
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (index, tag) = self.lock_alloc().alloc();
+        let core = Arc::new(Core::new(index, tag, Arc::clone(&self.remote)));
+        let output = Arc::new(Output::new());
+        let fut: BoxFuture = Box::pin(TaskCell {
+            head: 0,
+            fut: f(TaskCx::new(self.id)),
+            out: Arc::clone(&output),
+            tail: 0,
+        });
+        let handle = TaskHandle::new(TaskRef::new(Arc::clone(&core), self.id), output);
+        let task = NewTask {
+            index,
+            core,
+            fut,
+            owner,
+        };
+        (task, handle)
+    }
+
+    /// Spawns a task: into the executor at once when it runs on this thread (a callback, a
+    /// task), else the task is returned for the caller to queue.
+    pub(crate) fn spawn<C, F, T>(
+        &self,
+        owner: Option<OwnerId>,
+        f: impl FnOnce(TaskCx<C>) -> F,
+    ) -> (Option<NewTask>, TaskHandle<T>)
+    where
+        C: 'static,
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (task, handle) = self.make(owner, f);
+        let mut task = Some(task);
+        lend::with_active(self.id, |exec: &Exec<C>| {
+            exec.insert(task.take().expect("once"))
+        });
+        (task, handle)
+    }
+
+    fn lock_alloc(&self) -> std::sync::MutexGuard<'_, HandleAlloc> {
+        self.alloc.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wake-ups that came through wakers (any thread) since the last call.
+    pub(super) fn remote_wakes(&self) -> Vec<(u32, u32)> {
+        self.remote.take_wakes()
+    }
+}
+
+/// The executor's state, owned by the scheduler.
 pub(crate) struct Exec<C: 'static> {
+    pub(crate) factory: TaskFactory,
     pub(crate) ctx: Lend<C>,
     pub(crate) timers: Lend<TimerManager<C>>,
-    slots: RefCell<Slots>,
-    /// Wakes through `std::task::Waker`s (any thread).
-    queue: Arc<WakeQueue>,
-    /// Wakes from the delay timers of this executor's own tasks (game thread, no lock, no
-    /// touch of the task's shared part).
-    local: RefCell<Vec<(u32, u32)>>,
-    /// Task-delay timers (fast path) by timer index: (timer generation, task, generation).
+    pub(super) slots: RefCell<Slots>,
+    /// Wakes from the delay timers of this executor's own tasks, and spawns (game thread, no
+    /// lock, no touch of the task's shared part).
+    pub(super) local: RefCell<Vec<(u32, u32)>>,
+    /// Task-delay timers (fast path) by timer index: (timer tag, task, tag).
     by_timer: RefCell<Vec<(u32, u32, u32)>>,
     /// Woken at the start of the next latent stage.
-    next_frame: RefCell<Vec<Waker>>,
+    pub(super) next_frame: RefCell<Vec<Waker>>,
     /// Timers of delays dropped while no timer manager was lent; cleared at the next chance.
     to_clear: RefCell<Vec<TimerHandle>>,
     /// The task being polled.
-    current: Cell<Option<Current>>,
+    pub(super) current: Cell<Option<Current>>,
     /// Per poll: where a delay on the game or real clock starts, when not now.
-    anchors: Cell<[Option<u64>; 2]>,
+    pub(super) anchors: Cell<[Option<u64>; 2]>,
     /// Game, real and frame clocks as of the last timer stage.
     clock: Cell<[u64; 3]>,
     /// A frame is open and its timer stage has not run.
@@ -71,10 +146,14 @@ pub(crate) struct Exec<C: 'static> {
 impl<C: 'static> Exec<C> {
     pub(crate) fn new() -> Self {
         Exec {
+            factory: TaskFactory {
+                id: lend::fresh_id(),
+                alloc: Arc::default(),
+                remote: Arc::default(),
+            },
             ctx: Lend::new(),
             timers: Lend::new(),
             slots: RefCell::default(),
-            queue: Arc::default(),
             local: RefCell::default(),
             by_timer: RefCell::default(),
             next_frame: RefCell::default(),
@@ -85,6 +164,12 @@ impl<C: 'static> Exec<C> {
             before_timers: Cell::new(false),
             spawned_early: RefCell::default(),
         }
+    }
+
+    /// Makes this executor reachable from task futures and handles on this thread while `f`
+    /// runs.
+    pub(crate) fn activate<R>(&self, f: impl FnOnce() -> R) -> R {
+        lend::activate(self.factory.id, self, f)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -151,25 +236,8 @@ impl<C: 'static> Exec<C> {
         }
     }
 
-    /// Finishes a task's end outside any borrow: clears its timer, wakes its joiners.
-    fn ended(&self, e: Ended) {
-        if let Some(h) = e.timer {
-            self.clear_timer(h);
-        }
-        e.joiners.into_iter().for_each(Waker::wake);
-    }
-
-    /// Drops an ended task's future (its destructors run) and finishes its end. A destructor
-    /// that panics does not stop the rest: the timer is cleared and the joiners are woken
-    /// either way, and the panic is returned for the caller to raise once all is consistent.
-    fn bury(&self, fut: Option<BoxFuture>, e: Ended) -> Result<(), Payload> {
-        let dropped = panic::catch_unwind(AssertUnwindSafe(|| drop(fut)));
-        self.ended(e);
-        dropped
-    }
-
     /// Wakes the tasks whose delay timers fired.
-    fn take_fired(&self, timers: &mut TimerManager<C>) {
+    pub(super) fn take_fired(&self, timers: &mut TimerManager<C>) {
         if timers.woken.is_empty() {
             return;
         }
@@ -182,10 +250,6 @@ impl<C: 'static> Exec<C> {
                 }
             }
         }
-    }
-
-    fn wake_local(&self, index: u32, gen: u32) {
-        self.local.borrow_mut().push((index, gen));
     }
 
     pub(crate) fn wake_next_frame(&self, waker: &Waker) {
@@ -206,8 +270,9 @@ impl<C: 'static> Exec<C> {
         }
     }
 
+    /// Timers to clear, or cancels from other threads, wait for the next boundary.
     pub(crate) fn has_dropped(&self) -> bool {
-        !self.to_clear.borrow().is_empty()
+        !self.to_clear.borrow().is_empty() || self.factory.remote.has_cancels()
     }
 
     pub(crate) fn begin_frame(&self) {
@@ -240,51 +305,44 @@ impl<C: 'static> Exec<C> {
         self.after_timers(clock);
     }
 
-    pub(crate) fn spawn<F>(
-        self: &Rc<Self>,
+    /// Spawns a task: first polled in the next latent stage.
+    pub(crate) fn spawn<F, T>(
+        &self,
         owner: Option<OwnerId>,
         f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> TaskHandle
+    ) -> TaskHandle<T>
     where
-        F: Future<Output = ()> + 'static,
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
     {
-        let fut: BoxFuture = Box::pin(TaskCell {
-            head: 0,
-            fut: f(TaskCx::new(Rc::clone(self))),
-            tail: 0,
-        });
-        let mut s = self.slots.borrow_mut();
-        let index = match s.free.pop() {
-            Some(i) => i,
-            None => {
-                let i = u32::try_from(s.slots.len()).expect("more than 2^32 tasks at once");
-                s.slots.push(Slot {
-                    gen: 1,
-                    state: FREE,
-                    flags: 0,
-                    seq: 0,
-                    polled: 0,
-                    fut: None,
-                    waker: None,
-                    inner: None,
-                    timer: None,
-                });
-                i
+        let (task, handle) = self.factory.make(owner, f);
+        self.insert(task);
+        handle
+    }
+
+    /// Takes a task made by the factory (here or through `Commands`). One cancelled before it
+    /// got here is dropped instead.
+    pub(crate) fn insert(&self, task: NewTask) {
+        let NewTask {
+            index,
+            core,
+            fut,
+            owner,
+        } = task;
+        let gen = core.gen;
+        if core.status() == CANCELLED {
+            self.free_index(index, gen);
+            if let Err(p) = self.activate(|| self.bury(Some(fut), None, core, CANCELLED)) {
+                panic::resume_unwind(p);
             }
-        };
+            return;
+        }
+        let mut s = self.slots.borrow_mut();
         if s.next_seq == u32::MAX {
             s.renumber();
         }
         let seq = s.next_seq;
         s.next_seq += 1;
-        let gen = s.slots[index as usize].gen;
-        let inner = Arc::new(TaskInner {
-            index,
-            gen,
-            queued: AtomicBool::new(false),
-            status: AtomicU8::new(RUNNING),
-            queue: Arc::clone(&self.queue),
-        });
         let mut flags = 0;
         if let Some(owner) = owner {
             s.owners.entry(owner).or_default().push((index, gen));
@@ -300,19 +358,60 @@ impl<C: 'static> Exec<C> {
             s.first_anchor.insert(index, [c[0], c[1]]);
             flags |= HAS_ANCHOR;
         }
-        let slot = &mut s.slots[index as usize];
+        let waker = Waker::from(Arc::clone(&core));
+        let slot = s.at_mut(index);
+        debug_assert_eq!(slot.state, FREE);
+        slot.gen = gen;
         slot.seq = seq;
         slot.state = IDLE;
         slot.flags = flags;
         slot.polled = 0;
         slot.fut = Some(fut);
-        slot.waker = Some(Waker::from(Arc::clone(&inner)));
-        slot.inner = Some(Arc::clone(&inner));
+        slot.waker = Some(waker);
+        slot.inner = Some(core);
         s.live += 1;
         drop(s);
-        self.wake_local(index, gen);
-        let control: Weak<dyn Control> = Rc::downgrade(self) as Weak<dyn Control>;
-        TaskHandle::new(inner, control)
+        self.local.borrow_mut().push((index, gen));
+    }
+
+    fn free_index(&self, index: u32, gen: u32) {
+        let tag = NonZeroU32::new(gen).expect("tags are never 0");
+        self.factory.lock_alloc().free(index, tag);
+    }
+
+    /// Ends a task whose future is out: frees its slot and index.
+    pub(super) fn end(&self, index: u32, status: u8) -> Ended {
+        let e = self.slots.borrow_mut().end(index, status);
+        if let Some(core) = &e.core {
+            self.free_index(index, core.gen);
+        }
+        e
+    }
+
+    /// Drops an ended task's future (its destructors run) and finishes its end: clears its
+    /// timer and wakes the handles awaiting it. A destructor that panics stops none of that;
+    /// the panic is returned for the caller to raise once all is consistent.
+    pub(super) fn bury(
+        &self,
+        fut: Option<BoxFuture>,
+        timer: Option<TimerHandle>,
+        core: Arc<Core>,
+        status: u8,
+    ) -> Result<(), Payload> {
+        let dropped = panic::catch_unwind(AssertUnwindSafe(|| drop(fut)));
+        if let Some(h) = timer {
+            self.clear_timer(h);
+        }
+        core.end(status);
+        dropped
+    }
+
+    /// [`bury`](Self::bury) for what [`end`](Self::end) returned.
+    pub(super) fn bury_ended(&self, fut: Option<BoxFuture>, e: Ended) -> Result<(), Payload> {
+        match e.core {
+            Some(core) => self.bury(fut, e.timer, core, e.status),
+            None => Ok(()),
+        }
     }
 
     /// Cancels every task of `owner`, in spawn order; returns how many.
@@ -322,223 +421,64 @@ impl<C: 'static> Exec<C> {
     /// When a task's destructor panics: after every task of the owner was cancelled and
     /// cleaned up, the first such panic goes on.
     pub(crate) fn cancel_owner(&self, owner: OwnerId) -> usize {
-        let list = self
-            .slots
-            .borrow()
-            .owners
-            .get(&owner)
-            .cloned()
-            .unwrap_or_default();
-        let mut first_panic = None;
-        let mut n = 0;
-        for (i, g) in list {
-            match self.try_cancel(i, g) {
-                Ok(cancelled) => n += usize::from(cancelled),
-                Err(p) => {
-                    n += 1;
-                    first_panic.get_or_insert(p);
-                }
-            }
-        }
-        if let Some(p) = first_panic {
-            panic::resume_unwind(p);
-        }
-        n
+        let list = (self.slots.borrow().owners.get(&owner).cloned()).unwrap_or_default();
+        self.activate(|| {
+            crate::unwind::each_then_raise(list, |(i, g)| match self.try_cancel(i, g) {
+                Ok(cancelled) => cancelled,
+                Err(p) => panic::resume_unwind(p),
+            })
+        })
     }
 
     /// Cancels every task (the scheduler is going away), in spawn order. Returns the first
     /// panic of a task destructor, after every task is gone.
     pub(crate) fn cancel_all(&self) -> Result<(), Payload> {
         let mut first_panic = None;
-        // Destructors may spawn; a few rounds catch those too.
-        for _ in 0..4 {
-            let mut live: Vec<(u32, u32, u32)> = {
-                let s = self.slots.borrow();
-                s.slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| t.state != FREE)
-                    .map(|(i, t)| (t.seq, i as u32, t.gen))
-                    .collect()
-            };
-            if live.is_empty() {
-                break;
-            }
-            live.sort_unstable();
-            for (_, i, g) in live {
-                if let Err(p) = self.try_cancel(i, g) {
-                    first_panic.get_or_insert(p);
+        self.activate(|| {
+            // Destructors may spawn; a few rounds catch those too.
+            for _ in 0..4 {
+                let mut live: Vec<(u32, u32, u32)> = {
+                    let s = self.slots.borrow();
+                    s.slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| t.state != FREE)
+                        .map(|(i, t)| (t.seq, i as u32, t.gen))
+                        .collect()
+                };
+                if live.is_empty() {
+                    break;
+                }
+                live.sort_unstable();
+                for (_, i, g) in live {
+                    if let Err(p) = self.try_cancel(i, g) {
+                        first_panic.get_or_insert(p);
+                    }
                 }
             }
-        }
+        });
         self.next_frame.borrow_mut().clear();
         first_panic.map_or(Ok(()), Err)
     }
 
-    /// Runs the task part of the latent stage. `after_poll` runs after every poll (queued
-    /// commands). Returns `(polls, tasks ended)`.
-    pub(crate) fn run(
-        &self,
-        ctx: &mut C,
-        timers: &mut TimerManager<C>,
-        after_poll: &mut dyn FnMut(&mut C, &mut TimerManager<C>),
-    ) -> (usize, usize) {
-        self.clear_dropped(timers);
-        self.take_fired(timers);
-        let waiting = mem::take(&mut *self.next_frame.borrow_mut());
-        for w in waiting {
-            w.wake();
+    /// Drops the futures of tasks cancelled from other threads (their handles already say
+    /// cancelled, and they are never polled again). Called at every boundary.
+    pub(crate) fn reap_cancelled(&self) -> Result<(), Payload> {
+        let cancels = self.factory.remote.take_cancels();
+        if cancels.is_empty() {
+            return Ok(());
         }
-        let frame = self.clock(Domain::Frames) as u32;
-        // Woken again after their poll this frame: they run next frame.
-        let mut later: Vec<(u32, u32)> = Vec::new();
-        let (mut polls, mut ended) = (0, 0);
-        for _ in 0..MAX_TASK_PASSES {
-            let order = self.drain(frame, &mut later);
-            if order.is_empty() {
-                break;
-            }
-            for (n, &(index, gen)) in order.iter().enumerate() {
-                let Some((mut fut, waker, anchors)) = self.begin_poll(index, gen, frame) else {
-                    continue;
-                };
-                self.anchors.set(anchors);
-                self.current.set(Some(Current {
-                    waker_data: waker.data(),
-                    index,
-                    gen,
-                }));
-                let polled = panic::catch_unwind(AssertUnwindSafe(|| {
-                    self.lent(ctx, timers, || {
-                        fut.as_mut().poll_task(&mut Context::from_waker(&waker))
-                    })
-                }));
-                self.current.set(None);
-                self.anchors.set([None; 2]);
-                polls += 1;
-                let failed = match polled {
-                    Ok(Poll::Pending) => match self.end_poll(index, fut, waker) {
-                        Some((fut, e)) => {
-                            ended += 1;
-                            self.lent(ctx, timers, || self.bury(Some(fut), e)).err()
-                        }
-                        None => None,
-                    },
-                    Ok(Poll::Ready(())) => {
-                        let e = self.slots.borrow_mut().end(index, FINISHED);
-                        ended += 1;
-                        self.lent(ctx, timers, || self.bury(Some(fut), e)).err()
-                    }
-                    Err(payload) => {
-                        let e = self.slots.borrow_mut().end(index, CANCELLED);
-                        // A future that panicked may panic again while dropped; the first
-                        // panic is the one to report.
-                        let _ = self.lent(ctx, timers, || self.bury(Some(fut), e));
-                        Some(payload)
-                    }
-                };
-                if let Some(payload) = failed {
-                    // The rest of this stage's tasks run next frame, in order.
-                    let mut local = self.local.borrow_mut();
-                    local.extend_from_slice(&order[n + 1..]);
-                    local.append(&mut later);
-                    drop(local);
-                    panic::resume_unwind(payload);
-                }
-                after_poll(ctx, timers);
-            }
-        }
-        self.local.borrow_mut().append(&mut later);
-        (polls, ended)
-    }
-
-    fn lent<R>(&self, ctx: &mut C, timers: &mut TimerManager<C>, f: impl FnOnce() -> R) -> R {
-        self.ctx.lend(ctx, || self.timers.lend(timers, f))
-    }
-
-    /// Takes every wake-up, keeps the live idle tasks not yet polled this frame (the others
-    /// go to `later`), in spawn order, once each.
-    fn drain(&self, frame: u32, later: &mut Vec<(u32, u32)>) -> Vec<(u32, u32)> {
-        let mut batch = mem::take(&mut *self.local.borrow_mut());
-        let remote = self.queue.take();
-        let s = self.slots.borrow();
-        for &(i, g) in &remote {
-            if let Some(inner) = s.slots.get(i as usize).and_then(|t| t.inner.as_ref()) {
-                if inner.gen == g {
-                    inner.queued.store(false, Ordering::Release);
+        let mut first_panic = None;
+        self.activate(|| {
+            for (i, g) in cancels {
+                if let Err(p) = self.try_cancel(i, g) {
+                    first_panic.get_or_insert(p);
                 }
             }
-        }
-        batch.extend(remote);
-        let mut keyed: Vec<(u32, u32, u32)> = Vec::with_capacity(batch.len());
-        let mut touched = 0u8;
-        for (i, g) in batch {
-            let Some(slot) = s.slots.get(i as usize) else {
-                continue;
-            };
-            if slot.gen != g || slot.state != IDLE {
-                continue;
-            }
-            if slot.polled == frame {
-                later.push((i, g));
-            } else {
-                keyed.push((slot.seq, i, g));
-            }
-        }
-        // A second pass, over slots now in cache: only the futures' loads are left, and they
-        // do not depend on each other.
-        for &(_, i, _) in &keyed {
-            let slot = &s.slots[i as usize];
-            touched ^= slot.fut.as_ref().map_or(0, |f| f.touch());
-        }
-        std::hint::black_box(touched);
-        keyed.sort_unstable();
-        keyed.dedup();
-        keyed.into_iter().map(|(_, i, g)| (i, g)).collect()
+        });
+        first_panic.map_or(Ok(()), Err)
     }
 
-    fn begin_poll(
-        &self,
-        index: u32,
-        gen: u32,
-        frame: u32,
-    ) -> Option<(BoxFuture, Waker, [Option<u64>; 2])> {
-        let mut s = self.slots.borrow_mut();
-        let slot = s.live_mut(index, gen)?;
-        if slot.state != IDLE {
-            return None;
-        }
-        slot.state = POLLING;
-        slot.polled = frame;
-        let fut = slot.fut.take().expect("an idle task has its future");
-        let waker = slot.waker.take().expect("an idle task has its waker");
-        let anchors = if slot.flags & HAS_ANCHOR != 0 {
-            slot.flags &= !HAS_ANCHOR;
-            s.first_anchor
-                .remove(&index)
-                .map_or([None; 2], |[g, r]| [Some(g), Some(r)])
-        } else {
-            [None; 2]
-        };
-        Some((fut, waker, anchors))
-    }
-
-    /// Puts a pending future back; hands it out again when it was cancelled during its poll.
-    fn end_poll(&self, index: u32, fut: BoxFuture, waker: Waker) -> Option<(BoxFuture, Ended)> {
-        let mut s = self.slots.borrow_mut();
-        let slot = &mut s.slots[index as usize];
-        if slot.state == POLLING_CANCELLED {
-            let e = s.end(index, CANCELLED);
-            return Some((fut, e));
-        }
-        slot.state = IDLE;
-        slot.fut = Some(fut);
-        slot.waker = Some(waker);
-        None
-    }
-}
-
-impl<C: 'static> Exec<C> {
     /// Cancels a task; `Ok(true)` when this call cancelled it. A destructor's panic is
     /// returned after the task is cleaned up (it counts as cancelled).
     fn try_cancel(&self, index: u32, gen: u32) -> Result<bool, Payload> {
@@ -555,10 +495,10 @@ impl<C: 'static> Exec<C> {
             _ => {}
         }
         let fut = slot.fut.take();
-        let e = s.end(index, CANCELLED);
         drop(s);
+        let e = self.end(index, CANCELLED);
         // The future's destructors run here, with no borrow held: they may use the executor.
-        self.bury(fut, e)?;
+        self.bury_ended(fut, e)?;
         Ok(true)
     }
 }
@@ -568,17 +508,6 @@ impl<C: 'static> Control for Exec<C> {
         match self.try_cancel(index, gen) {
             Ok(cancelled) => cancelled,
             Err(p) => panic::resume_unwind(p),
-        }
-    }
-
-    fn join(&self, index: u32, gen: u32, waker: &Waker) {
-        let mut s = self.slots.borrow_mut();
-        if let Some(slot) = s.live_mut(index, gen) {
-            slot.flags |= HAS_JOINERS;
-            let list = s.joiners.entry(index).or_default();
-            if !list.iter().any(|w| w.will_wake(waker)) {
-                list.push(waker.clone());
-            }
         }
     }
 }
@@ -592,23 +521,27 @@ impl<C: 'static> fmt::Debug for Exec<C> {
     }
 }
 
-/// The scheduler's owning handle on its executor: dropping it cancels every task, which also
-/// breaks the `Rc` cycle between the executor and the `TaskCx` inside each future.
+/// The scheduler's owning handle on its executor: dropping it cancels every task (their
+/// destructors run, with the executor reachable).
 pub(crate) struct Tasks<C: 'static> {
-    pub(crate) exec: Rc<Exec<C>>,
+    exec: lend::Pinned<Exec<C>>,
 }
 
 impl<C: 'static> Tasks<C> {
     pub(crate) fn new() -> Self {
         Tasks {
-            exec: Rc::new(Exec::new()),
+            exec: lend::Pinned::new(Exec::new()),
         }
+    }
+
+    pub(crate) fn exec(&self) -> &Exec<C> {
+        self.exec.get()
     }
 }
 
 impl<C: 'static> Drop for Tasks<C> {
     fn drop(&mut self) {
-        if let Err(p) = self.exec.cancel_all() {
+        if let Err(p) = self.exec().cancel_all() {
             // Every task is gone; a destructor's panic goes on unless one is already unwinding
             // (a second panic would abort the process).
             if !std::thread::panicking() {

@@ -1,34 +1,54 @@
-//! [`Lend`]: the one piece of unsafe code in tickflow.
+//! The one module of unsafe code in tickflow: lending the context to a task, and the
+//! executor's activation.
 //!
-//! A task's future is `'static`, but [`TaskCx::with`](super::TaskCx::with) must hand it the
-//! `&mut C` that the scheduler borrows only for the length of a frame. No safe construct can
-//! carry a borrow with a short lifetime into a `'static` future (scoped thread-locals need a
-//! `'static` type; moving `C` out would need `C: Default`), so the executor *lends* it: while it
-//! polls a task, a `Lend<C>` holds a raw pointer to the context, and `with` turns it back into a
-//! `&mut C` for the length of one closure call.
-//!
-//! Aliasing is ruled out by construction:
+//! **[`Lend`].** A task's future is `'static`, but [`TaskCx::with`](super::TaskCx::with) must
+//! hand it the `&mut C` that the scheduler borrows only for the length of a frame. No safe
+//! construct can carry a borrow with a short lifetime into a `'static` future (scoped
+//! thread-locals need a `'static` type; moving `C` out would need `C: Default`), so the executor
+//! *lends* it: while it polls a task, a `Lend<C>` holds a raw pointer to the context, and `with`
+//! turns it back into a `&mut C` for the length of one closure call. Aliasing is ruled out by
+//! construction:
 //! - [`lend`](Lend::lend) takes `&mut T` for its whole call, so nothing else can reach the value
 //!   while the pointer is stored, and it restores the previous state on return or unwind;
 //! - [`with`](Lend::with) *takes* the pointer out of the cell for the length of the closure, so
 //!   a nested `with` (or one from inside a `until` condition) finds nothing and returns `None`
 //!   instead of making a second `&mut`;
-//! - the cell is `!Send` and `!Sync` (a `Cell` of a `NonNull`), so no other thread sees it.
+//! - the cell is only reached from the thread the executor runs on (below).
+//!
+//! **[`Pinned`] and the activation.** Task futures are `Send` (a scheduler moves between
+//! threads), so what they hold cannot be an `Rc` to the executor. They hold only the
+//! executor's id, and reach the executor through a thread-local *activation* that the
+//! scheduler sets while it runs on this thread ([`activate`]; tokio reaches its runtime the
+//! same way). The executor lives in a [`Pinned`] heap cell that is only ever reached through
+//! shared references (its state uses `Cell`/`RefCell`), so the pointer stored in the
+//! activation stays valid while the activation's guard lives, whatever `&mut` borrows of the
+//! scheduler struct come and go meanwhile. A lookup ([`with_active`]) succeeds only for the id
+//! of an executor that is active *on this thread*: a future or `TaskCx` that travelled to
+//! another thread finds nothing there. Ids are never reused, and each executor has exactly
+//! one context type, so a matching id is a pointer of the right type.
 //!
 //! Tested below and by the task integration tests. CI runs them under valgrind
-//! (`bash .ci/valgrind`); miri needs a nightly toolchain, which CI does not have, but where one
-//! is installed `cargo +nightly miri test -p tickflow --lib latent::lend --test task_basics
-//! --test task_cancel` passes.
+//! (`bash .ci/valgrind`); miri needs a nightly toolchain with the miri component, which CI
+//! does not have.
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
 use std::fmt;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::exec::Control;
 
 /// A slot through which code called by the lender can borrow a `&mut T` for a moment.
 pub(crate) struct Lend<T> {
     ptr: Cell<Option<NonNull<T>>>,
 }
+
+// SAFETY: the pointer is `Some` only inside `lend`, which borrows the `Lend` for its whole
+// call; moving the `Lend` (or what owns it) to another thread needs it unborrowed, so what
+// moves is always `None`: no pointer ever crosses threads. (`Lend` stays `!Sync`.)
+unsafe impl<T> Send for Lend<T> {}
 
 /// Puts the previous pointer back when a `lend` or `with` scope ends, also on unwind.
 struct Restore<'a, T> {
@@ -89,6 +109,113 @@ impl<T> fmt::Debug for Lend<T> {
             .field("lent", &self.is_lent())
             .finish()
     }
+}
+
+/// A heap value reached only through shared references, owned like a `Box`. (A `Box` is a
+/// unique pointer: taking `&mut` of the struct that holds it would invalidate the pointers an
+/// activation handed out.)
+pub(crate) struct Pinned<T> {
+    ptr: NonNull<T>,
+    _owns: PhantomData<T>,
+}
+
+impl<T> Pinned<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Pinned {
+            ptr: NonNull::from(Box::leak(Box::new(value))),
+            _owns: PhantomData,
+        }
+    }
+
+    pub(crate) fn get(&self) -> &T {
+        // SAFETY: `ptr` came from `Box::leak` and is freed only in `drop`, which needs
+        // `&mut self` and so cannot overlap this borrow; no `&mut T` is ever made from it
+        // (the value is only used through `&T`), so shared references never alias a unique one.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::leak` in `new` and freed only here, once; `&mut self` means no
+        // reference from `get` is alive, and an activation of this value (below) is a scope
+        // that borrows it, so none is alive either.
+        drop(unsafe { Box::from_raw(self.ptr.as_ptr()) });
+    }
+}
+
+// SAFETY: a `Pinned<T>` owns its `T` as a `Box<T>` would; sending it sends the `T`.
+unsafe impl<T: Send> Send for Pinned<T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Pinned<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// A unique id for an executor: never reused in the process.
+pub(crate) fn fresh_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The executor that runs on this thread right now.
+#[derive(Copy, Clone)]
+struct Active {
+    id: u64,
+    /// The executor, type-erased (its context type is known to whoever has the id).
+    exec: NonNull<()>,
+    /// The same executor, for callers that do not know its context type.
+    control: NonNull<dyn Control>,
+}
+
+thread_local! {
+    static ACTIVE: Cell<Option<Active>> = const { Cell::new(None) };
+}
+
+/// Puts the previous activation back, also on unwind.
+struct Deactivate(Option<Active>);
+
+impl Drop for Deactivate {
+    fn drop(&mut self) {
+        ACTIVE.with(|a| a.set(self.0));
+    }
+}
+
+/// Makes the executor `exec` (of id `id`) reachable from this thread through [`with_active`]
+/// while `f` runs. Nested activations (a scheduler ticked from inside another's task) stack.
+pub(crate) fn activate<E: Control + 'static, R>(id: u64, exec: &E, f: impl FnOnce() -> R) -> R {
+    let control: &dyn Control = exec;
+    let active = Active {
+        id,
+        exec: NonNull::from(exec).cast(),
+        control: NonNull::from(control),
+    };
+    let _restore = Deactivate(ACTIVE.with(|a| a.replace(Some(active))));
+    f()
+}
+
+/// Calls `f` with the executor of id `id` if it is active on this thread; `None` otherwise.
+///
+/// The caller names the executor's type `E`: it must be the type `activate` was called with
+/// for that id (each id belongs to one executor, and so to one type).
+pub(crate) fn with_active<E: 'static, R>(id: u64, f: impl FnOnce(&E) -> R) -> Option<R> {
+    let active = ACTIVE.with(Cell::get).filter(|a| a.id == id)?;
+    // SAFETY: `activate` stored a pointer to a live `E` (the executor of this id, which has
+    // this type) and removes it before its borrow of that `E` ends; we are called while that
+    // scope is on this thread's stack (the cell is thread-local), so the `E` is alive, and it
+    // is only ever used through shared references.
+    let exec = unsafe { active.exec.cast::<E>().as_ref() };
+    Some(f(exec))
+}
+
+/// Calls `f` with the executor of id `id`, without knowing its type, if it is active on this
+/// thread.
+pub(crate) fn with_active_control<R>(id: u64, f: impl FnOnce(&dyn Control) -> R) -> Option<R> {
+    let active = ACTIVE.with(Cell::get).filter(|a| a.id == id)?;
+    // SAFETY: as in `with_active`; the vtable is the one `activate` coerced with.
+    let control = unsafe { active.control.as_ref() };
+    Some(f(control))
 }
 
 #[cfg(test)]

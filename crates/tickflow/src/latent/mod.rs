@@ -100,6 +100,7 @@ mod action;
 mod actions;
 mod exec;
 mod lend;
+mod poll;
 mod slots;
 mod task;
 mod wait;
@@ -109,9 +110,9 @@ pub use action::{
     WaitUntil,
 };
 pub use actions::{Completion, LatentActions, LatentInfo};
-pub use exec::MAX_TASK_PASSES;
-pub use task::{Cancelled, TaskCx, TaskHandle};
+pub use poll::MAX_TASK_PASSES;
+pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};
 
 pub(crate) use actions::LatentSnapshot;
-pub(crate) use exec::{Exec, Tasks};
+pub(crate) use exec::{Exec, NewTask, TaskFactory, Tasks};

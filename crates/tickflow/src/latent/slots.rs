@@ -1,8 +1,9 @@
-//! Task storage: the type-erased future cell, the part of a task wakers share across threads,
-//! and the generational slots the executor keeps tasks in.
+//! Task storage: the type-erased future cell, the part of a task that handles and wakers share
+//! across threads, and the slots the executor keeps tasks in.
 
 use std::future::Future;
 use std::mem;
+use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,21 +13,23 @@ use rustc_hash::FxHashMap;
 
 use crate::timer::{OwnerId, TimerHandle};
 
-pub(crate) type BoxFuture = Pin<Box<dyn TaskFuture>>;
+pub(crate) type BoxFuture = Pin<Box<dyn TaskFuture + Send>>;
 
 pin_project_lite::pin_project! {
-    /// A task's future with two marker bytes at its ends. 32-byte alignment keeps a cell of up
-    /// to 96 bytes within two cache lines, the ones its first and last bytes are in.
+    /// A task's future with two marker bytes at its ends, and where its output goes. 32-byte
+    /// alignment keeps a cell of up to 96 bytes within two cache lines, the ones its first and
+    /// last bytes are in.
     #[repr(C, align(32))]
-    pub(super) struct TaskCell<F> {
+    pub(super) struct TaskCell<F, T> {
         pub(super) head: u8,
         #[pin]
         pub(super) fut: F,
+        pub(super) out: Arc<Output<T>>,
         pub(super) tail: u8,
     }
 }
 
-/// A spawned future, type-erased.
+/// A spawned future, type-erased (its output goes to its handle's cell).
 pub(crate) trait TaskFuture {
     fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
 
@@ -37,9 +40,16 @@ pub(crate) trait TaskFuture {
     fn touch(&self) -> u8;
 }
 
-impl<F: Future<Output = ()>> TaskFuture for TaskCell<F> {
+impl<F: Future<Output = T>, T> TaskFuture for TaskCell<F, T> {
     fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.project().fut.poll(cx)
+        let this = self.project();
+        match this.fut.poll(cx) {
+            Poll::Ready(value) => {
+                *this.out.lock() = Some(value);
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
     }
 
     fn touch(&self) -> u8 {
@@ -52,48 +62,140 @@ pub(crate) const RUNNING: u8 = 0;
 pub(crate) const FINISHED: u8 = 1;
 pub(crate) const CANCELLED: u8 = 2;
 
-/// Woken tasks, as `(index, generation)`. Behind a mutex because wakers may be used from any
-/// thread (a channel filled by a worker, say); on the game thread it is never contended.
+/// What reaches the executor from any thread: wake-ups (a channel filled by a worker wakes a
+/// task, say) and cancels of tasks whose handle was used away from the executor's thread.
+/// Behind mutexes; on the game thread they are never contended, and the flags let the
+/// executor skip the locks when nothing came.
 #[derive(Default)]
-pub(crate) struct WakeQueue(Mutex<Vec<(u32, u32)>>);
+pub(crate) struct Remote {
+    wakes: Mutex<Vec<(u32, u32)>>,
+    cancels: Mutex<Vec<(u32, u32)>>,
+    has_wakes: AtomicBool,
+    has_cancels: AtomicBool,
+}
 
-impl WakeQueue {
-    pub(super) fn push(&self, key: (u32, u32)) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(key);
+fn push(list: &Mutex<Vec<(u32, u32)>>, flag: &AtomicBool, key: (u32, u32)) {
+    list.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(key);
+    flag.store(true, Ordering::Release);
+}
+
+fn take(list: &Mutex<Vec<(u32, u32)>>, flag: &AtomicBool) -> Vec<(u32, u32)> {
+    if !flag.swap(false, Ordering::AcqRel) {
+        return Vec::new();
+    }
+    mem::take(&mut *list.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+impl Remote {
+    /// Cancels came from other threads since the last `take_cancels`.
+    pub(super) fn has_cancels(&self) -> bool {
+        self.has_cancels.load(Ordering::Acquire)
     }
 
-    pub(super) fn take(&self) -> Vec<(u32, u32)> {
-        mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    pub(super) fn take_wakes(&self) -> Vec<(u32, u32)> {
+        take(&self.wakes, &self.has_wakes)
+    }
+
+    pub(super) fn take_cancels(&self) -> Vec<(u32, u32)> {
+        take(&self.cancels, &self.has_cancels)
     }
 }
 
 /// The part of a task that wakers and handles share, on any thread.
-pub(crate) struct TaskInner {
+pub(crate) struct Core {
     pub(crate) index: u32,
     pub(crate) gen: u32,
     /// Set from a waker's wake until the executor drains it: one queue entry per wake-up.
     pub(super) queued: AtomicBool,
     pub(super) status: AtomicU8,
-    pub(super) queue: Arc<WakeQueue>,
+    /// Wakers of the handles awaiting the task's end.
+    joiners: Mutex<Vec<Waker>>,
+    pub(super) remote: Arc<Remote>,
 }
 
-impl TaskInner {
+impl Core {
     pub(crate) fn status(&self) -> u8 {
         self.status.load(Ordering::Acquire)
     }
+
+    /// Cancels from away from the executor: the task is never polled again, and its future is
+    /// dropped the next time the scheduler runs. `true` when this call cancelled it.
+    pub(crate) fn cancel_remotely(&self) -> bool {
+        let cancelled = self
+            .status
+            .compare_exchange(RUNNING, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if cancelled {
+            let r = &self.remote;
+            push(&r.cancels, &r.has_cancels, (self.index, self.gen));
+        }
+        cancelled
+    }
+
+    /// The task ended with `status` (`FINISHED` loses to a cancel that came first); wakes the
+    /// handles awaiting it.
+    pub(super) fn end(&self, status: u8) {
+        let _ = self
+            .status
+            .compare_exchange(RUNNING, status, Ordering::AcqRel, Ordering::Acquire);
+        let joiners = mem::take(&mut *self.lock_joiners());
+        joiners.into_iter().for_each(Waker::wake);
+    }
+
+    /// Registers a waker to wake when the task ends; `false` when it has ended already.
+    pub(crate) fn join(&self, waker: &Waker) -> bool {
+        let mut joiners = self.lock_joiners();
+        if self.status() != RUNNING {
+            return false;
+        }
+        if !joiners.iter().any(|w| w.will_wake(waker)) {
+            joiners.push(waker.clone());
+        }
+        true
+    }
+
+    fn lock_joiners(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
+        self.joiners.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
-impl Wake for TaskInner {
+/// Where a task's output waits for its handle.
+pub(crate) struct Output<T>(Mutex<Option<T>>);
+
+impl<T> Output<T> {
+    pub(super) fn new() -> Self {
+        Output(Mutex::new(None))
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Option<T>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Core {
+    pub(super) fn new(index: u32, gen: NonZeroU32, remote: Arc<Remote>) -> Self {
+        Core {
+            index,
+            gen: gen.get(),
+            queued: AtomicBool::new(false),
+            status: AtomicU8::new(RUNNING),
+            joiners: Mutex::new(Vec::new()),
+            remote,
+        }
+    }
+}
+
+impl Wake for Core {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
         if self.status() == RUNNING && !self.queued.swap(true, Ordering::AcqRel) {
-            self.queue.push((self.index, self.gen));
+            let r = &self.remote;
+            push(&r.wakes, &r.has_wakes, (self.index, self.gen));
         }
     }
 }
@@ -107,23 +209,23 @@ pub(super) const POLLING_CANCELLED: u8 = 3;
 
 /// Slot flags: side-table entries exist for this task.
 pub(super) const HAS_ANCHOR: u8 = 1;
-pub(super) const HAS_JOINERS: u8 = 2;
 pub(super) const HAS_OWNER: u8 = 4;
 /// The task's reusable delay timer is armed by one of its delays.
 pub(super) const TIMER_BUSY: u8 = 8;
 
-/// One task, one cache line: touched once per poll. Rarely used parts (owner, first anchor,
-/// joiners) live in side tables flagged here.
+/// One task, one cache line: touched once per poll. Rarely used parts (owner, first anchor)
+/// live in side tables flagged here.
 #[repr(align(64))]
 pub(super) struct Slot {
     pub(super) fut: Option<BoxFuture>,
     pub(super) waker: Option<Waker>,
-    pub(super) inner: Option<Arc<TaskInner>>,
+    pub(super) inner: Option<Arc<Core>>,
     /// The task's game-clock delay timer, made at its first delay and re-armed for every later
     /// one (no timer made or freed per delay).
     pub(super) timer: Option<TimerHandle>,
     /// Spawn order (renumbered, order kept, when the counter runs out).
     pub(super) seq: u32,
+    /// The tag of the task's handle (from the shared allocator).
     pub(super) gen: u32,
     /// The last frame this task was polled in (low 32 bits): at most one poll per frame.
     pub(super) polled: u32,
@@ -133,22 +235,42 @@ pub(super) struct Slot {
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
+impl Slot {
+    const EMPTY: Slot = Slot {
+        fut: None,
+        waker: None,
+        inner: None,
+        timer: None,
+        seq: 0,
+        gen: 0,
+        polled: 0,
+        state: FREE,
+        flags: 0,
+    };
+
+    /// The task's shared core (a live slot has one).
+    pub(super) fn core(&self) -> Option<&Core> {
+        self.inner.as_deref()
+    }
+}
+
+/// The executor's tasks by slot index; indexes and tags come from the shared allocator.
 #[derive(Default)]
 pub(super) struct Slots {
     pub(super) slots: Vec<Slot>,
-    pub(super) free: Vec<u32>,
     pub(super) live: usize,
     pub(super) next_seq: u32,
     pub(super) owners: FxHashMap<OwnerId, Vec<(u32, u32)>>,
     pub(super) owner_of: FxHashMap<u32, OwnerId>,
     /// Game and real times a task spawned outside a frame's early stages counts from.
     pub(super) first_anchor: FxHashMap<u32, [u64; 2]>,
-    pub(super) joiners: FxHashMap<u32, Vec<Waker>>,
 }
 
-/// What a task leaves behind when it ends.
+/// What a task leaves behind when it ends: its core (whose joiners wake once the future is
+/// dropped) and its timer to clear.
 pub(crate) struct Ended {
-    pub(super) joiners: Vec<Waker>,
+    pub(super) core: Option<Arc<Core>>,
+    pub(super) status: u8,
     pub(super) timer: Option<TimerHandle>,
 }
 
@@ -159,8 +281,17 @@ impl Slots {
             .filter(|s| s.gen == gen && s.state != FREE)
     }
 
-    /// Frees a task's slot (its future must be out); returns its joiners to wake and its timer
-    /// to clear.
+    /// The slot for `index`, made if the table is shorter.
+    pub(super) fn at_mut(&mut self, index: u32) -> &mut Slot {
+        let i = index as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || Slot::EMPTY);
+        }
+        &mut self.slots[i]
+    }
+
+    /// Frees a task's slot (its future must be out); returns what its end leaves behind. The
+    /// caller gives the index back to the allocator.
     pub(super) fn end(&mut self, index: u32, status: u8) -> Ended {
         let slot = &mut self.slots[index as usize];
         let gen = slot.gen;
@@ -169,10 +300,8 @@ impl Slots {
         slot.flags = 0;
         slot.fut = None;
         slot.waker = None;
-        if let Some(inner) = slot.inner.take() {
-            inner.status.store(status, Ordering::Release);
-        }
-        slot.gen = slot.gen.checked_add(1).unwrap_or(1);
+        let core = slot.inner.take();
+        let timer = slot.timer.take();
         if flags & HAS_OWNER != 0 {
             let owner = self.owner_of.remove(&index).expect("flagged owner");
             if let Some(list) = self.owners.get_mut(&owner) {
@@ -185,15 +314,12 @@ impl Slots {
         if flags & HAS_ANCHOR != 0 {
             self.first_anchor.remove(&index);
         }
-        self.free.push(index);
         self.live -= 1;
-        let joiners = if flags & HAS_JOINERS != 0 {
-            self.joiners.remove(&index).unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let timer = self.slots[index as usize].timer.take();
-        Ended { joiners, timer }
+        Ended {
+            core,
+            status,
+            timer,
+        }
     }
 
     /// Spawn numbers ran out: renumbers the live tasks from 0, keeping their order.
@@ -216,17 +342,18 @@ impl Slots {
 /// The task being polled, for the fast wake path of delays.
 #[derive(Copy, Clone)]
 pub(crate) struct Current {
-    pub(super) waker_data: *const (),
+    /// The address its own waker's data points at (an address, not a pointer: `Send`).
+    pub(super) waker_data: usize,
     pub(crate) index: u32,
     pub(crate) gen: u32,
 }
 
 impl Current {
     /// `true` when `w` is this task's own waker (not a combinator's). A waker's data pointer
-    /// is the address of what it wakes; only wakers made from this task's `Arc<TaskInner>`
+    /// is the address of what it wakes; only wakers made from this task's `Arc<Core>`
     /// point there. (Vtable addresses are not compared: they may differ between codegen
     /// units for the same type.)
     pub(crate) fn owns(&self, w: &Waker) -> bool {
-        std::ptr::eq(w.data(), self.waker_data)
+        w.data() as usize == self.waker_data
     }
 }

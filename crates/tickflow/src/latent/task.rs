@@ -1,85 +1,95 @@
-//! [`TaskCx`], [`TaskHandle`] and the futures a task awaits.
+//! [`TaskCx`], [`TaskHandle`], [`TaskRef`] and the futures a task awaits.
 
 use std::error::Error;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
-use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::exec::{Control, Exec};
-use super::slots::{TaskInner, CANCELLED, FINISHED, RUNNING};
+use super::exec::Exec;
+use super::lend;
+use super::slots::{Core, Output, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
 use crate::time::{Domain, Span, Time};
-use crate::timer::OwnerId;
+use crate::timer::{OwnerId, TimerManager};
 
-/// What a task gets to wait and to reach the game state. Cheap to clone; see the
+/// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
+/// `Copy`, `Send` and `Sync`: it is only the id of the scheduler that spawned the task. See the
 /// [module docs](super) for the timing rules.
 ///
-/// The futures it returns work with the usual combinators (`join`, `select`, ...) inside the
-/// task, but only the scheduler that spawned the task can poll them.
+/// Everything it does needs that scheduler to be running the task (or spawning it) on this
+/// thread: inside the task's `async` block it always is. The futures it returns work with the
+/// usual combinators (`join`, `select`, ...) inside the task, but only that scheduler can poll
+/// them.
 pub struct TaskCx<C: 'static> {
-    exec: Rc<Exec<C>>,
+    exec: u64,
+    _context: PhantomData<fn() -> C>,
 }
 
 impl<C: 'static> Clone for TaskCx<C> {
     fn clone(&self) -> Self {
-        TaskCx {
-            exec: Rc::clone(&self.exec),
-        }
+        *self
     }
 }
+
+impl<C: 'static> Copy for TaskCx<C> {}
 
 impl<C: 'static> fmt::Debug for TaskCx<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskCx")
-            .field("frame", &self.frame())
-            .field("now", &self.now())
+            .field("scheduler", &self.exec)
             .finish()
     }
 }
 
+const NOT_RUNNING: &str = "TaskCx: its scheduler is not running this task on this thread \
+                           (use it inside the task's async block)";
+
 impl<C: 'static> TaskCx<C> {
-    pub(crate) fn new(exec: Rc<Exec<C>>) -> Self {
-        TaskCx { exec }
+    pub(crate) fn new(exec: u64) -> Self {
+        TaskCx {
+            exec,
+            _context: PhantomData,
+        }
+    }
+
+    /// Calls `f` with the executor, which must be active on this thread.
+    #[track_caller]
+    fn exec<R>(&self, f: impl FnOnce(&Exec<C>) -> R) -> R {
+        lend::with_active(self.exec, f).expect(NOT_RUNNING)
     }
 
     /// Waits `d` of game time (dilated, stopped while paused). The wait is a one-shot timer
-    /// in the scheduler's [`TimerManager`](crate::timer::TimerManager); it resumes the task in
-    /// the latent stage of the first frame whose timer stage reaches the due time, never in
-    /// the frame the wait started. Started right after another delay on the same clock ended,
-    /// it counts from that delay's due time, so loops keep their rhythm.
+    /// in the scheduler's [`TimerManager`]; it resumes the task in the latent stage of the
+    /// first frame whose timer stage reaches the due time, never in the frame the wait
+    /// started. Started right after another delay on the same clock ended, it counts from that
+    /// delay's due time, so loops keep their rhythm.
     pub fn delay(&self, d: Span) -> Sleep<C> {
-        Sleep::new(Rc::clone(&self.exec), Domain::Game, d.flicks())
+        Sleep::new(self.exec, Domain::Game, d.flicks())
     }
 
     /// Waits `d` of real time (unscaled, runs while paused).
     pub fn delay_real(&self, d: Span) -> Sleep<C> {
-        Sleep::new(Rc::clone(&self.exec), Domain::Real, d.flicks())
+        Sleep::new(self.exec, Domain::Real, d.flicks())
     }
 
     /// Resumes in the next frame's latent stage.
     pub fn next_frame(&self) -> NextFrame<C> {
-        NextFrame {
-            exec: Rc::clone(&self.exec),
-            target: None,
-        }
+        NextFrame::new(self.exec)
     }
 
     /// Resumes in the latent stage `n` frames later (`frames(0)` does not wait; `frames(1)`
     /// is [`next_frame`](Self::next_frame)).
     pub fn frames(&self, n: u64) -> Sleep<C> {
-        Sleep::new(Rc::clone(&self.exec), Domain::Frames, n)
+        Sleep::new(self.exec, Domain::Frames, n)
     }
 
     /// Resumes once `cond(&ctx)` holds: checked when first awaited, then once per frame in the
     /// latent stage.
-    pub fn until<F: FnMut(&C) -> bool + 'static>(&self, cond: F) -> Until<C, F> {
-        Until {
-            exec: Rc::clone(&self.exec),
-            cond,
-        }
+    pub fn until<F: FnMut(&C) -> bool + Send + 'static>(&self, cond: F) -> Until<C, F> {
+        Until::new(self.exec, cond)
     }
 
     /// Calls `f` with the game state. Only between awaits, inside the task.
@@ -90,7 +100,7 @@ impl<C: 'static> TaskCx<C> {
     /// or an `until` condition (the state is already borrowed there).
     #[track_caller]
     pub fn with<R>(&self, f: impl FnOnce(&mut C) -> R) -> R {
-        self.exec.ctx.with(f).unwrap_or_else(|| {
+        self.exec(|e| e.ctx.with(f)).unwrap_or_else(|| {
             panic!(
                 "TaskCx::with: the game state is reachable only while the scheduler polls a \
                  task, and not from inside another `with` or `until` condition"
@@ -98,111 +108,249 @@ impl<C: 'static> TaskCx<C> {
         })
     }
 
+    /// Calls `f` with the scheduler's timer manager: set, clear, pause or query timers from a
+    /// task, as a timer callback or tick function does. Only between awaits, inside the task.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<Vec<&str>>::new();
+    /// sched.spawn(None, |cx| async move {
+    ///     cx.timers(|t| t.after(secs(0.2)).call(|log, _| log.push("timer")));
+    ///     cx.delay(secs(0.1)).await;
+    ///     cx.with(|log| log.push("task"));
+    /// });
+    /// let mut log = Vec::new();
+    /// for _ in 0..3 {
+    ///     sched.tick(secs(0.1), &mut log);
+    /// }
+    /// assert_eq!(log, ["task", "timer"]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`with`](Self::with); and when called from inside `with` or a timer callback.
+    #[track_caller]
+    pub fn timers<R>(&self, f: impl FnOnce(&mut TimerManager<C>) -> R) -> R {
+        self.exec(|e| e.timers.with(f)).unwrap_or_else(|| {
+            panic!(
+                "TaskCx::timers: the timer manager is reachable only while the scheduler polls \
+                 a task, and not from inside another `timers`"
+            )
+        })
+    }
+
     /// The game clock as of this frame's timer stage.
+    #[track_caller]
     pub fn now(&self) -> Time {
-        Time::from_flicks(self.exec.clock(Domain::Game))
+        self.clock(Domain::Game)
     }
 
     /// The real clock as of this frame's timer stage.
+    #[track_caller]
     pub fn real_now(&self) -> Time {
-        Time::from_flicks(self.exec.clock(Domain::Real))
+        self.clock(Domain::Real)
+    }
+
+    /// One clock as of this frame's timer stage (frames count on [`Domain::Frames`]).
+    #[track_caller]
+    pub fn clock(&self, domain: Domain) -> Time {
+        Time::from_flicks(self.exec(|e| e.clock(domain)))
     }
 
     /// The number of the frame being run.
+    #[track_caller]
     pub fn frame(&self) -> u64 {
-        self.exec.clock(Domain::Frames)
+        self.exec(|e| e.clock(Domain::Frames))
     }
 
     /// Spawns another task on the same scheduler; it is first polled later in this latent
     /// stage.
-    pub fn spawn<F: Future<Output = ()> + 'static>(
+    #[track_caller]
+    pub fn spawn<F, T>(
         &self,
         owner: Option<OwnerId>,
         f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> TaskHandle {
-        self.exec.spawn(owner, f)
+    ) -> TaskHandle<T>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.exec(|e| e.spawn(owner, f))
     }
 }
 
-/// A running task, from [`Scheduler::spawn`](crate::scheduler::Scheduler::spawn). Clone it
-/// freely; dropping it does not cancel the task.
+/// A running task, from [`Scheduler::spawn`](crate::scheduler::Scheduler::spawn): cancel it,
+/// ask whether it ended, or await its output (tokio's `JoinHandle`). Dropping it does not
+/// cancel the task. [`task_ref`](Self::task_ref) gives a cloneable handle to cancel or await
+/// the end from many places.
 ///
-/// It is also a future: awaiting it (from another task) resumes when the task has ended,
-/// with `Err(Cancelled)` when it was cancelled (or panicked) instead of finishing.
-#[derive(Clone)]
-pub struct TaskHandle {
-    inner: Arc<TaskInner>,
-    exec: Weak<dyn Control>,
+/// As a future it resolves to the task's output, or to `Err(Cancelled)` when the task was
+/// cancelled (or panicked) instead of finishing. `Send` and `Sync`: await it from another
+/// task, or from another runtime on another thread.
+///
+/// ```
+/// use tickflow::prelude::*;
+///
+/// let mut sched = Scheduler::<Vec<String>>::new();
+/// let answer = sched.spawn(None, |cx| async move {
+///     cx.delay(secs(0.2)).await;
+///     42
+/// });
+/// sched.spawn(None, |cx| async move {
+///     let n = answer.await.unwrap();
+///     cx.with(|log| log.push(format!("got {n}")));
+/// });
+/// let mut log = Vec::new();
+/// for _ in 0..3 {
+///     sched.tick(secs(0.1), &mut log);
+/// }
+/// assert_eq!(log, ["got 42"]);
+/// ```
+pub struct TaskHandle<T = ()> {
+    task: TaskRef,
+    output: Arc<Output<T>>,
 }
 
-impl TaskHandle {
-    pub(crate) fn new(inner: Arc<TaskInner>, exec: Weak<dyn Control>) -> Self {
-        TaskHandle { inner, exec }
+impl<T> TaskHandle<T> {
+    pub(crate) fn new(task: TaskRef, output: Arc<Output<T>>) -> Self {
+        TaskHandle { task, output }
     }
 
-    /// Cancels the task: its future is dropped (its destructors run) at once, or right after
-    /// its poll when a task cancels itself. `true` when this call cancelled it; `false` when
-    /// it had already ended or been cancelled.
+    /// Cancels the task; `true` when this call cancelled it, `false` when it had ended or was
+    /// cancelled already. See [`TaskRef::cancel`] for when its destructors run.
     pub fn cancel(&self) -> bool {
-        self.inner.status() == RUNNING
-            && self
-                .exec
-                .upgrade()
-                .is_some_and(|e| e.cancel(self.inner.index, self.inner.gen))
+        self.task.cancel()
     }
 
     /// `true` once the task has ended: finished, cancelled or panicked.
     pub fn is_finished(&self) -> bool {
-        self.inner.status() != RUNNING
+        self.task.is_finished()
     }
 
     /// `true` when the task ended without finishing (cancelled, its owner removed, its
     /// scheduler dropped, or it panicked).
     pub fn is_cancelled(&self) -> bool {
-        self.inner.status() == CANCELLED
+        self.task.is_cancelled()
+    }
+
+    /// A cloneable handle on the same task (to cancel it, or await its end, from many places).
+    pub fn task_ref(&self) -> TaskRef {
+        self.task.clone()
     }
 }
 
-impl fmt::Debug for TaskHandle {
+impl<T> fmt::Debug for TaskHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match self.inner.status() {
+        self.task.fmt(f)
+    }
+}
+
+impl<T> Future for TaskHandle<T> {
+    type Output = Result<T, Cancelled>;
+
+    /// # Panics
+    ///
+    /// When polled again after it returned the output.
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.task).poll(cx) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(this
+                .output
+                .lock()
+                .take()
+                .expect("TaskHandle polled after it returned the task's output"))),
+            Poll::Ready(Err(c)) => Poll::Ready(Err(c)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// A cloneable handle on a task: cancel it, ask whether it ended, or await its end (without
+/// its output). `Send + Sync + Clone`; equal for the same task.
+#[derive(Clone)]
+pub struct TaskRef {
+    core: Arc<Core>,
+    exec: u64,
+}
+
+impl TaskRef {
+    pub(crate) fn new(core: Arc<Core>, exec: u64) -> Self {
+        TaskRef { core, exec }
+    }
+
+    /// Cancels the task: it is never polled again, and its future is dropped (its
+    /// destructors run, its delay timers are cleared). `true` when this call cancelled it;
+    /// `false` when it had already ended or been cancelled.
+    ///
+    /// When called from code its scheduler runs (a task, a timer callback, a tick function,
+    /// a latent completion, a tickable), the future is dropped at once, or right after its
+    /// poll when a task cancels itself. Called from anywhere else (between frames, another
+    /// thread), the task is cancelled at once, and its future is dropped the next time the
+    /// scheduler runs: at its next frame or direct call.
+    ///
+    /// # Panics
+    ///
+    /// When a destructor of the task's future panics (dropped at once): the task is cleaned
+    /// up first.
+    pub fn cancel(&self) -> bool {
+        if self.core.status() != RUNNING {
+            return false;
+        }
+        let (index, gen) = (self.core.index, self.core.gen);
+        match lend::with_active_control(self.exec, |c| c.cancel(index, gen)) {
+            Some(cancelled) => cancelled,
+            None => self.core.cancel_remotely(),
+        }
+    }
+
+    /// `true` once the task has ended: finished, cancelled or panicked.
+    pub fn is_finished(&self) -> bool {
+        self.core.status() != RUNNING
+    }
+
+    /// `true` when the task ended without finishing.
+    pub fn is_cancelled(&self) -> bool {
+        self.core.status() == CANCELLED
+    }
+}
+
+impl fmt::Debug for TaskRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.core.status() {
             RUNNING => "running",
             FINISHED => "finished",
             _ => "cancelled",
         };
-        write!(f, "task {}v{} ({state})", self.inner.index, self.inner.gen)
+        let gen = crate::handle::gen_of(self.core.gen);
+        write!(f, "task {}v{gen} ({state})", self.core.index)
     }
 }
 
-impl PartialEq for TaskHandle {
+impl PartialEq for TaskRef {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        Arc::ptr_eq(&self.core, &other.core)
     }
 }
 
-impl Eq for TaskHandle {}
+impl Eq for TaskRef {}
 
-impl Future for TaskHandle {
+impl Future for TaskRef {
     type Output = Result<(), Cancelled>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.inner.status() {
-            FINISHED => return Poll::Ready(Ok(())),
-            CANCELLED => return Poll::Ready(Err(Cancelled)),
-            _ => {}
-        }
-        match self.exec.upgrade() {
-            Some(e) => {
-                e.join(self.inner.index, self.inner.gen, cx.waker());
-                Poll::Pending
+        loop {
+            match self.core.status() {
+                FINISHED => return Poll::Ready(Ok(())),
+                CANCELLED => return Poll::Ready(Err(Cancelled)),
+                _ if self.core.join(cx.waker()) => return Poll::Pending,
+                _ => {} // ended meanwhile: read the status again
             }
-            None => Poll::Ready(Err(Cancelled)),
         }
     }
 }
 
-/// The task awaited through its [`TaskHandle`] was cancelled (or panicked) instead of
-/// finishing.
+/// The task awaited through its handle was cancelled (or panicked) instead of finishing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Cancelled;
 

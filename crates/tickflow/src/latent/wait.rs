@@ -2,11 +2,12 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use super::exec::Exec;
+use super::lend;
 use super::slots::Current;
 use crate::time::{Domain, Span};
 use crate::timer::{TimerHandle, TimerManager};
@@ -14,13 +15,20 @@ use crate::timer::{TimerHandle, TimerManager};
 const NOT_IN_A_TASK: &str = "tickflow task futures can only be polled by the Scheduler that \
                              spawned the task, in its latent stage";
 
+/// Calls `f` with the executor of id `id`, which polls this future on this thread.
+#[track_caller]
+fn exec<C: 'static, R>(id: u64, f: impl FnOnce(&Exec<C>) -> R) -> R {
+    lend::with_active(id, f).expect(NOT_IN_A_TASK)
+}
+
 /// The future of [`TaskCx::delay`](super::TaskCx::delay), [`delay_real`](super::TaskCx::delay_real) and
 /// [`frames`](super::TaskCx::frames). Dropping it clears its timer.
 pub struct Sleep<C: 'static> {
-    exec: Rc<Exec<C>>,
+    exec: u64,
     domain: Domain,
     span: u64,
     state: SleepState,
+    _context: PhantomData<fn() -> C>,
 }
 
 enum SleepState {
@@ -44,20 +52,20 @@ enum Wake {
 }
 
 impl<C: 'static> Sleep<C> {
-    pub(super) fn new(exec: Rc<Exec<C>>, domain: Domain, span: u64) -> Self {
+    pub(super) fn new(exec: u64, domain: Domain, span: u64) -> Self {
         Sleep {
             exec,
             domain,
             span,
             state: SleepState::New,
+            _context: PhantomData,
         }
     }
 
     /// Arms a timer due at `due` that wakes `w`'s task: its reusable timer or a one-shot
     /// through the executor when `w` is the polled task's own waker, else a one-shot that
     /// wakes `w`.
-    fn arm(&self, due: u64, w: &Waker) -> (TimerHandle, Wake) {
-        let exec = &*self.exec;
+    fn arm(&self, exec: &Exec<C>, due: u64, w: &Waker) -> (TimerHandle, Wake) {
         let own = exec.current().filter(|c| c.owns(w));
         if let (Domain::Game, Some(c)) = (self.domain, own) {
             if let Some(reusable) = exec.claim_task_timer(c) {
@@ -110,14 +118,14 @@ impl<C: 'static> Sleep<C> {
     }
 
     /// Stops the timer of a delay that will not complete.
-    fn disarm(&self, timer: TimerHandle, wake: &Wake) {
+    fn disarm(exec: &Exec<C>, timer: TimerHandle, wake: &Wake) {
         match wake {
             Wake::Task(c) => {
                 // Parked, kept for the task's next delay.
-                self.exec.timers.with(|tm| tm.rearm(timer, u64::MAX));
-                self.exec.release_task_timer(c.index, c.gen);
+                exec.timers.with(|tm| tm.rearm(timer, u64::MAX));
+                exec.release_task_timer(c.index, c.gen);
             }
-            Wake::Own | Wake::Foreign(_) => self.exec.clear_timer(timer),
+            Wake::Own | Wake::Foreign(_) => exec.clear_timer(timer),
         }
     }
 }
@@ -134,18 +142,20 @@ impl<C: 'static> Future for Sleep<C> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        match &this.state {
+        if let (SleepState::New, Domain::Frames, 0) = (&this.state, this.domain, this.span) {
+            this.state = SleepState::Done;
+            return Poll::Ready(());
+        }
+        if let SleepState::Done = this.state {
+            return Poll::Ready(());
+        }
+        exec(this.exec, |exec: &Exec<C>| match &this.state {
             SleepState::New => {
-                if this.domain == Domain::Frames && this.span == 0 {
-                    this.state = SleepState::Done;
-                    return Poll::Ready(());
-                }
-                let start = this
-                    .exec
+                let start = exec
                     .anchor(this.domain)
-                    .unwrap_or_else(|| this.exec.clock(this.domain));
+                    .unwrap_or_else(|| exec.clock(this.domain));
                 let due = start.saturating_add(this.span);
-                let (timer, wake) = this.arm(due, cx.waker());
+                let (timer, wake) = this.arm(exec, due, cx.waker());
                 this.state = SleepState::Waiting { timer, due, wake };
                 Poll::Pending
             }
@@ -153,37 +163,37 @@ impl<C: 'static> Future for Sleep<C> {
                 let (timer, due) = (*timer, *due);
                 // The timer stage fires every timer whose due time its clock reaches, and the
                 // executor's clocks are the ones that stage reached: this is "it fired".
-                if this.exec.clock(this.domain) >= due {
+                if exec.clock(this.domain) >= due {
                     if let Wake::Task(c) = wake {
-                        this.exec.release_task_timer(c.index, c.gen);
+                        exec.release_task_timer(c.index, c.gen);
                     }
-                    this.exec.set_anchor(this.domain, due);
+                    exec.set_anchor(this.domain, due);
                     this.state = SleepState::Done;
                     return Poll::Ready(());
                 }
                 let same = match wake {
-                    Wake::Task(_) | Wake::Own => {
-                        this.exec.current().is_some_and(|c| c.owns(cx.waker()))
-                    }
+                    Wake::Task(_) | Wake::Own => exec.current().is_some_and(|c| c.owns(cx.waker())),
                     Wake::Foreign(w) => w.will_wake(cx.waker()),
                 };
                 if !same {
                     // Moved under another waker (a combinator): the timer wakes the new one.
-                    this.disarm(timer, wake);
-                    let (timer, wake) = this.arm(due, cx.waker());
+                    Self::disarm(exec, timer, wake);
+                    let (timer, wake) = this.arm(exec, due, cx.waker());
                     this.state = SleepState::Waiting { timer, due, wake };
                 }
                 Poll::Pending
             }
             SleepState::Done => Poll::Ready(()),
-        }
+        })
     }
 }
 
 impl<C: 'static> Drop for Sleep<C> {
     fn drop(&mut self) {
         if let SleepState::Waiting { timer, wake, .. } = &self.state {
-            self.disarm(*timer, wake);
+            // Outside its scheduler's activation (a future dropped far from it) the timer is
+            // left to fire into nothing: its task is gone by then.
+            lend::with_active(self.exec, |exec: &Exec<C>| Self::disarm(exec, *timer, wake));
         }
     }
 }
@@ -200,8 +210,19 @@ impl<C: 'static> fmt::Debug for Sleep<C> {
 
 /// The future of [`TaskCx::next_frame`](super::TaskCx::next_frame).
 pub struct NextFrame<C: 'static> {
-    pub(super) exec: Rc<Exec<C>>,
-    pub(super) target: Option<u64>,
+    exec: u64,
+    target: Option<u64>,
+    _context: PhantomData<fn() -> C>,
+}
+
+impl<C: 'static> NextFrame<C> {
+    pub(super) fn new(exec: u64) -> Self {
+        NextFrame {
+            exec,
+            target: None,
+            _context: PhantomData,
+        }
+    }
 }
 
 impl<C: 'static> Future for NextFrame<C> {
@@ -209,13 +230,15 @@ impl<C: 'static> Future for NextFrame<C> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let now = this.exec.clock(Domain::Frames);
-        let target = *this.target.get_or_insert(now + 1);
-        if now >= target {
-            return Poll::Ready(());
-        }
-        this.exec.wake_next_frame(cx.waker());
-        Poll::Pending
+        exec(this.exec, |exec: &Exec<C>| {
+            let now = exec.clock(Domain::Frames);
+            let target = *this.target.get_or_insert(now + 1);
+            if now >= target {
+                return Poll::Ready(());
+            }
+            exec.wake_next_frame(cx.waker());
+            Poll::Pending
+        })
     }
 }
 
@@ -229,8 +252,19 @@ impl<C: 'static> fmt::Debug for NextFrame<C> {
 
 /// The future of [`TaskCx::until`](super::TaskCx::until).
 pub struct Until<C: 'static, F> {
-    pub(super) exec: Rc<Exec<C>>,
-    pub(super) cond: F,
+    exec: u64,
+    cond: F,
+    _context: PhantomData<fn() -> C>,
+}
+
+impl<C: 'static, F> Until<C, F> {
+    pub(super) fn new(exec: u64, cond: F) -> Self {
+        Until {
+            exec,
+            cond,
+            _context: PhantomData,
+        }
+    }
 }
 
 // The condition is only ever called through `&mut`, never pinned.
@@ -242,17 +276,19 @@ impl<C: 'static, F: FnMut(&C) -> bool> Future for Until<C, F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         let cond = &mut this.cond;
-        let done = this.exec.ctx.with(|c| cond(c)).unwrap_or_else(|| {
-            panic!(
-                "TaskCx::until: the condition needs the game state, which is reachable only \
-                 while the scheduler polls a task (not from inside `with`)"
-            )
-        });
-        if done {
-            return Poll::Ready(());
-        }
-        this.exec.wake_next_frame(cx.waker());
-        Poll::Pending
+        exec(this.exec, |exec: &Exec<C>| {
+            let done = exec.ctx.with(|c| cond(c)).unwrap_or_else(|| {
+                panic!(
+                    "TaskCx::until: the condition needs the game state, which is reachable \
+                     only while the scheduler polls a task (not from inside `with`)"
+                )
+            });
+            if done {
+                return Poll::Ready(());
+            }
+            exec.wake_next_frame(cx.waker());
+            Poll::Pending
+        })
     }
 }
 

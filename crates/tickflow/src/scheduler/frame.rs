@@ -3,7 +3,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use super::commands::{apply, Parts};
+use super::apply::{apply, Parts};
 use super::{FrameReport, Scheduler, Stage};
 use crate::tick::{Env, TickFunctions, TickGroup};
 use crate::time::Span;
@@ -42,7 +42,7 @@ impl<C: 'static> Scheduler<C> {
 
         self.timers.open_frame();
         self.latent.open_frame();
-        self.tasks.exec.begin_frame();
+        self.tasks.exec().begin_frame();
         let game_now = self.timers.now().flicks().saturating_add(game_dt.flicks());
         self.ticks.begin_frame(
             self.frame,
@@ -63,7 +63,7 @@ impl<C: 'static> Scheduler<C> {
             self.ticks.recover();
             self.timers.abort_frame(game_dt, dt);
             self.latent.abort_frame([game_dt.flicks(), dt.flicks(), 1]);
-            self.tasks.exec.abort_frame(self.timers.clocks());
+            self.tasks.exec().abort_frame(self.timers.clocks());
             panic::resume_unwind(p);
         }
         self.ticks.end_frame();
@@ -90,108 +90,116 @@ impl<C: 'static> Scheduler<C> {
             ..
         } = self;
         let shared = &**shared;
-        let exec = &*tasks.exec;
-        let errors = &mut report.errors;
-        let mut stages = StageClock::start();
+        let exec = tasks.exec();
+        // Task futures, task handles and `Commands` reach the executor while it is active.
+        exec.activate(|| {
+            let errors = &mut report.errors;
+            let mut stages = StageClock::start();
 
-        macro_rules! apply_with {
-            ($parts:expr) => {
-                if shared.has_pending() || exec.has_dropped() {
-                    apply(shared, &mut $parts, &mut *errors);
-                }
-            };
-        }
-        macro_rules! env {
-            () => {
-                Env {
-                    ctx: &mut *ctx,
+            macro_rules! apply_with {
+                ($parts:expr) => {
+                    if shared.has_pending() || exec.has_dropped() {
+                        apply(shared, &mut $parts, &mut *errors);
+                    }
+                };
+            }
+            macro_rules! env {
+                () => {
+                    Env {
+                        ctx: &mut *ctx,
+                        timers: &mut *timers,
+                        after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
+                            apply_with!(Parts {
+                                ticks: t,
+                                tickables: &mut *tickables,
+                                timers: tm,
+                                latent: &mut *latent,
+                                exec,
+                            });
+                        },
+                    }
+                };
+            }
+
+            for g in [
+                TickGroup::PrePhysics,
+                TickGroup::StartPhysics,
+                TickGroup::DuringPhysics,
+                TickGroup::EndPhysics,
+                TickGroup::PostPhysics,
+            ] {
+                let n = ticks.run_group(g, &mut env!());
+                report.ticks_per_group[g.index()] += n;
+                stages.lap(Stage::Group(g));
+            }
+
+            ticks.past(TickGroup::PostPhysics);
+            let dropped = timers.calls_dropped();
+            report.timers_fired = timers.run_tick(game_dt, real_dt, ctx);
+            report.calls_dropped = timers.calls_dropped() - dropped;
+            exec.after_timers(timers.clocks());
+            apply(
+                shared,
+                &mut Parts {
+                    ticks: &mut *ticks,
+                    tickables: &mut *tickables,
                     timers: &mut *timers,
-                    after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
-                        apply_with!(Parts {
-                            ticks: t,
-                            tickables: &mut *tickables,
-                            timers: tm,
-                            latent: &mut *latent,
-                        });
-                    },
-                }
-            };
-        }
+                    latent: &mut *latent,
+                    exec,
+                },
+                &mut *errors,
+            );
+            stages.lap(Stage::Timers);
 
-        for g in [
-            TickGroup::PrePhysics,
-            TickGroup::StartPhysics,
-            TickGroup::DuringPhysics,
-            TickGroup::EndPhysics,
-            TickGroup::PostPhysics,
-        ] {
-            let n = ticks.run_group(g, &mut env!());
-            report.ticks_per_group[g.index()] += n;
-            stages.lap(Stage::Group(g));
-        }
-
-        ticks.past(TickGroup::PostPhysics);
-        let dropped = timers.calls_dropped();
-        report.timers_fired = timers.run_tick(game_dt, real_dt, ctx);
-        report.calls_dropped = timers.calls_dropped() - dropped;
-        exec.after_timers(timers.clocks());
-        apply(
-            shared,
-            &mut Parts {
-                ticks: &mut *ticks,
-                tickables: &mut *tickables,
-                timers: &mut *timers,
-                latent: &mut *latent,
-            },
-            &mut *errors,
-        );
-        stages.lap(Stage::Timers);
-
-        report.tickables_ticked = tickables.run(free_dt, *paused, ctx, &mut |tk| {
-            apply_with!(Parts {
-                ticks: &mut *ticks,
-                tickables: tk,
-                timers: &mut *timers,
-                latent: &mut *latent,
+            report.tickables_ticked = tickables.run(free_dt, *paused, ctx, &mut |tk| {
+                apply_with!(Parts {
+                    ticks: &mut *ticks,
+                    tickables: tk,
+                    timers: &mut *timers,
+                    latent: &mut *latent,
+                    exec,
+                });
             });
-        });
-        stages.lap(Stage::Tickables);
+            stages.lap(Stage::Tickables);
 
-        let dts = [game_dt.flicks(), real_dt.flicks(), 1];
-        report.latent_completed = latent.run(dts, ctx, &mut |la| {
-            apply_with!(Parts {
-                ticks: &mut *ticks,
-                tickables: &mut *tickables,
-                timers: &mut *timers,
-                latent: la,
+            let dts = [game_dt.flicks(), real_dt.flicks(), 1];
+            report.latent_completed = latent.run(dts, ctx, &mut |la| {
+                apply_with!(Parts {
+                    ticks: &mut *ticks,
+                    tickables: &mut *tickables,
+                    timers: &mut *timers,
+                    latent: la,
+                    exec,
+                });
             });
-        });
-        let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
-            apply_with!(Parts {
-                ticks: &mut *ticks,
-                tickables: &mut *tickables,
-                timers: tm,
-                latent: &mut *latent,
+            let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
+                apply_with!(Parts {
+                    ticks: &mut *ticks,
+                    tickables: &mut *tickables,
+                    timers: tm,
+                    latent: &mut *latent,
+                    exec,
+                });
             });
+            report.tasks_polled = polls;
+            report.tasks_ended = ended;
+            stages.lap(Stage::Latent);
+
+            for g in [TickGroup::PostUpdateWork, TickGroup::LastDemotable] {
+                let n = ticks.run_group(g, &mut env!());
+                report.ticks_per_group[g.index()] += n;
+                stages.lap(Stage::Group(g));
+            }
+
+            let (n, passes, held) = ticks.run_extra_passes(&mut env!());
+            report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
+            report.spawn_passes = passes;
+            report.held_back = held;
+            stages.lap(Stage::NewlySpawned);
+
+            report.ticks_run = report.ticks_per_group.iter().sum();
+            report.stage_times = stages.times;
         });
-        report.tasks_polled = polls;
-        report.tasks_ended = ended;
-        stages.lap(Stage::Latent);
-
-        for g in [TickGroup::PostUpdateWork, TickGroup::LastDemotable] {
-            let n = ticks.run_group(g, &mut env!());
-            report.ticks_per_group[g.index()] += n;
-            stages.lap(Stage::Group(g));
-        }
-
-        let (n, passes, held) = ticks.run_extra_passes(&mut env!());
-        report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
-        report.spawn_passes = passes;
-        report.held_back = held;
-        stages.lap(Stage::NewlySpawned);
-
-        report.ticks_run = report.ticks_per_group.iter().sum();
-        report.stage_times = stages.times;
     }
 }
 

@@ -62,6 +62,7 @@
 //! assert_eq!((report.ticks_run, report.timers_fired), (2, 1));
 //! ```
 
+mod apply;
 mod commands;
 mod frame;
 mod report;
@@ -69,7 +70,7 @@ mod snapshot;
 
 use std::fmt;
 use std::future::Future;
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub use commands::Commands;
 pub use report::{FrameReport, Stage};
@@ -80,7 +81,7 @@ use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSe
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Span, Time};
 use crate::timer::{OwnerId, TimerManager};
-use commands::{Parts, Shared};
+use apply::{Parts, Shared};
 
 /// The default `max_delta`: a quarter second, as Bevy's virtual clock. Longer frames are a
 /// hitch (a breakpoint, a laptop waking up), not game time to catch up on.
@@ -94,7 +95,7 @@ pub struct Scheduler<C: 'static> {
     tickables: Tickables<C>,
     latent: LatentActions<C>,
     tasks: Tasks<C>,
-    shared: Rc<Shared<C>>,
+    shared: Arc<Shared<C>>,
     frame: u64,
     paused: bool,
     dilation: f64,
@@ -122,7 +123,7 @@ impl<C: 'static> fmt::Debug for Scheduler<C> {
             .field("tickables", &self.tickables.len())
             .field("timers", &self.timers.len())
             .field("latent_actions", &self.latent.len())
-            .field("tasks", &self.tasks.exec.len())
+            .field("tasks", &self.tasks.exec().len())
             .finish()
     }
 }
@@ -131,15 +132,15 @@ impl<C: 'static> Scheduler<C> {
     /// An empty scheduler at frame 0, time zero, running, dilation 1, `max_delta` 250 ms.
     pub fn new() -> Self {
         let tasks = Tasks::new();
-        let shared = Rc::new(Shared::new(Rc::clone(&tasks.exec)));
+        let shared = Arc::new(Shared::new(tasks.exec().factory.clone()));
         let mut timers = TimerManager::new();
         timers.owned = true;
         let mut latent = LatentActions::new();
         latent.owned = true;
         Scheduler {
             timers,
-            ticks: TickFunctions::new(Rc::clone(&shared.ticks)),
-            tickables: Tickables::new(Rc::clone(&shared.tickables)),
+            ticks: TickFunctions::new(Arc::clone(&shared.ticks)),
+            tickables: Tickables::new(Arc::clone(&shared.tickables)),
             latent,
             tasks,
             shared,
@@ -161,9 +162,10 @@ impl<C: 'static> Scheduler<C> {
 
     /// Applies commands queued between frames, so direct calls see their effects.
     fn flush(&mut self) {
-        if self.shared.has_pending() || self.tasks.exec.has_dropped() {
+        if self.shared.has_pending() || self.tasks.exec().has_dropped() {
             let (shared, mut parts, errors) = self.split();
-            commands::apply(shared, &mut parts, errors);
+            let exec = parts.exec;
+            exec.activate(|| apply::apply(shared, &mut parts, errors));
         }
     }
 
@@ -173,6 +175,7 @@ impl<C: 'static> Scheduler<C> {
             tickables: &mut self.tickables,
             timers: &mut self.timers,
             latent: &mut self.latent,
+            exec: self.tasks.exec(),
         };
         (&self.shared, parts, &mut self.errors)
     }
@@ -187,7 +190,7 @@ impl<C: 'static> Scheduler<C> {
     pub fn add_tick(
         &mut self,
         s: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
+        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
     ) -> TickHandle {
         self.try_add_tick(s, f).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -196,7 +199,7 @@ impl<C: 'static> Scheduler<C> {
     pub fn try_add_tick(
         &mut self,
         s: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
+        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
     ) -> Result<TickHandle, TickError> {
         self.flush();
         self.ticks.add(s, Box::new(f))
@@ -209,7 +212,7 @@ impl<C: 'static> Scheduler<C> {
     /// The state must be `Send`:
     ///
     /// ```compile_fail
-    /// use std::rc::Rc;
+    /// use std::sync::Arc;
     /// use tickflow::prelude::*;
     ///
     /// let mut sched = Scheduler::<u32>::new();
@@ -335,18 +338,20 @@ impl<C: 'static> Scheduler<C> {
     }
 
     /// Spawns an async task: `f` gets the task's [`TaskCx`] and returns the future to run. It
-    /// is first polled in the next latent stage (this frame's, when spawned before it). See
+    /// is first polled in the next latent stage (this frame's, when spawned before it). The
+    /// returned [`TaskHandle`] cancels the task or awaits its output. See
     /// [`latent`](crate::latent) for the rules.
     ///
     /// ```
+    /// use std::sync::{Arc, Mutex};
     /// use tickflow::prelude::*;
     ///
-    /// struct Guard(&'static str, std::rc::Rc<std::cell::RefCell<Vec<&'static str>>>);
+    /// struct Guard(&'static str, Arc<Mutex<Vec<&'static str>>>);
     /// impl Drop for Guard {
-    ///     fn drop(&mut self) { self.1.borrow_mut().push(self.0); }
+    ///     fn drop(&mut self) { self.1.lock().unwrap().push(self.0); }
     /// }
     ///
-    /// let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    /// let log = Arc::new(Mutex::new(Vec::new()));
     /// let mut sched = Scheduler::<u32>::new();
     /// let l = log.clone();
     /// let waiter = sched.spawn(None, |cx| async move {
@@ -358,36 +363,58 @@ impl<C: 'static> Scheduler<C> {
     ///     cx.frames(2).await;
     ///     cx.with(|n| *n += 1);
     ///     waiter.cancel(); // runs the other task's destructors
-    ///     l.borrow_mut().push("cancelled it");
+    ///     l.lock().unwrap().push("cancelled it");
     /// });
     /// let mut n = 0;
     /// for _ in 0..3 {
     ///     sched.tick(secs(0.1), &mut n);
     /// }
     /// assert_eq!(n, 1);
-    /// assert_eq!(*log.borrow(), ["cleaned up", "cancelled it"]);
+    /// assert_eq!(*log.lock().unwrap(), ["cleaned up", "cancelled it"]);
     /// assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
     /// ```
-    pub fn spawn<F: Future<Output = ()> + 'static>(
+    ///
+    /// The future and what it captures must be `Send`, so that the scheduler can move between
+    /// threads: keep state that is not `Send` (an `Rc`) in the context, which the task reaches
+    /// with [`TaskCx::with`], not in the task.
+    ///
+    /// ```compile_fail
+    /// use std::rc::Rc;
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<u32>::new();
+    /// let shared = Rc::new(1);
+    /// sched.spawn(None, |cx| async move {
+    ///     cx.next_frame().await;
+    ///     let _still_here = shared; // an Rc held across an await: not Send
+    /// });
+    /// ```
+    pub fn spawn<F, T>(
         &mut self,
         owner: Option<OwnerId>,
         f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> TaskHandle {
+    ) -> TaskHandle<T>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
         self.flush();
-        self.tasks.exec.spawn(owner, f)
+        let exec = self.tasks.exec();
+        exec.activate(|| exec.spawn(owner, f))
     }
 
     /// Tasks that have not ended.
     pub fn task_count(&self) -> usize {
-        self.tasks.exec.len()
+        self.tasks.exec().len()
     }
 
     /// Removes all of an owner's timers, tick functions, tickables and latent actions, and
     /// cancels its tasks (their destructors run now).
     pub fn remove_owner(&mut self, owner: OwnerId) {
         self.flush();
-        let (shared, mut parts, _) = self.split();
-        commands::remove_owner(shared, &mut parts, owner);
+        let (_, mut parts, _) = self.split();
+        let exec = parts.exec;
+        exec.activate(|| apply::remove_owner(&mut parts, owner));
         self.flush();
     }
 
@@ -492,6 +519,6 @@ impl<C: 'static> Scheduler<C> {
 
     /// A cloneable handle for queuing changes from timer callbacks, tickables or anywhere else.
     pub fn commands(&self) -> Commands<C> {
-        Commands::new(Rc::clone(&self.shared))
+        Commands::new(&self.shared)
     }
 }

@@ -102,7 +102,7 @@ impl<C: 'static> Scheduler<C> {
             ticks: self.ticks.graph.save(),
             tickables: self.tickables.save(),
             latent: self.latent.save(),
-            tasks_not_saved: self.tasks.exec.len() as u64,
+            tasks_not_saved: self.tasks.exec().len() as u64,
             commands_not_applied: self.shared.pending() as u64,
         }
     }
@@ -204,7 +204,7 @@ impl<C: 'static> Scheduler<C> {
         sched.dilation = snap.dilation;
         sched.max_delta = snap.max_delta;
         sched.unpaused = snap.unpaused;
-        sched.tasks.exec.after_timers(sched.timers.clocks());
+        sched.tasks.exec().after_timers(sched.timers.clocks());
         let report = RestoreReport {
             unbound_cancel_hooks: unbound_hooks,
             ..snap.not_saved()

@@ -7,8 +7,18 @@
 //! and wrap by retiring the slot (see `handle.rs`).
 
 use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
+
+/// An allocator shared by a container and its [`Commands`](crate::scheduler::Commands) (which
+/// may be on another thread): locked once per add or remove, never per frame.
+pub(crate) type SharedAlloc = Arc<Mutex<HandleAlloc>>;
+
+/// Locks a shared allocator. Poisoning is ignored: no user code runs while it is locked.
+pub(crate) fn lock(alloc: &Mutex<HandleAlloc>) -> MutexGuard<'_, HandleAlloc> {
+    alloc.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// A [`HandleAlloc`] as plain data: its container id, every slot's generation and liveness,
 /// and the free list (a stack: its last slot is reused first; a free slot not in it is

@@ -80,7 +80,7 @@ impl<C: 'static> TickCx<'_, C> {
     pub fn add_tick(
         &mut self,
         settings: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
+        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
     ) -> TickHandle {
         self.try_add_tick(settings, f)
             .unwrap_or_else(|e| panic!("{e}"))
@@ -90,7 +90,7 @@ impl<C: 'static> TickCx<'_, C> {
     pub fn try_add_tick(
         &mut self,
         settings: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static,
+        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
     ) -> Result<TickHandle, TickError> {
         self.graph.insert(settings, Body::Serial(Box::new(f)))
     }

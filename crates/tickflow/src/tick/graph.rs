@@ -14,15 +14,13 @@
 
 mod save;
 
-use std::cell::RefCell;
 use std::num::NonZeroU32;
-use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
 use super::interval::{Clock, Intervals};
 use super::run::Body;
-use super::{HandleAlloc, TickError, TickHandle, TickSettings};
+use super::{SharedAlloc, TickError, TickHandle, TickSettings};
 use crate::timer::OwnerId;
 
 pub(crate) use save::TickSnapshot;
@@ -108,7 +106,7 @@ impl<C> Hot<C> {
 pub(crate) struct TickGraph<C> {
     nodes: Vec<Option<Node>>,
     pub(crate) hot: Vec<Hot<C>>,
-    alloc: Rc<RefCell<HandleAlloc>>,
+    alloc: SharedAlloc,
     next_seq: u64,
     owners: FxHashMap<OwnerId, Vec<TickHandle>>,
     pub(crate) dirty: bool,
@@ -133,7 +131,7 @@ impl<C> std::fmt::Debug for TickGraph<C> {
 }
 
 impl<C> TickGraph<C> {
-    pub(crate) fn new(alloc: Rc<RefCell<HandleAlloc>>) -> TickGraph<C> {
+    pub(crate) fn new(alloc: SharedAlloc) -> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
             hot: Vec::new(),
@@ -214,7 +212,7 @@ impl<C> TickGraph<C> {
         body: Body<C>,
     ) -> Result<TickHandle, TickError> {
         settings.validate()?;
-        let (index, gen) = self.alloc.borrow_mut().alloc();
+        let (index, gen) = crate::tick::lock_alloc(&self.alloc).alloc();
         let h = TickHandle::new(index, gen);
         self.insert_reserved(h, settings, body);
         Ok(h)
@@ -286,7 +284,7 @@ impl<C> TickGraph<C> {
         self.nodes[h.index() as usize] = None;
         let hot = std::mem::replace(&mut self.hot[h.index() as usize], Hot::FREE);
         self.live -= 1;
-        self.alloc.borrow_mut().free(h.index(), h.tag());
+        crate::tick::lock_alloc(&self.alloc).free(h.index(), h.tag());
         // The user's closure last: a panicking destructor leaves the graph consistent.
         drop(hot);
         true
@@ -453,7 +451,7 @@ mod tests {
     use crate::time::secs;
 
     fn graph() -> TickGraph<()> {
-        TickGraph::new(Rc::default())
+        TickGraph::new(Default::default())
     }
 
     pub(crate) fn body() -> Body<()> {

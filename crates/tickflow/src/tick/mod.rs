@@ -60,7 +60,7 @@ mod run;
 
 use std::fmt;
 
-pub(crate) use alloc::{AllocSnapshot, HandleAlloc};
+pub(crate) use alloc::{lock as lock_alloc, AllocSnapshot, HandleAlloc, SharedAlloc};
 pub use cx::{Deferred, TickCx};
 pub use graph::{TickBody, TickInfo};
 pub(crate) use graph::{TickGraph, TickSnapshot};

@@ -376,7 +376,6 @@ mod tests {
     use super::*;
     use crate::tick::TickSettings;
     use crate::time::Span;
-    use std::rc::Rc;
     use TickGroup::*;
 
     fn body() -> crate::tick::Body<()> {
@@ -397,7 +396,7 @@ mod tests {
 
     #[test]
     fn demotion_follows_prerequisites() {
-        let mut g = TickGraph::new(Rc::default());
+        let mut g = TickGraph::new(Default::default());
         let a = add(&mut g, "a", PrePhysics);
         let b = add(&mut g, "b", PostPhysics);
         let c = add(&mut g, "c", PrePhysics);
@@ -432,7 +431,7 @@ mod tests {
 
     #[test]
     fn disabled_prerequisites_are_ignored() {
-        let mut g = TickGraph::new(Rc::default());
+        let mut g = TickGraph::new(Default::default());
         let a = add(&mut g, "a", PrePhysics);
         let b = add(&mut g, "b", PostPhysics);
         g.add_prereq(a, b).unwrap();
@@ -444,7 +443,7 @@ mod tests {
 
     #[test]
     fn high_priority_first_then_registration_order() {
-        let mut g = TickGraph::new(Rc::default());
+        let mut g = TickGraph::new(Default::default());
         let x = add(&mut g, "x", PrePhysics);
         let _y = add(&mut g, "y", PrePhysics);
         let hp = TickSettings {
@@ -471,7 +470,7 @@ mod tests {
     #[test]
     fn patched_plans_match_fresh_ones() {
         use super::super::run::TickFunctions;
-        let mut t = TickFunctions::<()>::new(Rc::default());
+        let mut t = TickFunctions::<()>::new(Default::default());
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = |n: usize| {
             seed ^= seed << 13;
@@ -522,7 +521,7 @@ mod tests {
 
     #[test]
     fn long_chains_do_not_overflow_the_stack() {
-        let mut g = TickGraph::new(Rc::default());
+        let mut g = TickGraph::new(Default::default());
         let mut prev = add(&mut g, "0", PrePhysics);
         for i in 1..100_000 {
             let h = add(&mut g, &i.to_string(), PrePhysics);

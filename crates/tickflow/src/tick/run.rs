@@ -19,13 +19,13 @@ use rustc_hash::FxHashSet;
 use super::graph::{TickGraph, ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use super::interval::{next_due, Clock};
 use super::plan::Plan;
-use super::{Deferred, HandleAlloc, TickCx, TickError, TickGroup, TickHandle, TickSettings};
+use super::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Span;
 use crate::timer::TimerManager;
 use crate::unwind::Payload;
 
 /// A serial tick function.
-pub(crate) type SerialFn<C> = Box<dyn FnMut(&mut C, &mut TickCx<'_, C>)>;
+pub(crate) type SerialFn<C> = Box<dyn FnMut(&mut C, &mut TickCx<'_, C>) + Send>;
 /// A parallel tick function with its state inside.
 pub(crate) type ParallelFn<C> = Box<dyn FnMut(&C, &mut Deferred<C>) + Send>;
 
@@ -94,7 +94,7 @@ pub(crate) struct TickFunctions<C> {
 }
 
 impl<C: 'static> TickFunctions<C> {
-    pub(crate) fn new(alloc: std::rc::Rc<std::cell::RefCell<HandleAlloc>>) -> Self {
+    pub(crate) fn new(alloc: crate::tick::SharedAlloc) -> Self {
         TickFunctions {
             graph: TickGraph::new(alloc),
             plan: Plan::default(),

@@ -91,7 +91,7 @@ impl<C> Tickables<C> {
             })
             .collect();
         TickableSnapshot {
-            alloc: self.alloc.borrow().save(),
+            alloc: crate::tick::lock_alloc(&self.alloc).save(),
             tickables,
         }
     }
@@ -103,7 +103,7 @@ impl<C> Tickables<C> {
         alloc: HandleAlloc,
         objects: Vec<Box<dyn Tickable<C>>>,
     ) {
-        *self.alloc.borrow_mut() = alloc;
+        *crate::tick::lock_alloc(&self.alloc) = alloc;
         for (info, obj) in snap.infos().zip(objects) {
             let h = info.handle;
             let i = h.index as usize;

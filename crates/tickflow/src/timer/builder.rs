@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use super::manager::CancelHook;
-use super::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
+use super::{CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Domain, Span};
 
 /// A timer's settings before [`call`](TimerBuilder::call) stores it.
@@ -222,7 +221,7 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
 
     /// A hook that runs, with the context, at the start of the next tick after this timer is
     /// cleared before it finished. It never runs when the timer completes.
-    pub fn on_cancel(mut self, f: impl FnOnce(&mut C) + 'static) -> Self {
+    pub fn on_cancel(mut self, f: impl FnOnce(&mut C) + Send + 'static) -> Self {
         self.spec.on_cancel = Some(Box::new(f));
         self
     }
@@ -242,7 +241,20 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     }
 
     /// Stores the timer with its callback and returns its handle.
-    pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + 'static) -> TimerHandle {
+    ///
+    /// The callback must be `Send` (so is the manager, and a scheduler can move between
+    /// threads): what it captures must be `Send`. State that is not (an `Rc`) belongs in the
+    /// context `C`, which every call receives.
+    ///
+    /// ```compile_fail
+    /// use std::rc::Rc;
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut timers = TimerManager::<u32>::new();
+    /// let shared = Rc::new(5);
+    /// timers.every(secs(1.0)).call(move |n, _| *n += *shared); // Rc is not Send
+    /// ```
+    pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static) -> TimerHandle {
         let TimerBuilder { mgr, spec, replace } = self;
         let cb = Box::new(f);
         if let Some(old) = replace.as_deref() {

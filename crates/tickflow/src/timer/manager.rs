@@ -10,12 +10,9 @@ use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Callback, Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
-use super::{OwnerId, TimerBuilder, TimerCx, TimerHandle};
+use super::{CancelHook, OwnerId, TimerBuilder, TimerCx, TimerHandle};
 use crate::handle::ContainerId;
 use crate::time::{Domain, Span, Time};
-
-/// An `on_cancel` hook.
-pub(crate) type CancelHook<C> = Box<dyn FnOnce(&mut C)>;
 
 /// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
@@ -212,7 +209,7 @@ impl<C: 'static> TimerManager<C> {
         rate: Span,
         looping: bool,
         first_delay: Option<Span>,
-        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + 'static,
+        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
     ) {
         if rate.is_zero() {
             self.clear(*handle);
@@ -235,7 +232,7 @@ impl<C: 'static> TimerManager<C> {
     /// frame's, when set in an open frame before the timer stage). Its rate reads as zero.
     pub fn set_timer_for_next_tick(
         &mut self,
-        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + 'static,
+        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
     ) -> TimerHandle {
         self.after(Span::ZERO).call(f)
     }

@@ -92,7 +92,14 @@ use crate::time::{Domain, Span};
 pub use builder::TimerBuilder;
 pub use cx::TimerCx;
 pub use manager::TimerManager;
-pub use snapshot::{CancelHook, TimerCallback, TimerSnapshot};
+pub use snapshot::TimerSnapshot;
+
+/// A boxed timer callback: what [`TimerBuilder::call`] stores, and what a restore's resolver
+/// returns. `Send`, so that a manager can move between threads (and be a Bevy resource).
+pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCx<'_, C>) + Send>;
+
+/// A boxed `on_cancel` hook ([`TimerBuilder::on_cancel`]).
+pub type CancelHook<C> = Box<dyn FnOnce(&mut C) + Send>;
 
 /// The default of [`TimerManager::set_catch_up_cap`]: at most 1,000 calls per timer per tick.
 ///

@@ -21,10 +21,10 @@
 
 use crate::handle::{next_tag, ContainerId};
 use crate::time::Domain;
-use crate::timer::{CatchUp, TimerCx};
+use crate::timer::{CatchUp, TimerCallback};
 
-/// A timer callback: the context and the call's [`TimerCx`].
-pub(crate) type Callback<C> = Box<dyn for<'a> FnMut(&mut C, &mut TimerCx<'a, C>)>;
+/// A timer callback: the context and the call's [`TimerCx`](crate::timer::TimerCx).
+pub(crate) type Callback<C> = TimerCallback<C>;
 
 /// Slot index u32::MAX is never allocated (the `Default` handle names it).
 const NIL: u32 = u32::MAX;

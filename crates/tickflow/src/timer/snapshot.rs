@@ -21,7 +21,7 @@
 use super::manager::{Extras, TimerManager};
 use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
-use super::{CatchUp, OwnerId, TimerInfo};
+use super::{CancelHook, CatchUp, OwnerId, TimerCallback, TimerInfo};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::snapshot::{RestoreError, FORMAT_VERSION};
 use crate::time::Domain;
@@ -125,12 +125,6 @@ struct ExtraRecord {
     /// The timer had an `on_cancel` hook (hooks are closures: bound again or dropped).
     on_cancel: bool,
 }
-
-/// A boxed timer callback, as [`TimerManager::restore`]'s resolver returns it.
-pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut super::TimerCx<'_, C>)>;
-
-/// A boxed `on_cancel` hook.
-pub type CancelHook<C> = Box<dyn FnOnce(&mut C)>;
 
 /// Binds a timer's callback and, when it had one (the `bool`), its `on_cancel` hook.
 pub(crate) type Bind<'a, C> =

@@ -96,7 +96,7 @@ impl<C: 'static> std::fmt::Debug for TickBody<C> {
 
 impl<C: 'static> TickBody<C> {
     /// A serial body, as [`Scheduler::add_tick`](crate::scheduler::Scheduler::add_tick) takes.
-    pub fn serial(f: impl FnMut(&mut C, &mut TickCx<'_, C>) + 'static) -> Self {
+    pub fn serial(f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static) -> Self {
         TickBody {
             body: Body::Serial(Box::new(f)),
             runner: None,
@@ -227,7 +227,7 @@ impl<C: 'static> TickGraph<C> {
             .collect();
         functions.sort_unstable_by_key(|f| f.seq);
         TickSnapshot {
-            alloc: self.alloc.borrow().save(),
+            alloc: crate::tick::lock_alloc(&self.alloc).save(),
             next_seq: self.next_seq,
             clocks: self.clocks,
             functions,
@@ -242,7 +242,7 @@ impl<C: 'static> TickGraph<C> {
         alloc: HandleAlloc,
         bodies: Vec<TickBody<C>>,
     ) -> Option<Runner<C>> {
-        *self.alloc.borrow_mut() = alloc;
+        *crate::tick::lock_alloc(&self.alloc) = alloc;
         self.clocks = snap.clocks;
         let mut runner = None;
         for (f, b) in snap.functions.iter().zip(bodies) {

@@ -1,0 +1,206 @@
+//! Queued commands and how they are applied: the state a scheduler shares with its
+//! [`Commands`](super::Commands) handles, and the boundary where their queue is emptied.
+
+use std::mem;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::latent::{Completion, Exec, LatentAction, LatentActions, NewTask, TaskFactory};
+use crate::tick::{Body, SharedAlloc, TickError, TickFunctions, TickHandle, TickSettings};
+use crate::tickable::{Tickable, TickableHandle, Tickables};
+use crate::time::Span;
+use crate::timer::{OwnerId, TimerManager};
+
+/// Something to do to a timer manager, queued from anywhere.
+pub(crate) type TimerOp<C> = Box<dyn FnOnce(&mut TimerManager<C>) + Send>;
+
+pub(crate) enum Command<C> {
+    AddTick(TickHandle, TickSettings, Body<C>),
+    RemoveTick(TickHandle),
+    SetEnabled(TickHandle, bool),
+    SetInterval(TickHandle, Span),
+    AddPrereq(TickHandle, TickHandle),
+    RemovePrereq(TickHandle, TickHandle),
+    AddTickable(TickableHandle, Box<dyn Tickable<C>>),
+    RemoveTickable(TickableHandle),
+    AddLatent(OwnerId, u64, Box<dyn LatentAction<C>>, Completion<C>),
+    RetriggerableDelay(OwnerId, u64, Span, Completion<C>),
+    RemoveLatent(OwnerId, u64),
+    Spawn(NewTask),
+    Timers(TimerOp<C>),
+    RemoveOwner(OwnerId),
+}
+
+/// State shared by a scheduler and its `Commands` handles (which may be on other threads).
+pub(crate) struct Shared<C: 'static> {
+    pub(crate) ticks: SharedAlloc,
+    pub(crate) tickables: SharedAlloc,
+    /// Spawns tasks with their handles at once, to join the executor at the next boundary.
+    pub(crate) tasks: TaskFactory,
+    queue: Mutex<Vec<Command<C>>>,
+    /// Set when something is queued: the boundaries skip the lock while it is clear.
+    queued: AtomicBool,
+}
+
+impl<C: 'static> Shared<C> {
+    pub(crate) fn new(tasks: TaskFactory) -> Self {
+        Shared {
+            ticks: SharedAlloc::default(),
+            tickables: SharedAlloc::default(),
+            tasks,
+            queue: Mutex::new(Vec::new()),
+            queued: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Command<C>>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn push(&self, c: Command<C>) {
+        self.lock().push(c);
+        self.queued.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn has_pending(&self) -> bool {
+        self.queued.load(Ordering::Acquire)
+    }
+
+    /// Commands queued and not applied yet.
+    pub(crate) fn pending(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn take(&self) -> Vec<Command<C>> {
+        self.queued.store(false, Ordering::Release);
+        mem::take(&mut *self.lock())
+    }
+
+    /// Puts commands that were taken but not applied back at the front of the queue.
+    fn put_back(&self, rest: impl Iterator<Item = Command<C>>) {
+        let mut q = self.lock();
+        let later = mem::take(&mut *q);
+        q.extend(rest);
+        q.extend(later);
+        if !q.is_empty() {
+            self.queued.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// The parts of a scheduler that commands change.
+pub(crate) struct Parts<'a, C: 'static> {
+    pub(crate) ticks: &'a mut TickFunctions<C>,
+    pub(crate) tickables: &'a mut Tickables<C>,
+    pub(crate) timers: &'a mut TimerManager<C>,
+    pub(crate) latent: &'a mut LatentActions<C>,
+    pub(crate) exec: &'a Exec<C>,
+}
+
+/// Removes everything of `owner` (tasks are cancelled: their destructors run here). A
+/// destructor that panics stops none of it: the first panic goes on once all is removed.
+pub(crate) fn remove_owner<C: 'static>(p: &mut Parts<'_, C>, owner: OwnerId) {
+    let exec = p.exec;
+    let steps: [&mut dyn FnMut(); 5] = [
+        &mut || {
+            p.ticks.remove_owner(owner);
+        },
+        &mut || {
+            p.tickables.remove_owner(owner);
+        },
+        &mut || {
+            p.timers.clear_owner(owner);
+        },
+        &mut || {
+            p.latent.remove_owner(owner);
+        },
+        &mut || {
+            exec.cancel_owner(owner);
+        },
+    ];
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        crate::unwind::each_then_raise(steps, |step| {
+            step();
+            true
+        })
+    }));
+    exec.clear_dropped(p.timers);
+    if let Err(payload) = result {
+        panic::resume_unwind(payload);
+    }
+}
+
+/// Applies every queued command (including ones queued while applying, by destructors), and
+/// drops the futures of tasks cancelled from other threads. The executor must be active.
+pub(crate) fn apply<C: 'static>(
+    shared: &Shared<C>,
+    p: &mut Parts<'_, C>,
+    errors: &mut Vec<TickError>,
+) {
+    if p.exec.has_dropped() {
+        p.exec.clear_dropped(p.timers);
+        if let Err(payload) = p.exec.reap_cancelled() {
+            p.exec.clear_dropped(p.timers);
+            panic::resume_unwind(payload);
+        }
+        p.exec.clear_dropped(p.timers);
+    }
+    while shared.has_pending() {
+        let mut queue = shared.take().into_iter();
+        let applied = panic::catch_unwind(AssertUnwindSafe(|| apply_each(p, errors, &mut queue)));
+        if let Err(payload) = applied {
+            // A destructor panicked (a removed closure's, a cancelled task's): the commands
+            // after it stay queued, ahead of any queued since, for the next boundary.
+            shared.put_back(queue);
+            panic::resume_unwind(payload);
+        }
+    }
+}
+
+fn apply_each<C: 'static>(
+    p: &mut Parts<'_, C>,
+    errors: &mut Vec<TickError>,
+    queue: &mut impl Iterator<Item = Command<C>>,
+) {
+    for c in queue {
+        match c {
+            Command::AddTick(h, s, body) => p.ticks.graph.insert_reserved(h, s, body),
+            Command::RemoveTick(h) => {
+                p.ticks.remove(h);
+            }
+            Command::SetEnabled(h, on) => {
+                p.ticks.graph.set_enabled(h, on);
+            }
+            Command::SetInterval(h, i) => {
+                p.ticks.graph.set_interval(h, i);
+            }
+            Command::AddPrereq(t, b) => {
+                if let Err(e) = p.ticks.graph.add_prereq(t, b) {
+                    errors.push(e);
+                }
+            }
+            Command::RemovePrereq(t, b) => {
+                p.ticks.graph.remove_prereq(t, b);
+            }
+            Command::AddTickable(h, t) => p.tickables.add_reserved(h, t),
+            Command::RemoveTickable(h) => {
+                p.tickables.remove(h);
+            }
+            Command::AddLatent(owner, uuid, action, f) => {
+                p.latent.add_boxed(owner, uuid, action, f);
+            }
+            Command::RetriggerableDelay(owner, uuid, d, f) => {
+                p.latent.retrigger_boxed(owner, uuid, d, f);
+            }
+            Command::RemoveLatent(owner, uuid) => {
+                p.latent.remove(owner, uuid);
+            }
+            Command::Spawn(task) => p.exec.insert(task),
+            Command::Timers(op) => op(p.timers),
+            Command::RemoveOwner(owner) => remove_owner(p, owner),
+        }
+        p.ticks.settle();
+    }
+    p.exec.clear_dropped(p.timers);
+}
