@@ -16,7 +16,7 @@ use crate::CliError;
 const GROUPS: [(&str, &[usize]); 7] = [
     ("PrePhysics (move, think)", &[0]),
     ("Start/During/EndPhysics", &[1, 2, 3]),
-    ("PostPhysics (status, reap)", &[4]),
+    ("PostPhysics (reap)", &[4]),
     ("Timers", &[5]),
     ("Tickables", &[6]),
     ("Latent actions + tasks", &[7]),

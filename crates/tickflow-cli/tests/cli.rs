@@ -146,7 +146,7 @@ fn explain_prints_the_order_and_the_graph() {
     assert!(text.contains("PrePhysics"), "{text}");
     assert!(text.contains("move 0"), "{text}");
     assert!(text.contains("think 0"), "{text}");
-    assert!(text.contains("status"), "{text}");
+    assert!(text.contains("reap"), "{text}");
     assert!(
         text.contains("tickables (after the timers): scoreboard"),
         "{text}"

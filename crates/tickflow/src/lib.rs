@@ -102,22 +102,24 @@ pub mod time;
 pub mod timer;
 mod unwind;
 
-pub use latent::{LatentAction, LatentActions, TaskCx, TaskHandle};
+pub use latent::{LatentAction, LatentActions, TaskCx, TaskHandle, TaskRef};
 pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableHandle, TickableMode};
-pub use time::{millis, secs, Domain, Span, Time, TimeError, FLICKS_PER_SECOND, MAX_TIME_DILATION};
+pub use time::{
+    millis, secs, Clocks, Domain, Span, Time, TimeError, FLICKS_PER_SECOND, MAX_TIME_DILATION,
+};
 pub use timer::{
     CatchUp, OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState,
 };
 
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
-    pub use crate::latent::{LatentActions, TaskCx, TaskHandle};
+    pub use crate::latent::{LatentActions, TaskCx, TaskHandle, TaskRef};
     pub use crate::scheduler::{Commands, FrameReport, Scheduler};
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::tickable::{Tickable, TickableHandle};
-    pub use crate::time::{millis, secs, Domain, Span, Time};
+    pub use crate::time::{millis, secs, Clocks, Domain, Span, Time};
     pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
 }
 

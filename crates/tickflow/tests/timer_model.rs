@@ -35,6 +35,8 @@ enum Op {
     BeginFrame,
     Budget(Option<usize>),
     Cap(u64),
+    Restart(usize),
+    SetRate(usize, u64),
     /// Clear, pause, unpause, fire and query with a handle of another manager.
     Foreign(usize),
     Tick(u64, u64),
@@ -106,6 +108,8 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         1 => proptest::option::weighted(0.5, 0usize..4).prop_map(Op::Budget),
         1 => prop_oneof![Just(1u64), Just(2), Just(3), Just(1_000)].prop_map(Op::Cap),
         1 => (0usize..24).prop_map(Op::Foreign),
+        1 => (0usize..24).prop_map(Op::Restart),
+        1 => (0usize..24, period_strategy()).prop_map(|(k, r)| Op::SetRate(k, r)),
         8 => (delta_strategy(), delta_strategy()).prop_map(|(g, r)| Op::Tick(g, r)),
     ]
 }
@@ -122,6 +126,9 @@ struct MTimer {
     domain: usize,
     period: u64,
     first: u64,
+    /// The first delay differs from the period (else the countdown before the first call
+    /// follows the period).
+    has_first: bool,
     looping: bool,
     catch_up: CatchUp,
     times_left: Option<u64>,
@@ -299,6 +306,59 @@ impl Model {
         }
     }
 
+    fn countdown_len(t: &MTimer) -> u64 {
+        if t.calls == 0 && t.has_first {
+            t.first
+        } else {
+            t.period
+        }
+    }
+
+    fn elapsed(&self, t: &MTimer) -> u64 {
+        match self.remaining(t) {
+            NEVER => 0,
+            r => Self::countdown_len(t).saturating_sub(r),
+        }
+    }
+
+    fn restart(&mut self, id: usize) -> bool {
+        let Some(t) = self.timers[id].clone() else {
+            return false;
+        };
+        let len = Self::countdown_len(&t);
+        match t.state {
+            MState::Pending(_) => self.timers[id].as_mut().unwrap().state = MState::Pending(len),
+            MState::Paused(_) => self.timers[id].as_mut().unwrap().state = MState::Paused(len),
+            MState::Active(_) => self.start(id, len),
+        }
+        true
+    }
+
+    fn set_rate(&mut self, id: usize, rate: u64) -> bool {
+        let Some(t) = self.timers[id].clone() else {
+            return false;
+        };
+        let in_first = t.calls == 0 && t.has_first;
+        let elapsed = self.elapsed(&t);
+        let now = self.now[t.domain];
+        let m = self.timers[id].as_mut().unwrap();
+        m.period = rate;
+        if in_first {
+            return true;
+        }
+        if m.calls == 0 {
+            m.first = rate;
+        }
+        let left = rate.saturating_sub(elapsed);
+        m.state = match m.state {
+            MState::Pending(_) => MState::Pending(left),
+            MState::Paused(_) => MState::Paused(left),
+            MState::Active(NEVER) => MState::Active(NEVER),
+            MState::Active(_) => MState::Active(now.saturating_add(left).min(NEVER - 1)),
+        };
+        true
+    }
+
     fn remaining(&self, t: &MTimer) -> u64 {
         match t.state {
             MState::Pending(r) | MState::Paused(r) => r,
@@ -390,6 +450,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     domain: domain as usize,
                     period: p,
                     first: delay,
+                    has_first: delay != p,
                     looping,
                     catch_up: catch_up_of(catch_up),
                     times_left: times,
@@ -447,6 +508,20 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 model.cap = n;
                 real.set_catch_up_cap(n);
             }
+            Op::Restart(k) if k < handles.len() => {
+                let expect = model.restart(k);
+                prop_assert_eq!(real.restart(handles[k]), expect);
+            }
+            Op::SetRate(k, r) if k < handles.len() => {
+                let frames = model.timers[k].as_ref().is_some_and(|t| t.domain == 2);
+                let r = if frames && r != NEVER {
+                    r / unit() % 5
+                } else {
+                    r
+                };
+                let expect = model.set_rate(k, r);
+                prop_assert_eq!(real.set_rate(handles[k], Span::from_flicks(r)), expect);
+            }
             Op::Foreign(k) => {
                 let h = foreign[k];
                 prop_assert!(!real.exists(h) && real.remaining(h).is_none());
@@ -486,14 +561,14 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             prop_assert_eq!(real.calls_made(h), m.map(|t| t.calls));
             let rem = m.map(|t| model.remaining(t));
             prop_assert_eq!(real.remaining(h).map(Span::flicks), rem);
-            let elapsed = m.map(|t| {
-                let len = if t.calls == 0 { t.first } else { t.period };
-                match model.remaining(t) {
-                    NEVER => 0,
-                    r => len.saturating_sub(r),
-                }
-            });
+            let elapsed = m.map(|t| model.elapsed(t));
             prop_assert_eq!(real.elapsed(h).map(Span::flicks), elapsed);
+            let fraction = m.map(|t| match (Model::countdown_len(t), model.remaining(t)) {
+                (_, NEVER) => 0.0,
+                (0, _) => 1.0,
+                (len, _) => model.elapsed(t) as f64 / len as f64,
+            });
+            prop_assert_eq!(real.fraction(h), fraction);
         }
     }
     Ok(())

@@ -45,16 +45,6 @@ pub(crate) struct Actor {
     target: Option<u32>,
 }
 
-/// Timer work that needs the timer manager: queued by rules that run where only `&mut Arena`
-/// is at hand (latent completions, timer callbacks), armed by the `status` system tick.
-#[derive(Clone, Copy, Debug)]
-enum Pending {
-    /// A new actor's ability recharge timer.
-    Arm(u32),
-    /// A damage-over-time buff on this actor.
-    Poison(u32),
-}
-
 /// What happened, for the summary.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Stats {
@@ -90,9 +80,8 @@ pub(crate) struct Arena {
     /// Living actors per team, in spawn order (deterministic target picks).
     rosters: [Vec<u32>; 2],
     rng: Pcg32,
-    /// Queues tick functions and latent actions from inside callbacks.
+    /// Queues tick functions, timers and latent actions from inside callbacks.
     commands: Commands<Arena>,
-    pending: Vec<Pending>,
     dying: Vec<u32>,
     next_shot: u64,
     /// Projectiles in flight: shot id (the latent action's uuid) → (shooter, target). Kept
@@ -120,7 +109,6 @@ impl Arena {
             rosters: [Vec::new(), Vec::new()],
             rng: Pcg32::seed_from_u64(seed),
             commands,
-            pending: Vec::new(),
             dying: Vec::new(),
             next_shot: 0,
             shots: BTreeMap::new(),
@@ -200,7 +188,17 @@ impl Arena {
             },
             think_fn(id),
         );
-        self.pending.push(Pending::Arm(id));
+        // The ability recharge (a looping timer with `CatchUp::Once`: after a hitch an actor
+        // gets one charge back, not a burst of them), armed at the next boundary.
+        let period = Span::from_millis(1_500 + 100 * (u64::from(id) % 16));
+        self.commands.timers(move |timers| {
+            timers
+                .every(period)
+                .catch_up(CatchUp::Once)
+                .owner(self::owner(id))
+                .name("recharge")
+                .call(recharge_fn(id));
+        });
         self.stats.spawned += 1;
         self.event(Event::Spawn, id.into(), team.into());
     }
@@ -265,7 +263,16 @@ impl Arena {
         let damage = self.rng.random_range(10..=20);
         self.event(Event::Hit, target.into(), damage as u64);
         if self.rng.random_ratio(1, 4) {
-            self.pending.push(Pending::Poison(target));
+            // Damage over time: a looping timer with `times(4)`, owned by the victim (it goes
+            // with the victim if the victim dies first).
+            self.commands.timers(move |timers| {
+                timers
+                    .every(secs(0.5))
+                    .times(4)
+                    .owner(owner(target))
+                    .name("poison")
+                    .call(poison_fn(target));
+            });
         }
         self.damage(target, damage);
     }
@@ -304,32 +311,6 @@ impl Arena {
                     a.pos[k] = a.pos[k].clamp(-HALF_SIDE, HALF_SIDE);
                     a.vel[k] = -a.vel[k];
                 }
-            }
-        }
-    }
-
-    /// PostPhysics, after physics: arm the timers the rules asked for.
-    fn status(&mut self, timers: &mut TimerManager<Arena>) {
-        for p in std::mem::take(&mut self.pending) {
-            match p {
-                Pending::Arm(id) if self.actors[id as usize].alive => {
-                    let period = Span::from_millis(1_500 + 100 * (u64::from(id) % 16));
-                    timers
-                        .every(period)
-                        .catch_up(CatchUp::Once)
-                        .owner(owner(id))
-                        .name("recharge")
-                        .call(recharge_fn(id));
-                }
-                Pending::Poison(id) if self.actors[id as usize].alive => {
-                    timers
-                        .every(secs(0.5))
-                        .times(4)
-                        .owner(owner(id))
-                        .name("poison")
-                        .call(poison_fn(id));
-                }
-                _ => {}
             }
         }
     }

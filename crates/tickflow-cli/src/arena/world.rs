@@ -43,14 +43,13 @@ pub(crate) enum BossMode {
 
 type SystemFn = Box<dyn FnMut(&mut Arena, &mut TickCx<'_, Arena>) + Send>;
 
-/// The world's system tick functions by name (boxed: five calls a frame). The build and the
+/// The world's system tick functions by name (boxed: four calls a frame). The build and the
 /// restore resolver both take them from here.
 fn system(name: &str) -> Option<SystemFn> {
     Some(match name {
         // Stamps the frame number on the arena's events before anything else runs.
         "clock" => Box::new(|a: &mut Arena, cx: &mut TickCx<Arena>| a.frame = cx.frame()),
         "physics" => Box::new(|a: &mut Arena, _: &mut TickCx<Arena>| a.physics()),
-        "status" => Box::new(|a: &mut Arena, cx: &mut TickCx<Arena>| a.status(cx.timers())),
         "reap" => Box::new(|a: &mut Arena, _: &mut TickCx<Arena>| a.reap()),
         "boss" => Box::new(|a: &mut Arena, cx: &mut TickCx<Arena>| {
             let now = cx.timers().now();
@@ -75,16 +74,13 @@ pub(crate) fn build(actors: usize, seed: u64, boss: BossMode) -> World {
     });
     let physics = add(TickSettings::named("physics").in_group(TickGroup::DuringPhysics));
     // PostPhysics work that must see where physics left everyone.
-    let status = add(TickSettings::named("status").in_group(TickGroup::PostPhysics));
     let reap = add(TickSettings::named("reap").in_group(TickGroup::PostPhysics));
     if boss == BossMode::Ticks {
         add(TickSettings::named("boss").in_group(TickGroup::PostUpdateWork));
     }
-    for t in [status, reap] {
-        sched
-            .add_prerequisite(t, physics)
-            .expect("no cycle: physics depends on nothing");
-    }
+    sched
+        .add_prerequisite(reap, physics)
+        .expect("no cycle: physics depends on nothing");
     sched.add_tickable(Scoreboard);
 
     for k in 0..actors {

@@ -1,5 +1,6 @@
 //! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
 
+mod handle;
 mod save;
 
 use std::collections::VecDeque;
@@ -16,6 +17,7 @@ use crate::timer::OwnerId;
 /// A latent action's completion callback.
 pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
 
+pub use handle::LatentHandle;
 pub(crate) use save::LatentSnapshot;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

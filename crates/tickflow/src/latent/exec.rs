@@ -28,7 +28,7 @@ use super::slots::{
 };
 use super::task::{TaskCx, TaskHandle, TaskRef};
 use crate::tick::HandleAlloc;
-use crate::time::Domain;
+use crate::time::{Clocks, Domain};
 use crate::timer::{OwnerId, TimerHandle, TimerManager};
 use crate::unwind::Payload;
 
@@ -134,8 +134,8 @@ pub(crate) struct Exec<C: 'static> {
     pub(super) current: Cell<Option<Current>>,
     /// Per poll: where a delay on the game or real clock starts, when not now.
     pub(super) anchors: Cell<[Option<u64>; 2]>,
-    /// Game, real and frame clocks as of the last timer stage.
-    clock: Cell<[u64; 3]>,
+    /// The clocks as of the last timer stage.
+    clock: Cell<Clocks>,
     /// A frame is open and its timer stage has not run.
     before_timers: Cell<bool>,
     /// Tasks spawned while `before_timers`: their delays count from this frame's timer stage,
@@ -160,7 +160,7 @@ impl<C: 'static> Exec<C> {
             to_clear: RefCell::default(),
             current: Cell::new(None),
             anchors: Cell::new([None; 2]),
-            clock: Cell::new([0; 3]),
+            clock: Cell::new(Clocks::default()),
             before_timers: Cell::new(false),
             spawned_early: RefCell::default(),
         }
@@ -177,7 +177,11 @@ impl<C: 'static> Exec<C> {
     }
 
     pub(crate) fn clock(&self, d: Domain) -> u64 {
-        self.clock.get()[d.index()]
+        self.clock.get().now(d).flicks()
+    }
+
+    pub(crate) fn clocks(&self) -> Clocks {
+        self.clock.get()
     }
 
     pub(crate) fn current(&self) -> Option<Current> {
@@ -280,7 +284,7 @@ impl<C: 'static> Exec<C> {
     }
 
     /// The timer stage ran: clocks as the tasks will see them.
-    pub(crate) fn after_timers(&self, clock: [u64; 3]) {
+    pub(crate) fn after_timers(&self, clock: Clocks) {
         self.before_timers.set(false);
         self.clock.set(clock);
         self.spawned_early.borrow_mut().clear();
@@ -289,7 +293,7 @@ impl<C: 'static> Exec<C> {
     /// A panic aborted the frame: `clock` is where the timer manager's clocks stand now. Tasks
     /// spawned in the frame before its timer stage count their delays from there, as a timer
     /// set then does.
-    pub(crate) fn abort_frame(&self, clock: [u64; 3]) {
+    pub(crate) fn abort_frame(&self, clock: Clocks) {
         if self.before_timers.get() {
             let early = mem::take(&mut *self.spawned_early.borrow_mut());
             let mut s = self.slots.borrow_mut();
@@ -297,7 +301,8 @@ impl<C: 'static> Exec<C> {
                 if let Some(slot) = s.live_mut(index, gen) {
                     if slot.flags & HAS_ANCHOR == 0 && slot.polled == 0 {
                         slot.flags |= HAS_ANCHOR;
-                        s.first_anchor.insert(index, [clock[0], clock[1]]);
+                        let [game, real, _] = clock.raw();
+                        s.first_anchor.insert(index, [game, real]);
                     }
                 }
             }
@@ -354,8 +359,8 @@ impl<C: 'static> Exec<C> {
         } else {
             // Spawned after this frame's timer stage (or between frames): delays count from
             // the clocks now, as a timer set here would.
-            let c = self.clock.get();
-            s.first_anchor.insert(index, [c[0], c[1]]);
+            let [game, real, _] = self.clock.get().raw();
+            s.first_anchor.insert(index, [game, real]);
             flags |= HAS_ANCHOR;
         }
         let waker = Waker::from(Arc::clone(&core));

@@ -109,7 +109,7 @@ pub use action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, SavedAction,
     WaitUntil,
 };
-pub use actions::{Completion, LatentActions, LatentInfo};
+pub use actions::{Completion, LatentActions, LatentHandle, LatentInfo};
 pub use poll::MAX_TASK_PASSES;
 pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};

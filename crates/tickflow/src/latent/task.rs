@@ -12,7 +12,7 @@ use super::exec::Exec;
 use super::lend;
 use super::slots::{Core, Output, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
-use crate::time::{Domain, Span, Time};
+use crate::time::{Clocks, Domain, Span, Time};
 use crate::timer::{OwnerId, TimerManager};
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
@@ -162,6 +162,12 @@ impl<C: 'static> TaskCx<C> {
     #[track_caller]
     pub fn frame(&self) -> u64 {
         self.exec(|e| e.clock(Domain::Frames))
+    }
+
+    /// Every clock, and how far each moved in this frame (see [`Clocks`]).
+    #[track_caller]
+    pub fn clocks(&self) -> Clocks {
+        self.exec(Exec::clocks)
     }
 
     /// Spawns another task on the same scheduler; it is first polled later in this latent

@@ -6,10 +6,12 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::latent::{Completion, Exec, LatentAction, LatentActions, NewTask, TaskFactory};
+use crate::latent::{
+    Completion, Exec, LatentAction, LatentActions, LatentHandle, NewTask, TaskFactory,
+};
 use crate::tick::{Body, SharedAlloc, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
-use crate::time::Span;
+use crate::time::{Clocks, Span};
 use crate::timer::{OwnerId, TimerManager};
 
 /// Something to do to a timer manager, queued from anywhere.
@@ -27,6 +29,7 @@ pub(crate) enum Command<C> {
     AddLatent(OwnerId, u64, Box<dyn LatentAction<C>>, Completion<C>),
     RetriggerableDelay(OwnerId, u64, Span, Completion<C>),
     RemoveLatent(OwnerId, u64),
+    CancelLatent(LatentHandle),
     Spawn(NewTask),
     Timers(TimerOp<C>),
     RemoveOwner(OwnerId),
@@ -41,6 +44,8 @@ pub(crate) struct Shared<C: 'static> {
     queue: Mutex<Vec<Command<C>>>,
     /// Set when something is queued: the boundaries skip the lock while it is clear.
     queued: AtomicBool,
+    /// The clocks of the frame being run (or the last one), for `Commands::clocks`.
+    clocks: Mutex<Clocks>,
 }
 
 impl<C: 'static> Shared<C> {
@@ -51,7 +56,16 @@ impl<C: 'static> Shared<C> {
             tasks,
             queue: Mutex::new(Vec::new()),
             queued: AtomicBool::new(false),
+            clocks: Mutex::new(Clocks::default()),
         }
+    }
+
+    pub(crate) fn clocks(&self) -> Clocks {
+        *self.clocks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn set_clocks(&self, clocks: Clocks) {
+        *self.clocks.lock().unwrap_or_else(PoisonError::into_inner) = clocks;
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Command<C>>> {
@@ -195,6 +209,9 @@ fn apply_each<C: 'static>(
             }
             Command::RemoveLatent(owner, uuid) => {
                 p.latent.remove(owner, uuid);
+            }
+            Command::CancelLatent(h) => {
+                p.latent.cancel(h);
             }
             Command::Spawn(task) => p.exec.insert(task),
             Command::Timers(op) => op(p.timers),

@@ -6,10 +6,10 @@ use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use super::apply::{Command, Shared};
-use crate::latent::{LatentAction, TaskCx, TaskHandle};
+use crate::latent::{LatentAction, LatentHandle, TaskCx, TaskHandle};
 use crate::tick::{lock_alloc, Body, SharedAlloc, TickCx, TickError, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle};
-use crate::time::Span;
+use crate::time::{Clocks, Span};
 use crate::timer::{OwnerId, TimerHandle, TimerManager};
 
 /// A cloneable handle for changing the scheduler from code that does not hold it: tick
@@ -80,6 +80,30 @@ impl<C: 'static> Commands<C> {
         Commands {
             shared: Arc::downgrade(shared),
         }
+    }
+
+    /// The clocks of the frame the scheduler runs (or ran last): what a callback that has no
+    /// other way to them reads (a tickable, a latent completion, another thread).
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// struct Game { cmds: Commands<Game>, seen: Vec<u64> }
+    ///
+    /// let mut sched = Scheduler::<Game>::new();
+    /// let mut game = Game { cmds: sched.commands(), seen: vec![] };
+    /// sched.latent().delay(OwnerId::new(1), 0, secs(0.2), |g: &mut Game| {
+    ///     let frame = g.cmds.clocks().frame();
+    ///     g.seen.push(frame);
+    /// });
+    /// for _ in 0..3 {
+    ///     sched.tick(secs(0.1), &mut game);
+    /// }
+    /// assert_eq!(game.seen, [2]);
+    /// ```
+    #[track_caller]
+    pub fn clocks(&self) -> Clocks {
+        self.shared().clocks()
     }
 
     /// `true` while the scheduler these commands go to exists.
@@ -228,7 +252,7 @@ impl<C: 'static> Commands<C> {
         ));
     }
 
-    /// Queues a [`LatentActions::delay`].
+    /// Queues a [`LatentActions::delay`](crate::latent::LatentActions::delay).
     ///
     /// ```
     /// use tickflow::prelude::*;
@@ -260,7 +284,7 @@ impl<C: 'static> Commands<C> {
         self.add_latent(owner, uuid, crate::latent::Delay::new(d), on_complete);
     }
 
-    /// Queues a [`LatentActions::retriggerable_delay`].
+    /// Queues a [`LatentActions::retriggerable_delay`](crate::latent::LatentActions::retriggerable_delay).
     #[track_caller]
     pub fn retriggerable_delay(
         &self,
@@ -277,7 +301,13 @@ impl<C: 'static> Commands<C> {
         ));
     }
 
-    /// Queues [`LatentActions::remove`].
+    /// Queues [`LatentActions::cancel`](crate::latent::LatentActions::cancel): removes the action of `h` if it still runs.
+    #[track_caller]
+    pub fn cancel_latent(&self, h: LatentHandle) {
+        self.push(Command::CancelLatent(h));
+    }
+
+    /// Queues [`LatentActions::remove`](crate::latent::LatentActions::remove).
     #[track_caller]
     pub fn remove_latent(&self, owner: OwnerId, uuid: u64) {
         self.push(Command::RemoveLatent(owner, uuid));

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::apply::{apply, Parts};
 use super::{FrameReport, Scheduler, Stage};
 use crate::tick::{Env, TickFunctions, TickGroup};
-use crate::time::Span;
+use crate::time::{Domain, Span};
 use crate::timer::TimerManager;
 
 impl<C: 'static> Scheduler<C> {
@@ -40,13 +40,20 @@ impl<C: 'static> Scheduler<C> {
             ..FrameReport::default()
         };
 
+        // The one value of this frame's clocks: the time it reaches, seen by every stage
+        // (the timer stage moves the timer manager's clocks to the same place).
+        let clocks = self
+            .timers
+            .clocks()
+            .advanced([game_dt.flicks(), dt.flicks(), 1]);
+        debug_assert_eq!(clocks.frame(), self.frame);
+        self.shared.set_clocks(clocks);
         self.timers.open_frame();
         self.latent.open_frame();
         self.tasks.exec().begin_frame();
-        let game_now = self.timers.now().flicks().saturating_add(game_dt.flicks());
         self.ticks.begin_frame(
-            self.frame,
-            [game_now, self.unpaused],
+            clocks,
+            [clocks.now(Domain::Game).flicks(), self.unpaused],
             [game_dt.flicks(), free_dt.flicks()],
             self.paused,
         );

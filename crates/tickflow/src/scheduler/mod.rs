@@ -16,6 +16,27 @@
 //! and returns a [`FrameReport`]. The rules of each part are in [`tick`](crate::tick),
 //! [`tickable`](crate::tickable), [`timer`](crate::timer) and [`latent`](crate::latent).
 //!
+//! # What every callback can do
+//!
+//! Every kind of callback reads the clocks, and reaches the timers and everything else, the
+//! same way wherever it runs:
+//!
+//! | callback | clocks | timers | tick functions, tickables, latent actions, tasks, owners |
+//! |---|---|---|---|
+//! | timer | [`TimerCx::clocks`](crate::timer::TimerCx::clocks) | [`TimerCx::timers`](crate::timer::TimerCx::timers) | [`Commands`] |
+//! | tick function | [`TickCx::clocks`](crate::tick::TickCx::clocks) | [`TickCx::timers`](crate::tick::TickCx::timers) | [`TickCx`] (tick functions), [`Commands`] |
+//! | parallel tick function | [`Deferred::clocks`](crate::tick::Deferred::clocks) | in [`Deferred::later`](crate::tick::Deferred::later), through its `TickCx` | the same, at the group's end |
+//! | tickable | [`Commands::clocks`] (and its `dt`) | [`Commands::timers`] | [`Commands`] |
+//! | latent completion | [`Commands::clocks`] | [`Commands::timers`] | [`Commands`] |
+//! | task | [`TaskCx::clocks`](crate::latent::TaskCx::clocks) | [`TaskCx::timers`](crate::latent::TaskCx::timers) | [`TaskCx::spawn`](crate::latent::TaskCx::spawn), [`Commands`] |
+//!
+//! A callback reaches [`Commands`] through the context: keep the one
+//! [`commands()`](Scheduler::commands) returns in your game state. What it queues is applied
+//! right after the callback returns (after the timer stage, for timer callbacks), so a tick
+//! function it adds runs later in the same frame, and a timer it sets counts from this frame's
+//! timer stage. The clocks are one value per frame, the same for every stage: the time the
+//! frame reaches.
+//!
 //! # Pause, dilation, `max_delta`
 //!
 //! The frame's delta is first clamped to `max_delta` (default 250 ms), so one long hitch
@@ -79,7 +100,7 @@ pub use snapshot::SchedulerSnapshot;
 use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
 use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
-use crate::time::{Span, Time};
+use crate::time::{Clocks, Span, Time};
 use crate::timer::{OwnerId, TimerManager};
 use apply::{Parts, Shared};
 
@@ -453,6 +474,20 @@ impl<C: 'static> Scheduler<C> {
         self.max_delta = d;
     }
 
+    /// The longest delta the game clock takes from one frame.
+    ///
+    /// ```
+    /// # use tickflow::prelude::*;
+    /// let mut sched = Scheduler::<()>::new();
+    /// assert_eq!(sched.max_delta(), secs(0.25));
+    /// sched.set_max_delta(secs(0.1));
+    /// let report = sched.tick(secs(1.0), &mut ()); // a one-second hitch
+    /// assert_eq!((report.game_dt, report.discarded), (sched.max_delta(), secs(0.9)));
+    /// ```
+    pub fn max_delta(&self) -> Span {
+        self.max_delta
+    }
+
     /// The number of the last frame run (0 before the first).
     pub fn frame(&self) -> u64 {
         self.frame
@@ -461,6 +496,12 @@ impl<C: 'static> Scheduler<C> {
     /// The game clock.
     pub fn now(&self) -> Time {
         self.timers.now()
+    }
+
+    /// Every clock, and how far each moved in the last frame (see [`Clocks`]): the value
+    /// every callback of that frame saw.
+    pub fn clocks(&self) -> Clocks {
+        self.shared.clocks()
     }
 
     /// The real clock.

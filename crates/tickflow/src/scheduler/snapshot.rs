@@ -129,6 +129,13 @@ impl<C: 'static> Scheduler<C> {
         if snap.frame == u64::MAX {
             return Err(RestoreError::corrupt("the frame counter is at its end"));
         }
+        if snap.frame != snap.timers.frame() {
+            return Err(RestoreError::corrupt(format!(
+                "the scheduler is at frame {} and its timers at frame {}",
+                snap.frame,
+                snap.timers.frame()
+            )));
+        }
         if !crate::time::valid_dilation(snap.dilation) {
             return Err(RestoreError::corrupt(format!(
                 "time dilation {} is not a finite number from 0 to {}",
@@ -205,6 +212,7 @@ impl<C: 'static> Scheduler<C> {
         sched.max_delta = snap.max_delta;
         sched.unpaused = snap.unpaused;
         sched.tasks.exec().after_timers(sched.timers.clocks());
+        sched.shared.set_clocks(sched.timers.clocks());
         let report = RestoreReport {
             unbound_cancel_hooks: unbound_hooks,
             ..snap.not_saved()

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::run::Body;
 use super::{TickError, TickGraph, TickGroup, TickHandle, TickSettings};
-use crate::time::Span;
+use crate::time::{Clocks, Span};
 use crate::timer::TimerManager;
 
 /// The second argument of a tick function: its delta, the frame, the timer manager, and
@@ -34,7 +34,7 @@ use crate::timer::TimerManager;
 /// ```
 pub struct TickCx<'a, C> {
     pub(crate) dt: Span,
-    pub(crate) frame: u64,
+    pub(crate) clocks: &'a Clocks,
     pub(crate) group: TickGroup,
     pub(crate) handle: TickHandle,
     pub(crate) timers: &'a mut TimerManager<C>,
@@ -51,7 +51,13 @@ impl<C: 'static> TickCx<'_, C> {
 
     /// The number of the frame being run (the first frame is 1).
     pub fn frame(&self) -> u64 {
-        self.frame
+        self.clocks.frame()
+    }
+
+    /// Every clock as this frame sees it (the time the frame reaches), and how far each moved
+    /// in it (see [`Clocks`]).
+    pub fn clocks(&self) -> &Clocks {
+        self.clocks
     }
 
     /// The group this function actually runs in (after demotion, or where it was spawned).
@@ -140,7 +146,7 @@ impl<C> fmt::Debug for TickCx<'_, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TickCx")
             .field("handle", &self.handle)
-            .field("frame", &self.frame)
+            .field("frame", &self.clocks.frame())
             .field("group", &self.group)
             .field("dt", &self.dt)
             .finish_non_exhaustive()
@@ -174,17 +180,22 @@ type Later<C> = Box<dyn FnOnce(&mut C, &mut TickCx<'_, C>) + Send>;
 /// ```
 pub struct Deferred<C> {
     pub(crate) dt: Span,
-    pub(crate) frame: u64,
+    pub(crate) clocks: Clocks,
     pub(crate) group: TickGroup,
     pub(crate) handle: TickHandle,
     pub(crate) later: Vec<Later<C>>,
 }
 
 impl<C> Deferred<C> {
-    pub(crate) fn new(dt: Span, frame: u64, group: TickGroup, handle: TickHandle) -> Deferred<C> {
+    pub(crate) fn new(
+        dt: Span,
+        clocks: Clocks,
+        group: TickGroup,
+        handle: TickHandle,
+    ) -> Deferred<C> {
         Deferred {
             dt,
-            frame,
+            clocks,
             group,
             handle,
             later: Vec::new(),
@@ -198,7 +209,12 @@ impl<C> Deferred<C> {
 
     /// The number of the frame being run.
     pub fn frame(&self) -> u64 {
-        self.frame
+        self.clocks.frame()
+    }
+
+    /// Every clock as this frame sees it (as [`TickCx::clocks`]).
+    pub fn clocks(&self) -> &Clocks {
+        &self.clocks
     }
 
     /// The group this function runs in.
@@ -232,7 +248,7 @@ impl<C> fmt::Debug for Deferred<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Deferred")
             .field("handle", &self.handle)
-            .field("frame", &self.frame)
+            .field("frame", &self.clocks.frame())
             .field("pending", &self.later.len())
             .finish_non_exhaustive()
     }

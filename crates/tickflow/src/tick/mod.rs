@@ -69,6 +69,24 @@ pub(crate) use run::{Body, Env, TickFunctions};
 use crate::time::Span;
 use crate::timer::OwnerId;
 
+/// Returns `f` unchanged, typed as a tick function: wrap a closure that is stored in a
+/// variable before it is registered (see "Callbacks stored in variables" in the
+/// [timer docs](crate::timer)).
+///
+/// ```
+/// use tickflow::prelude::*;
+///
+/// let mut sched = Scheduler::<u32>::new();
+/// let count = tickflow::tick::callback(|n: &mut u32, _| *n += 1);
+/// sched.add_tick(TickSettings::default(), count);
+/// ```
+pub fn callback<C, F>(f: F) -> F
+where
+    F: FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
+{
+    f
+}
+
 /// How many extra passes run newly spawned functions after the last group, before the rest
 /// wait for the next frame. Unreal allows 100; a chain this long is a bug in the game, and the
 /// cap turns it into a report instead of a hang.
@@ -139,13 +157,13 @@ impl TickGroup {
     }
 }
 
-/// How a tick function is registered: a plain struct, built with struct update syntax.
+/// How a tick function is registered: a plain struct, built with struct update syntax or
+/// with the chained methods, in the style of the timer builder.
 ///
 /// `Default`: `PrePhysics`, enabled, every frame, not while paused, dilation 1.
 ///
 /// ```
-/// use tickflow::tick::{TickGroup, TickSettings};
-/// use tickflow::time::secs;
+/// use tickflow::prelude::*;
 ///
 /// let think = TickSettings {
 ///     name: "ai.think".into(),
@@ -153,7 +171,12 @@ impl TickGroup {
 ///     group: TickGroup::PostPhysics,
 ///     ..TickSettings::default()
 /// };
-/// assert!(think.enabled);
+/// let chained = TickSettings::named("ai.think")
+///     .in_group(TickGroup::PostPhysics)
+///     .every(secs(0.2));
+/// assert_eq!(think, chained);
+/// let hud = TickSettings::named("hud").when_paused().first_in_group().owned_by(OwnerId::new(1));
+/// assert!(hud.tick_when_paused && hud.high_priority && hud.enabled);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -221,6 +244,60 @@ impl TickSettings {
     /// These settings in another group.
     pub fn in_group(self, group: TickGroup) -> TickSettings {
         TickSettings { group, ..self }
+    }
+
+    /// With [`end_group`](Self::end_group) set: the latest group it may finish in.
+    pub fn ending_in(self, end_group: TickGroup) -> TickSettings {
+        TickSettings {
+            end_group: Some(end_group),
+            ..self
+        }
+    }
+
+    /// With an [`interval`](Self::interval) between ticks (zero: every frame).
+    pub fn every(self, interval: Span) -> TickSettings {
+        TickSettings { interval, ..self }
+    }
+
+    /// Registered disabled ([`enabled`](Self::enabled) `false`): it waits for
+    /// `set_tick_enabled`.
+    pub fn disabled(self) -> TickSettings {
+        TickSettings {
+            enabled: false,
+            ..self
+        }
+    }
+
+    /// Runs while the scheduler is paused ([`tick_when_paused`](Self::tick_when_paused)).
+    pub fn when_paused(self) -> TickSettings {
+        TickSettings {
+            tick_when_paused: true,
+            ..self
+        }
+    }
+
+    /// Runs first in its group ([`high_priority`](Self::high_priority)).
+    pub fn first_in_group(self) -> TickSettings {
+        TickSettings {
+            high_priority: true,
+            ..self
+        }
+    }
+
+    /// Belongs to `owner` ([`owner`](Self::owner)).
+    pub fn owned_by(self, owner: OwnerId) -> TickSettings {
+        TickSettings {
+            owner: Some(owner),
+            ..self
+        }
+    }
+
+    /// With its own [`time_dilation`](Self::time_dilation).
+    pub fn dilated(self, factor: f64) -> TickSettings {
+        TickSettings {
+            time_dilation: factor,
+            ..self
+        }
     }
 
     pub(crate) fn validate(&self) -> Result<(), TickError> {

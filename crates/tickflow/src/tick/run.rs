@@ -20,7 +20,7 @@ use super::graph::{TickGraph, ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use super::interval::{next_due, Clock};
 use super::plan::Plan;
 use super::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
-use crate::time::Span;
+use crate::time::{Clocks, Span};
 use crate::timer::TimerManager;
 use crate::unwind::Payload;
 
@@ -78,6 +78,8 @@ pub(crate) struct TickFunctions<C> {
     /// `false` runs parallel batches one by one on the game thread (same results).
     pub(crate) threads: bool,
     frame: u64,
+    /// The clocks of the frame being run (or the last one).
+    clocks: Clocks,
     deltas: [u64; 2],
     paused: bool,
     /// The group running, or the last one run: functions spawned now go to a later group.
@@ -101,6 +103,7 @@ impl<C: 'static> TickFunctions<C> {
             runner: None,
             threads: true,
             frame: 0,
+            clocks: Clocks::default(),
             deltas: [0; 2],
             paused: false,
             current: TickGroup::PrePhysics,
@@ -207,12 +210,14 @@ impl<C: 'static> TickFunctions<C> {
     /// Starts a frame: resolves the order if needed and collects due interval functions.
     pub(crate) fn begin_frame(
         &mut self,
-        frame: u64,
+        frame_clocks: Clocks,
         clocks: [u64; 2],
         deltas: [u64; 2],
         paused: bool,
     ) {
+        let frame = frame_clocks.frame();
         self.frame = frame;
+        self.clocks = frame_clocks;
         self.deltas = deltas;
         self.paused = paused;
         self.graph.clocks = clocks;
@@ -456,7 +461,7 @@ impl<C: 'static> TickFunctions<C> {
         };
         let mut cx = TickCx {
             dt,
-            frame: self.frame,
+            clocks: &self.clocks,
             group,
             handle: h,
             timers: &mut *env.timers,
@@ -495,7 +500,7 @@ impl<C: 'static> TickFunctions<C> {
             handle: h,
             seq,
             body,
-            out: Deferred::new(dt, self.frame, group, h),
+            out: Deferred::new(dt, self.clocks, group, h),
             panic: None,
         });
     }
@@ -553,7 +558,7 @@ impl<C: 'static> TickFunctions<C> {
             for f in out.later {
                 let mut cx = TickCx {
                     dt: out.dt,
-                    frame: self.frame,
+                    clocks: &self.clocks,
                     group,
                     handle: out.handle,
                     timers: &mut *env.timers,

@@ -121,12 +121,22 @@ impl fmt::Debug for Time {
 }
 
 impl fmt::Display for Time {
-    /// Seconds since the clock started, e.g. `@1.5s`.
+    /// Seconds since the clock started, e.g. `@1.5s`, with the precision asked for
+    /// (`{:.1}` gives `@1.5s` for 1.4999 s).
+    ///
+    /// ```
+    /// use tickflow::time::{secs, Time};
+    ///
+    /// assert_eq!(format!("{:.1}", Time::ZERO + secs(1.0 / 3.0)), "@0.3s");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if *self == Time::MAX {
             return f.write_str("never");
         }
-        write!(f, "@{}s", self.as_secs_f64())
+        match f.precision() {
+            Some(p) => write!(f, "@{:.*}s", p, self.as_secs_f64()),
+            None => write!(f, "@{}s", self.as_secs_f64()),
+        }
     }
 }
 
@@ -170,6 +180,71 @@ impl Domain {
     /// A dense index (0, 1, 2) for per-domain tables.
     pub const fn index(self) -> usize {
         self as usize
+    }
+}
+
+/// Every clock as one frame sees it: each [`Domain`]'s time and how far it moved in that
+/// frame. The value is the same for every callback of a frame, whichever stage it runs in: the
+/// time the frame reaches (a tick function in `PrePhysics` sees the same `now` as a timer
+/// callback). Between frames it is the last frame's.
+///
+/// # Examples
+///
+/// ```
+/// use tickflow::prelude::*;
+///
+/// let mut sched = Scheduler::<Vec<(u64, f64, f64)>>::new();
+/// sched.add_tick(TickSettings::default(), |log, cx| {
+///     let c = cx.clocks();
+///     log.push((c.frame(), c.now(Domain::Game).as_secs_f64(), c.delta(Domain::Game).as_secs_f64()));
+/// });
+/// sched.set_time_dilation(0.5);
+/// let mut log = Vec::new();
+/// sched.tick(secs(0.2), &mut log);
+/// sched.tick(secs(0.2), &mut log);
+/// assert_eq!(log, [(1, 0.1, 0.1), (2, 0.2, 0.1)]);
+/// assert_eq!(sched.clocks().now(Domain::Real), Time::ZERO + secs(0.4));
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Clocks {
+    now: [u64; 3],
+    delta: [u64; 3],
+}
+
+impl Clocks {
+    /// Clocks at `now` that moved by `delta` in the frame (each in [`Domain`] order).
+    pub(crate) const fn new(now: [u64; 3], delta: [u64; 3]) -> Clocks {
+        Clocks { now, delta }
+    }
+
+    /// The clocks one frame later: each moved by its delta, stopping one flick short of
+    /// "never" (so that a timer due never stays never).
+    pub(crate) fn advanced(self, delta: [u64; 3]) -> Clocks {
+        let mut now = self.now;
+        for (t, dt) in now.iter_mut().zip(delta) {
+            *t = t.saturating_add(dt).min(u64::MAX - 1);
+        }
+        Clocks { now, delta }
+    }
+
+    /// The raw times, in [`Domain`] order.
+    pub(crate) const fn raw(&self) -> [u64; 3] {
+        self.now
+    }
+
+    /// The time of one clock (on [`Domain::Frames`], `flicks()` counts frames).
+    pub const fn now(&self, domain: Domain) -> Time {
+        Time::from_flicks(self.now[domain as usize])
+    }
+
+    /// How far one clock moved in the frame (on [`Domain::Frames`]: one frame).
+    pub const fn delta(&self, domain: Domain) -> Span {
+        Span::from_flicks(self.delta[domain as usize])
+    }
+
+    /// The frame number (the first frame is 1; 0 before it).
+    pub const fn frame(&self) -> u64 {
+        self.now[Domain::Frames as usize]
     }
 }
 

@@ -284,12 +284,24 @@ impl fmt::Debug for Span {
 }
 
 impl fmt::Display for Span {
-    /// Seconds, e.g. `0.25s`; `never` for [`Span::MAX`].
+    /// Seconds, e.g. `0.25s`, with the precision asked for (`{:.2}` gives `0.10s`); `never`
+    /// for [`Span::MAX`].
+    ///
+    /// ```
+    /// use tickflow::time::{secs, Span};
+    ///
+    /// assert_eq!(format!("{}", secs(0.1)), "0.1s");
+    /// assert_eq!(format!("{:.2}", Span::frames(1, 60)), "0.02s");
+    /// assert_eq!(format!("{:.3}", Span::MAX), "never");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if *self == Span::MAX {
             return f.write_str("never");
         }
-        write!(f, "{}s", self.as_secs_f64())
+        match f.precision() {
+            Some(p) => write!(f, "{:.*}s", p, self.as_secs_f64()),
+            None => write!(f, "{}s", self.as_secs_f64()),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use super::manager::Base;
 use super::slot::{State, NEVER};
 use super::{OwnerId, TimerHandle, TimerManager};
+use crate::time::Span;
 
 impl<C: 'static> TimerManager<C> {
     /// Whether the timer's callback is running (in a tick or through `fire_now`).
@@ -161,5 +162,83 @@ impl<C: 'static> TimerManager<C> {
         idxs.into_iter()
             .filter(|&i| self.unpause(self.handle_of(i)))
             .count()
+    }
+
+    /// Starts the countdown in progress over, from now: the next call comes one rate from now
+    /// (a timer not called yet: its first delay from now), as if set now (so, in an open frame,
+    /// from this frame's timer tick). Its callback, calls made and settings stay; a paused
+    /// timer stays paused with the whole countdown left. Bevy's `Timer::reset`.
+    ///
+    /// Returns `false` for an unknown handle, or a timer whose callback is running (its call
+    /// decides when it is due next as it returns).
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u32>::new();
+    /// let shield = timers.after(secs(1.0)).call(|n, _| *n += 1);
+    /// let mut n = 0;
+    /// timers.tick(secs(0.75), &mut n);
+    /// assert!(timers.restart(shield)); // hit again: the shield lasts a full second more
+    /// timers.tick(secs(0.75), &mut n);
+    /// assert_eq!((n, timers.remaining(shield)), (0, Some(secs(0.25))));
+    /// ```
+    pub fn restart(&mut self, h: TimerHandle) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        let len = self.countdown_len(idx);
+        match self.slots.at(idx).state {
+            State::Pending | State::Paused => self.slots.at_mut(idx).due = len,
+            State::Active | State::Ready => {
+                self.unschedule(idx);
+                self.schedule(idx, len, Base::Now);
+            }
+            State::Executing | State::ExecutingPaused | State::Free => return false,
+        }
+        true
+    }
+
+    /// Changes a timer's rate: its period, or a one-shot's delay. The countdown in progress
+    /// keeps the time it has run and ends at the new length (a cooldown cut by a fifth ends a
+    /// fifth sooner; one that has already run longer is due in the next tick); a first delay in
+    /// progress is left as it is, and the new rate takes over after it. From the timer's own
+    /// callback, the next period is the new one. Returns `false` for an unknown handle.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let cooldown = timers.every(secs(10.0)).call(|_, _| {});
+    /// timers.tick(secs(4.0), &mut ());
+    /// assert!(timers.set_rate(cooldown, secs(8.0))); // a 20 % cooldown reduction
+    /// assert_eq!(timers.remaining(cooldown), Some(secs(4.0)));
+    /// assert_eq!(timers.rate(cooldown), Some(secs(8.0)));
+    /// ```
+    pub fn set_rate(&mut self, h: TimerHandle, rate: Span) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        let rate = rate.flicks();
+        let in_first_delay =
+            self.calls_at(idx) == 0 && self.extras_of(idx).is_some_and(|x| x.first_delay.is_some());
+        let elapsed = self.elapsed_at(idx);
+        self.slots.at_mut(idx).period = rate;
+        if in_first_delay {
+            return true;
+        }
+        let left = rate.saturating_sub(elapsed);
+        match self.slots.at(idx).state {
+            State::Pending | State::Paused => self.slots.at_mut(idx).due = left,
+            State::Active | State::Ready => {
+                let e = self.slots.at(idx);
+                if e.due != NEVER {
+                    let now = self.span.now[e.flags.domain().index()];
+                    self.unschedule(idx);
+                    self.place(idx, now.saturating_add(left).min(NEVER - 1));
+                }
+            }
+            // The running call schedules the next one from the new period.
+            State::Executing | State::ExecutingPaused | State::Free => {}
+        }
+        true
     }
 }

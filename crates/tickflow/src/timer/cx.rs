@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::{TimerHandle, TimerManager};
-use crate::time::{Span, Time};
+use crate::time::{Clocks, Span, Time};
 
 /// The context of one timer call: which timer, when it was due, how late it is, how many calls
 /// its timer gets in this tick, and full access to the manager.
@@ -72,6 +72,11 @@ impl<'a, C: 'static> TimerCx<'a, C> {
     /// The time this call was due (for [`fire_now`](TimerManager::fire_now): now).
     pub fn scheduled(&self) -> Time {
         Time::from_flicks(self.scheduled)
+    }
+
+    /// Every clock of the manager, and how far each moved in this tick (see [`Clocks`]).
+    pub fn clocks(&self) -> Clocks {
+        self.mgr.clocks()
     }
 
     /// How late this call runs: `now - scheduled`.

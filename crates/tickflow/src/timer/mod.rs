@@ -37,6 +37,32 @@
 //! not yet due never fire; [`at_end_of_time`](TimerManager::at_end_of_time) and the
 //! scheduler's [`FrameReport::end_of_time`](crate::FrameReport::end_of_time) say so.
 //!
+//! # Callbacks stored in variables
+//!
+//! A closure passed straight to [`call`](TimerBuilder::call) needs no annotation. One stored
+//! in a variable first must say its argument types, or Rust infers a signature for one
+//! lifetime only and reports "implementation of `FnMut` is not general enough":
+//!
+//! ```
+//! use tickflow::prelude::*;
+//! use tickflow::timer;
+//!
+//! struct Game { hp: u32 }
+//! let mut timers = TimerManager::<Game>::new();
+//!
+//! // Write both argument types...
+//! let regen = |g: &mut Game, _: &mut TimerCx<Game>| g.hp += 1;
+//! timers.every(secs(1.0)).call(regen);
+//! // ...or wrap the closure in `timer::callback`, which gives Rust the signature.
+//! let poison = timer::callback(|g: &mut Game, _| g.hp -= 1);
+//! timers.every(secs(1.0)).call(poison);
+//! // A function works as it is.
+//! fn shield(g: &mut Game, _: &mut TimerCx<Game>) { g.hp += 5 }
+//! timers.after(secs(2.0)).call(shield);
+//! ```
+//!
+//! The same holds for tick functions ([`tick::callback`](crate::tick::callback)).
+//!
 //! # Engine and limits
 //!
 //! Timers not yet due live in a hierarchical timing wheel per clock (Varghese & Lauck; see
@@ -100,6 +126,16 @@ pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCx<'_, C>) + Send>;
 
 /// A boxed `on_cancel` hook ([`TimerBuilder::on_cancel`]).
 pub type CancelHook<C> = Box<dyn FnOnce(&mut C) + Send>;
+
+/// Returns `f` unchanged, typed as a timer callback. Wrap a closure that is stored in a
+/// variable before it is passed to [`call`](TimerBuilder::call): see "Callbacks stored in
+/// variables" in the [module docs](self).
+pub fn callback<C, F>(f: F) -> F
+where
+    F: FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
+{
+    f
+}
 
 /// The default of [`TimerManager::set_catch_up_cap`]: at most 1,000 calls per timer per tick.
 ///

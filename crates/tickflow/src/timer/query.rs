@@ -5,7 +5,7 @@ use super::manager::Extras;
 use super::slot::{Entry, State, NEVER};
 use super::wheel::Wheel;
 use super::{OwnerId, TimerHandle, TimerInfo, TimerManager, TimerState};
-use crate::time::{Domain, Span, Time};
+use crate::time::{Clocks, Domain, Span, Time};
 
 impl<C: 'static> TimerManager<C> {
     /// Whether the handle names a live timer (pending, active, paused or running).
@@ -83,17 +83,44 @@ impl<C: 'static> TimerManager<C> {
     /// ```
     pub fn elapsed(&self, h: TimerHandle) -> Option<Span> {
         let idx = self.find(h)?;
-        let e = self.slots.at(idx);
-        let len = match self.extras_of(idx).and_then(|x| x.first_delay) {
+        Some(Span::from_flicks(self.elapsed_at(idx)))
+    }
+
+    /// The length of the countdown in progress: the first delay until the first call, then the
+    /// period (a one-shot's delay).
+    pub(crate) fn countdown_len(&self, idx: u32) -> u64 {
+        match self.extras_of(idx).and_then(|x| x.first_delay) {
             Some(first) if self.calls_at(idx) == 0 => first,
-            _ => e.period,
-        };
-        let remaining = self.remaining_at(idx);
-        Some(Span::from_flicks(if remaining == NEVER {
-            0
-        } else {
-            len.saturating_sub(remaining)
-        }))
+            _ => self.slots.at(idx).period,
+        }
+    }
+
+    pub(crate) fn elapsed_at(&self, idx: u32) -> u64 {
+        match self.remaining_at(idx) {
+            NEVER => 0,
+            remaining => self.countdown_len(idx).saturating_sub(remaining),
+        }
+    }
+
+    /// How far the countdown in progress has come, from 0 (just started) to 1 (due): Bevy's
+    /// `Timer::fraction`, for progress bars and cooldown icons. A zero-length countdown is 1;
+    /// one that never ends is 0.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let cooldown = timers.every(secs(2.0)).call(|_, _| {});
+    /// timers.tick(secs(0.5), &mut ());
+    /// assert_eq!(timers.fraction(cooldown), Some(0.25));
+    /// ```
+    pub fn fraction(&self, h: TimerHandle) -> Option<f64> {
+        let idx = self.find(h)?;
+        let len = self.countdown_len(idx);
+        Some(match (len, self.remaining_at(idx)) {
+            (_, NEVER) => 0.0,
+            (0, _) => 1.0,
+            (len, _) => self.elapsed_at(idx) as f64 / len as f64,
+        })
     }
 
     /// Calls made so far.
@@ -150,9 +177,19 @@ impl<C: 'static> TimerManager<C> {
         Time::from_flicks(self.span.now[domain.index()])
     }
 
-    /// Game, real and frame clocks, in [`Domain`] order.
-    pub(crate) fn clocks(&self) -> [u64; 3] {
-        self.span.now
+    /// Every clock, and how far each moved in the last tick.
+    ///
+    /// ```
+    /// # use tickflow::prelude::*;
+    /// let mut timers = TimerManager::<()>::new();
+    /// timers.tick_step(secs(0.5), secs(1.0), &mut ());
+    /// let c = timers.clocks();
+    /// assert_eq!((c.now(Domain::Game), c.delta(Domain::Real)), (Time::ZERO + secs(0.5), secs(1.0)));
+    /// assert_eq!(c.frame(), 1);
+    /// ```
+    pub fn clocks(&self) -> Clocks {
+        let (now, prev) = (self.span.now, self.span.prev);
+        Clocks::new(now, [0, 1, 2].map(|d| now[d] - prev[d]))
     }
 
     /// One plain record per live timer, in set order.

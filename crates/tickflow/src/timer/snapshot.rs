@@ -151,6 +151,11 @@ impl TimerSnapshot {
         crate::time::Time::from_flicks(self.clocks[0])
     }
 
+    /// The number of ticks the manager had made (its frame clock).
+    pub fn frame(&self) -> u64 {
+        self.clocks[2]
+    }
+
     /// `on_cancel` hooks that were queued for the next tick when the snapshot was taken;
     /// closures cannot be saved, so a restored manager does not run them.
     pub fn dropped_hooks(&self) -> u64 {
