@@ -23,8 +23,8 @@ use std::task::Waker;
 
 use super::lend::{self, Lend};
 use super::slots::{
-    BoxFuture, Core, Current, Ended, Output, Remote, Slots, TaskCell, CANCELLED, FREE, HAS_ANCHOR,
-    HAS_OWNER, IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
+    AnyOutput, BoxFuture, Core, Current, Ended, Remote, Slots, TaskCell, CANCELLED, FREE,
+    HAS_ANCHOR, HAS_OWNER, IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
 use super::task::{TaskCx, TaskHandle, TaskRef};
 use crate::tick::HandleAlloc;
@@ -68,14 +68,12 @@ impl TaskFactory {
     {
         let (index, tag) = self.lock_alloc().alloc();
         let core = Arc::new(Core::new(index, tag, Arc::clone(&self.remote)));
-        let output = Arc::new(Output::new());
         let fut: BoxFuture = Box::pin(TaskCell {
             head: 0,
             fut: f(TaskCx::new(self.id)),
-            out: Arc::clone(&output),
             tail: 0,
         });
-        let handle = TaskHandle::new(TaskRef::new(Arc::clone(&core), self.id), output);
+        let handle = TaskHandle::new(TaskRef::new(Arc::clone(&core), self.id));
         let task = NewTask {
             index,
             core,
@@ -274,9 +272,15 @@ impl<C: 'static> Exec<C> {
         }
     }
 
-    /// Timers to clear, or cancels from other threads, wait for the next boundary.
+    /// Timers of dropped delays wait to be cleared at the next boundary.
     pub(crate) fn has_dropped(&self) -> bool {
-        !self.to_clear.borrow().is_empty() || self.factory.remote.has_cancels()
+        !self.to_clear.borrow().is_empty()
+    }
+
+    /// Tasks cancelled from other threads wait for their futures to be dropped (checked at
+    /// the start of a frame and at every direct call, not between callbacks).
+    pub(crate) fn has_remote_cancels(&self) -> bool {
+        self.factory.remote.has_cancels()
     }
 
     pub(crate) fn begin_frame(&self) {
@@ -337,7 +341,7 @@ impl<C: 'static> Exec<C> {
         let gen = core.gen;
         if core.status() == CANCELLED {
             self.free_index(index, gen);
-            if let Err(p) = self.activate(|| self.bury(Some(fut), None, core, CANCELLED)) {
+            if let Err(p) = self.activate(|| self.bury(Some(fut), None, core, CANCELLED, None)) {
                 panic::resume_unwind(p);
             }
             return;
@@ -394,27 +398,34 @@ impl<C: 'static> Exec<C> {
     }
 
     /// Drops an ended task's future (its destructors run) and finishes its end: clears its
-    /// timer and wakes the handles awaiting it. A destructor that panics stops none of that;
-    /// the panic is returned for the caller to raise once all is consistent.
+    /// timer, keeps its output for its handle and wakes the handles awaiting it. A destructor
+    /// that panics stops none of that; the panic is returned for the caller to raise once all
+    /// is consistent.
     pub(super) fn bury(
         &self,
         fut: Option<BoxFuture>,
         timer: Option<TimerHandle>,
         core: Arc<Core>,
         status: u8,
+        output: Option<AnyOutput>,
     ) -> Result<(), Payload> {
         let dropped = panic::catch_unwind(AssertUnwindSafe(|| drop(fut)));
         if let Some(h) = timer {
             self.clear_timer(h);
         }
-        core.end(status);
+        core.end(status, output);
         dropped
     }
 
     /// [`bury`](Self::bury) for what [`end`](Self::end) returned.
-    pub(super) fn bury_ended(&self, fut: Option<BoxFuture>, e: Ended) -> Result<(), Payload> {
+    pub(super) fn bury_ended(
+        &self,
+        fut: Option<BoxFuture>,
+        e: Ended,
+        output: Option<AnyOutput>,
+    ) -> Result<(), Payload> {
         match e.core {
-            Some(core) => self.bury(fut, e.timer, core, e.status),
+            Some(core) => self.bury(fut, e.timer, core, e.status, output),
             None => Ok(()),
         }
     }
@@ -503,7 +514,7 @@ impl<C: 'static> Exec<C> {
         drop(s);
         let e = self.end(index, CANCELLED);
         // The future's destructors run here, with no borrow held: they may use the executor.
-        self.bury_ended(fut, e)?;
+        self.bury_ended(fut, e, None)?;
         Ok(true)
     }
 }

@@ -44,26 +44,25 @@ impl<C: 'static> Exec<C> {
                 break;
             }
             for (n, &(index, gen)) in order.iter().enumerate() {
+                if self.has_remote_cancels() {
+                    // Cancelled from another thread since: never polled again.
+                    if let Err(payload) = self.reap_cancelled() {
+                        self.requeue(&order[n..], &mut later);
+                        panic::resume_unwind(payload);
+                    }
+                }
                 let failed = match self.begin_poll(index, gen, frame) {
                     Polled::Skip => continue,
-                    Polled::Cancelled(fut, e) => {
-                        ended += 1;
-                        self.lent(ctx, timers, || self.bury_ended(Some(fut), e))
-                            .err()
-                    }
                     Polled::Go(fut, waker, anchors) => {
                         polls += 1;
-                        let (failed, done) = self.poll_one(ctx, timers, index, fut, waker, anchors);
+                        let task = (index, gen);
+                        let (failed, done) = self.poll_one(ctx, timers, task, fut, waker, anchors);
                         ended += usize::from(done);
                         failed
                     }
                 };
                 if let Some(payload) = failed {
-                    // The rest of this stage's tasks run next frame, in order.
-                    let mut local = self.local.borrow_mut();
-                    local.extend_from_slice(&order[n + 1..]);
-                    local.append(&mut later);
-                    drop(local);
+                    self.requeue(&order[n + 1..], &mut later);
                     panic::resume_unwind(payload);
                 }
                 after_poll(ctx, timers);
@@ -79,7 +78,7 @@ impl<C: 'static> Exec<C> {
         &self,
         ctx: &mut C,
         timers: &mut TimerManager<C>,
-        index: u32,
+        (index, gen): (u32, u32),
         mut fut: BoxFuture,
         waker: Waker,
         anchors: [Option<u64>; 2],
@@ -88,7 +87,7 @@ impl<C: 'static> Exec<C> {
         self.current.set(Some(Current {
             waker_data: waker.data() as usize,
             index,
-            gen: self.slots.borrow().slots[index as usize].gen,
+            gen,
         }));
         let polled = panic::catch_unwind(AssertUnwindSafe(|| {
             self.lent(ctx, timers, || {
@@ -97,31 +96,26 @@ impl<C: 'static> Exec<C> {
         }));
         self.current.set(None);
         self.anchors.set([None; 2]);
-        match polled {
+        let (failed, output, e) = match polled {
             Ok(Poll::Pending) => match self.end_poll(index, fut, waker) {
-                Some((fut, e)) => (
-                    self.lent(ctx, timers, || self.bury_ended(Some(fut), e))
-                        .err(),
-                    true,
-                ),
-                None => (None, false),
+                Some((fut, e)) => (None, None, Some((fut, e))),
+                None => return (None, false),
             },
-            Ok(Poll::Ready(())) => {
-                let e = self.end(index, FINISHED);
-                (
-                    self.lent(ctx, timers, || self.bury_ended(Some(fut), e))
-                        .err(),
-                    true,
-                )
-            }
-            Err(payload) => {
-                let e = self.end(index, CANCELLED);
-                // A future that panicked may panic again while dropped; the first panic is the
-                // one to report.
-                let _ = self.lent(ctx, timers, || self.bury_ended(Some(fut), e));
-                (Some(payload), true)
-            }
-        }
+            Ok(Poll::Ready(output)) => (None, Some(output), Some((fut, self.end(index, FINISHED)))),
+            // A future that panicked may panic again while dropped; the first panic is the one
+            // to report.
+            Err(payload) => (Some(payload), None, Some((fut, self.end(index, CANCELLED)))),
+        };
+        let (fut, e) = e.expect("the task ended");
+        let buried = self.lent(ctx, timers, || self.bury_ended(Some(fut), e, output));
+        (failed.or(buried.err()), true)
+    }
+
+    /// A panic ends the stage: the rest of its tasks run next frame, in order.
+    fn requeue(&self, rest: &[(u32, u32)], later: &mut Vec<(u32, u32)>) {
+        let mut local = self.local.borrow_mut();
+        local.extend_from_slice(rest);
+        local.append(later);
     }
 
     fn lent<R>(&self, ctx: &mut C, timers: &mut TimerManager<C>, f: impl FnOnce() -> R) -> R {
@@ -178,11 +172,6 @@ impl<C: 'static> Exec<C> {
             return Polled::Skip;
         }
         let fut = slot.fut.take().expect("an idle task has its future");
-        if slot.core().is_some_and(|c| c.status() == CANCELLED) {
-            // Cancelled from another thread: never polled again.
-            drop(s);
-            return Polled::Cancelled(fut, self.end(index, CANCELLED));
-        }
         slot.state = POLLING;
         slot.polled = frame;
         let waker = slot.waker.take().expect("an idle task has its waker");
@@ -201,8 +190,10 @@ impl<C: 'static> Exec<C> {
     fn end_poll(&self, index: u32, fut: BoxFuture, waker: Waker) -> Option<(BoxFuture, Ended)> {
         let mut s = self.slots.borrow_mut();
         let slot = &mut s.slots[index as usize];
-        let cancelled =
-            slot.state == POLLING_CANCELLED || slot.core().is_some_and(|c| c.status() == CANCELLED);
+        // Cancelled during its poll: by itself or another task (the slot says so), or from
+        // another thread (its status says so; only read when such cancels came).
+        let cancelled = slot.state == POLLING_CANCELLED
+            || (self.has_remote_cancels() && slot.core().is_some_and(|c| c.status() == CANCELLED));
         if cancelled {
             drop(s);
             return Some((fut, self.end(index, CANCELLED)));
@@ -219,8 +210,6 @@ impl<C: 'static> Exec<C> {
 enum Polled {
     /// Not live, or not idle: nothing to do.
     Skip,
-    /// Cancelled from another thread: its future is out, to drop.
-    Cancelled(BoxFuture, Ended),
     /// Ready to poll: its future, waker and first anchors.
     Go(BoxFuture, Waker, [Option<u64>; 2]),
 }

@@ -1,6 +1,7 @@
 //! Task storage: the type-erased future cell, the part of a task that handles and wakers share
 //! across threads, and the slots the executor keeps tasks in.
 
+use std::any::Any;
 use std::future::Future;
 use std::mem;
 use std::num::NonZeroU32;
@@ -16,22 +17,23 @@ use crate::timer::{OwnerId, TimerHandle};
 pub(crate) type BoxFuture = Pin<Box<dyn TaskFuture + Send>>;
 
 pin_project_lite::pin_project! {
-    /// A task's future with two marker bytes at its ends, and where its output goes. 32-byte
-    /// alignment keeps a cell of up to 96 bytes within two cache lines, the ones its first and
-    /// last bytes are in.
+    /// A task's future with two marker bytes at its ends. 32-byte alignment keeps a cell of up
+    /// to 96 bytes within two cache lines, the ones its first and last bytes are in.
     #[repr(C, align(32))]
-    pub(super) struct TaskCell<F, T> {
+    pub(super) struct TaskCell<F> {
         pub(super) head: u8,
         #[pin]
         pub(super) fut: F,
-        pub(super) out: Arc<Output<T>>,
         pub(super) tail: u8,
     }
 }
 
-/// A spawned future, type-erased (its output goes to its handle's cell).
+/// A task's output on its way to the handle (boxed: a `()` output allocates nothing).
+pub(crate) type AnyOutput = Box<dyn Any + Send>;
+
+/// A spawned future, type-erased (its output boxed for its handle).
 pub(crate) trait TaskFuture {
-    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
+    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AnyOutput>;
 
     /// Reads the cell's first and last bytes. Called for every task of a batch before any is
     /// polled: the loads are independent, so the processor fetches all the futures' memory at
@@ -40,16 +42,12 @@ pub(crate) trait TaskFuture {
     fn touch(&self) -> u8;
 }
 
-impl<F: Future<Output = T>, T> TaskFuture for TaskCell<F, T> {
-    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.project();
-        match this.fut.poll(cx) {
-            Poll::Ready(value) => {
-                *this.out.lock() = Some(value);
-                Poll::Ready(())
-            }
-            Poll::Pending => Poll::Pending,
-        }
+impl<F: Future<Output: Send + 'static>> TaskFuture for TaskCell<F> {
+    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AnyOutput> {
+        self.project()
+            .fut
+            .poll(cx)
+            .map(|v| Box::new(v) as AnyOutput)
     }
 
     fn touch(&self) -> u8 {
@@ -110,9 +108,18 @@ pub(crate) struct Core {
     /// Set from a waker's wake until the executor drains it: one queue entry per wake-up.
     pub(super) queued: AtomicBool,
     pub(super) status: AtomicU8,
-    /// Wakers of the handles awaiting the task's end.
-    joiners: Mutex<Vec<Waker>>,
     pub(super) remote: Arc<Remote>,
+    /// Who waits for the end, and the output: made when first needed, so an idle task that
+    /// nobody awaits carries only the pointer.
+    ends: Mutex<Option<Box<Ends>>>,
+}
+
+/// A task's end as its handles see it.
+#[derive(Default)]
+struct Ends {
+    /// Wakers of the handles awaiting the task's end.
+    joiners: Vec<Waker>,
+    output: Option<AnyOutput>,
 }
 
 impl Core {
@@ -134,43 +141,51 @@ impl Core {
         cancelled
     }
 
-    /// The task ended with `status` (`FINISHED` loses to a cancel that came first); wakes the
-    /// handles awaiting it.
-    pub(super) fn end(&self, status: u8) {
+    /// The task ended with `status` (`FINISHED` loses to a cancel that came first), its
+    /// output kept for its handle; wakes the handles awaiting it.
+    pub(super) fn end(&self, status: u8, output: Option<AnyOutput>) {
+        let mut ends = self.lock_ends();
         let _ = self
             .status
             .compare_exchange(RUNNING, status, Ordering::AcqRel, Ordering::Acquire);
-        let joiners = mem::take(&mut *self.lock_joiners());
+        let joiners = match (ends.as_mut(), output) {
+            (Some(e), output) => {
+                e.output = output;
+                mem::take(&mut e.joiners)
+            }
+            (None, Some(output)) => {
+                *ends = Some(Box::new(Ends {
+                    joiners: Vec::new(),
+                    output: Some(output),
+                }));
+                Vec::new()
+            }
+            (None, None) => Vec::new(),
+        };
+        drop(ends);
         joiners.into_iter().for_each(Waker::wake);
     }
 
     /// Registers a waker to wake when the task ends; `false` when it has ended already.
     pub(crate) fn join(&self, waker: &Waker) -> bool {
-        let mut joiners = self.lock_joiners();
+        let mut ends = self.lock_ends();
         if self.status() != RUNNING {
             return false;
         }
+        let joiners = &mut ends.get_or_insert_with(Box::default).joiners;
         if !joiners.iter().any(|w| w.will_wake(waker)) {
             joiners.push(waker.clone());
         }
         true
     }
 
-    fn lock_joiners(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
-        self.joiners.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// Where a task's output waits for its handle.
-pub(crate) struct Output<T>(Mutex<Option<T>>);
-
-impl<T> Output<T> {
-    pub(super) fn new() -> Self {
-        Output(Mutex::new(None))
+    /// Takes the output of a finished task (once).
+    pub(crate) fn take_output(&self) -> Option<AnyOutput> {
+        self.lock_ends().as_mut()?.output.take()
     }
 
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Option<T>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock_ends(&self) -> std::sync::MutexGuard<'_, Option<Box<Ends>>> {
+        self.ends.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -181,8 +196,8 @@ impl Core {
             gen: gen.get(),
             queued: AtomicBool::new(false),
             status: AtomicU8::new(RUNNING),
-            joiners: Mutex::new(Vec::new()),
             remote,
+            ends: Mutex::new(None),
         }
     }
 }

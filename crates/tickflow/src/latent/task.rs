@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use super::exec::Exec;
 use super::lend;
-use super::slots::{Core, Output, CANCELLED, FINISHED, RUNNING};
+use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
 use crate::time::{Clocks, Domain, Span, Time};
 use crate::timer::{OwnerId, TimerManager};
@@ -215,12 +215,15 @@ impl<C: 'static> TaskCx<C> {
 /// ```
 pub struct TaskHandle<T = ()> {
     task: TaskRef,
-    output: Arc<Output<T>>,
+    _output: PhantomData<fn() -> T>,
 }
 
 impl<T> TaskHandle<T> {
-    pub(crate) fn new(task: TaskRef, output: Arc<Output<T>>) -> Self {
-        TaskHandle { task, output }
+    pub(crate) fn new(task: TaskRef) -> Self {
+        TaskHandle {
+            task,
+            _output: PhantomData,
+        }
     }
 
     /// Cancels the task; `true` when this call cancelled it, `false` when it had ended or was
@@ -252,7 +255,7 @@ impl<T> fmt::Debug for TaskHandle<T> {
     }
 }
 
-impl<T> Future for TaskHandle<T> {
+impl<T: 'static> Future for TaskHandle<T> {
     type Output = Result<T, Cancelled>;
 
     /// # Panics
@@ -261,11 +264,17 @@ impl<T> Future for TaskHandle<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         match Pin::new(&mut this.task).poll(cx) {
-            Poll::Ready(Ok(())) => Poll::Ready(Ok(this
-                .output
-                .lock()
-                .take()
-                .expect("TaskHandle polled after it returned the task's output"))),
+            Poll::Ready(Ok(())) => {
+                let output = this
+                    .task
+                    .core
+                    .take_output()
+                    .expect("TaskHandle polled after it returned the task's output");
+                let value = output
+                    .downcast::<T>()
+                    .expect("a task's output has its type");
+                Poll::Ready(Ok(*value))
+            }
             Poll::Ready(Err(c)) => Poll::Ready(Err(c)),
             Poll::Pending => Poll::Pending,
         }

@@ -152,12 +152,14 @@ pub(crate) fn apply<C: 'static>(
     p: &mut Parts<'_, C>,
     errors: &mut Vec<TickError>,
 ) {
-    if p.exec.has_dropped() {
+    if p.exec.has_remote_cancels() {
+        let reaped = p.exec.reap_cancelled();
         p.exec.clear_dropped(p.timers);
-        if let Err(payload) = p.exec.reap_cancelled() {
-            p.exec.clear_dropped(p.timers);
+        if let Err(payload) = reaped {
             panic::resume_unwind(payload);
         }
+    }
+    if p.exec.has_dropped() {
         p.exec.clear_dropped(p.timers);
     }
     while shared.has_pending() {

@@ -183,7 +183,8 @@ impl<C: 'static> Scheduler<C> {
 
     /// Applies commands queued between frames, so direct calls see their effects.
     fn flush(&mut self) {
-        if self.shared.has_pending() || self.tasks.exec().has_dropped() {
+        let exec = self.tasks.exec();
+        if self.shared.has_pending() || exec.has_dropped() || exec.has_remote_cancels() {
             let (shared, mut parts, errors) = self.split();
             let exec = parts.exec;
             exec.activate(|| apply::apply(shared, &mut parts, errors));
