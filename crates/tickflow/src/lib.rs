@@ -13,6 +13,12 @@
 //! - [`snapshot`]: save games, rollback and desync checks: all of the above as plain data,
 //!   restored exactly (below).
 //!
+//! The containers are `Send`, whatever the context type (they never hold one), and
+//! [`Commands`] and the task handles are `Send + Sync`: a scheduler can live in a tokio task or
+//! move to a worker thread. Callbacks must be `Send` for that; keep state that is not (an `Rc`)
+//! in the context, which every callback receives. What each kind of callback can reach, and how,
+//! is in the [scheduler docs](scheduler#what-every-callback-can-do).
+//!
 //! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
 //! `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or profiler; the
