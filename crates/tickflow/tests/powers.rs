@@ -183,3 +183,32 @@ fn every_kind_of_callback_reaches_every_service() {
     assert_eq!(sched.tick_count(), 2, "doer and par");
     assert_eq!(sched.tickable_count(), 1, "Doer");
 }
+
+/// A `Commands` of a scheduler that a restore replaced (and that was dropped) used to queue
+/// into nothing: `add_tick` returned a handle and the function never ran. It says so now.
+#[test]
+fn commands_of_a_dropped_scheduler_fail_loudly() {
+    use tickflow::snapshot::Resolver;
+    struct Nothing;
+    impl Resolver<u32> for Nothing {}
+
+    let old = Scheduler::<u32>::new();
+    let cmds = old.commands();
+    assert!(cmds.is_connected());
+    let (restored, _) = Scheduler::restore(&old.snapshot(), &mut Nothing).unwrap();
+    drop(old);
+    assert!(!cmds.is_connected());
+    let err = std::panic::catch_unwind(|| {
+        cmds.add_tick(TickSettings::default(), |n: &mut u32, _| *n += 1);
+    })
+    .unwrap_err();
+    let msg = (err.downcast_ref::<&str>().copied())
+        .or(err.downcast_ref::<String>().map(String::as_str))
+        .unwrap();
+    assert!(
+        msg.contains("was dropped") && msg.contains("after_restore"),
+        "{msg}"
+    );
+    // The restored scheduler's own commands work.
+    assert!(restored.commands().is_connected());
+}
