@@ -3,7 +3,9 @@
 //! `cargo bench -p tickflow --bench realtime` (add `-- quick` for 1 s runs).
 //!
 //! - Lateness: n repeating timers (n = 1e3, 1e4), periods random in 10..100 ms, for 5 s; each
-//!   call records how late it ran after its own scheduled time; p50 / p99 / max. Peers: one
+//!   call records how late it ran after its own scheduled time; p50 / p99 / max, and the CPU
+//!   the process used while they ran (percent of one core). Peers: a naive heap thread (a
+//!   binary heap of due times and `park_timeout` until the next, default timer slack), one
 //!   `tokio::time::interval` task per timer on a current-thread runtime, and
 //!   `crossbeam_channel::tick` receivers served by 16 threads (each a `Select` over its share).
 //! - Throughput: 2 threads each schedule a 10 s timer and cancel it, 200,000 times; against
@@ -47,6 +49,52 @@ fn lateness_tickflow(p: &[Duration], run: Duration) -> Vec<u64> {
     std::thread::sleep(run);
     timers.shutdown();
     Arc::try_unwrap(samples).unwrap().into_inner().unwrap()
+}
+
+/// The simplest correct timer thread: a heap of due times, `park_timeout` until the earliest.
+fn lateness_naive_heap(p: &[Duration], run: Duration) -> Vec<u64> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let start = Instant::now();
+    let end = start + run;
+    let mut heap: BinaryHeap<Reverse<(Instant, usize)>> = p
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| Reverse((start + d, i)))
+        .collect();
+    let mut samples = Vec::with_capacity(1 << 20);
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        while let Some(&Reverse((due, i))) = heap.peek() {
+            if due > now {
+                break;
+            }
+            heap.pop();
+            samples.push((Instant::now() - due).as_nanos() as u64);
+            heap.push(Reverse((due + p[i], i)));
+        }
+        if let Some(&Reverse((due, _))) = heap.peek() {
+            std::thread::park_timeout(due.saturating_duration_since(Instant::now()));
+        }
+    }
+    samples
+}
+
+/// The CPU time the whole process has used so far.
+pub fn process_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Runs `f` and returns its result with the CPU it took, in percent of one core over `run`.
+fn with_cpu<T>(run: Duration, f: impl FnOnce() -> T) -> (T, f64) {
+    let before = process_cpu_time();
+    let out = f();
+    let cpu = process_cpu_time() - before;
+    (out, 100.0 * cpu.as_secs_f64() / run.as_secs_f64())
 }
 
 fn lateness_tokio(p: &[Duration], run: Duration) -> Vec<u64> {
@@ -151,6 +199,9 @@ fn throughput_tokio(per_thread: usize) -> f64 {
     })
 }
 
+/// A lateness workload: timers with these periods for this long; returns each call's lateness in ns.
+type Workload = fn(&[Duration], Duration) -> Vec<u64>;
+
 /// Runs the lateness and throughput workloads and prints their results.
 pub fn run(opts: &Options) {
     let quick = opts.quick;
@@ -158,17 +209,26 @@ pub fn run(opts: &Options) {
     for n in [1_000, 10_000] {
         let p = periods(n);
         println!(
-            "lateness, {n} repeating timers (10..100 ms), {} s: p50 / p99 / max in us (calls)",
+            "lateness, {n} repeating timers (10..100 ms), {} s: p50 / p99 / max in us, CPU % of a core (calls)",
             run.as_secs()
         );
-        for (name, v) in [
-            ("tickflow", lateness_tickflow(&p, run)),
-            ("tokio interval", lateness_tokio(&p, run)),
-            ("crossbeam tick", lateness_crossbeam(&p, run)),
-        ] {
+        let workloads: [(&str, Workload); 4] = [
+            ("tickflow", lateness_tickflow),
+            ("naive heap", lateness_naive_heap),
+            ("tokio interval", lateness_tokio),
+            ("crossbeam tick", lateness_crossbeam),
+        ];
+        let mut cpus = Vec::new();
+        for (name, f) in workloads {
+            let (v, cpu) = with_cpu(run, || f(&p, run));
             let (p50, p99, max, calls) = stats(v);
-            println!("    {name:15} {p50:8.1} {p99:8.1} {max:9.1}   ({calls})");
+            println!("    {name:15} {p50:8.1} {p99:8.1} {max:9.1} {cpu:6.1}%   ({calls})");
+            cpus.push(cpu);
         }
+        println!(
+            "    tickflow / naive heap: CPU {:.2}x",
+            cpus[0] / cpus[1].max(1e-9)
+        );
     }
     let per = if quick { 50_000 } else { 200_000 };
     let tf = throughput_tickflow(per);

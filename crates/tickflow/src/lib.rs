@@ -101,6 +101,7 @@ mod handle;
 pub mod latent;
 pub mod realtime;
 pub mod scheduler;
+mod sleep;
 pub mod snapshot;
 pub mod tick;
 pub mod tickable;

@@ -26,6 +26,27 @@ fn fires_on_its_own_thread() {
     assert_eq!(name.as_deref(), Some("tickflow-realtime"));
 }
 
+/// A batching window makes calls later, never earlier: with a window wider than the gap
+/// between two timers, both are called at or after their due times, in due order.
+#[test]
+fn a_batch_window_never_calls_early() {
+    let timers = RealtimeTimers::start();
+    timers.set_batch_window(Duration::from_millis(30));
+    let (tx, rx) = mpsc::channel();
+    let t0 = Instant::now();
+    for (name, ms) in [("first", 10u64), ("second", 20)] {
+        let tx = Mutex::new(tx.clone());
+        timers.after(Duration::from_millis(ms)).call(move || {
+            let early = t0.elapsed() < Duration::from_millis(ms);
+            tx.lock().unwrap().send((name, early)).unwrap();
+        });
+    }
+    let calls: Vec<_> = (0..2)
+        .map(|_| rx.recv_timeout(PATIENCE).expect("fired"))
+        .collect();
+    assert_eq!(calls, [("first", false), ("second", false)]);
+}
+
 /// Defect: a panicking panic hook unwound the timer thread, and every real-time timer stopped.
 #[test]
 fn the_thread_survives_a_panicking_panic_hook() {

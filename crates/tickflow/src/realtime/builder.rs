@@ -3,9 +3,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::core::{schedule, Core, Entry, Shared, ACTIVE, DONE};
+use super::core::{schedule, Core, Shared, ACTIVE, DONE};
 use super::dispatch::Dispatch;
 use super::sync::{Arc, AtomicU8, Mutex};
+use super::table::Entry;
 use crate::timer::CatchUp;
 
 /// Options of a new real-time timer, from [`RealtimeTimers::after`](super::RealtimeTimers::after)

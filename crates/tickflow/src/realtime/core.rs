@@ -1,16 +1,15 @@
-//! The service's state and its two operations: collecting the calls that are due, and making
-//! one call.
+//! What a timer shares with its handles (its state and callback), one call and how it runs,
+//! and the service that hands due calls to their dispatch. The timer table itself is in
+//! `table.rs`.
 
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::panic::{self, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::clock::Clock;
 use super::dispatch::Dispatch;
 use super::sync::{lock, Arc, AtomicBool, AtomicU8, Condvar, Mutex, Ordering};
-use crate::timer::CatchUp;
+use super::table::{Entry, State};
 
 /// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (or `RUNNING_LAST` for
 /// the timer's last call) under the callback's lock, and `cancel` moves `ACTIVE` or `RUNNING`
@@ -66,7 +65,7 @@ impl Flags {
     /// Counts a call in, unless the service stopped; the call is counted out when the
     /// returned guard drops, however the call ends (a panicking panic hook included: a count
     /// left raised would make `shutdown` wait forever).
-    fn begin_flight(&self) -> Option<Flight<'_>> {
+    pub(crate) fn begin_flight(&self) -> Option<Flight<'_>> {
         let mut n = lock(&self.in_flight);
         if self.stopped.load(Ordering::Acquire) {
             return None;
@@ -76,8 +75,8 @@ impl Flags {
     }
 }
 
-/// A call in flight; counted out on drop.
-struct Flight<'a>(&'a Flags);
+/// Calls in flight; counted out on drop.
+pub(crate) struct Flight<'a>(&'a Flags);
 
 impl Drop for Flight<'_> {
     fn drop(&mut self) {
@@ -151,7 +150,6 @@ pub fn scheduled() -> Option<Instant> {
 
 /// One call of a timer, due at `due`.
 pub(crate) struct Call {
-    pub(crate) flags: Arc<Flags>,
     pub(crate) due: Instant,
     /// The timer's id (set order), for ties.
     pub(crate) id: u64,
@@ -163,15 +161,15 @@ pub(crate) struct Call {
 impl Call {
     /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of
     /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
-    pub(crate) fn run(self) -> bool {
-        let flags = Arc::clone(&self.flags);
+    pub(crate) fn run(self, flags: &Arc<Flags>) -> bool {
         let Some(_flight) = flags.begin_flight() else {
             return false;
         };
-        self.run_counted()
+        self.run_counted(flags)
     }
 
-    fn run_counted(self) -> bool {
+    /// [`run`](Self::run) for a call already counted in flight.
+    pub(crate) fn run_counted(self, flags: &Arc<Flags>) -> bool {
         let core = &*self.core;
         let mut cb = lock(&core.callback);
         let running = if self.last { RUNNING_LAST } else { RUNNING };
@@ -182,7 +180,7 @@ impl Call {
         {
             return false;
         }
-        let service = Arc::as_ptr(&self.flags) as usize;
+        let service = Arc::as_ptr(flags) as usize;
         let prev = SCHEDULED.with(|s| s.replace(Some((self.due, service))));
         let result = panic::catch_unwind(AssertUnwindSafe(|| (*cb)()));
         SCHEDULED.with(|s| s.set(prev));
@@ -198,7 +196,7 @@ impl Call {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "<non-string panic payload>".into());
-            let hook = lock(&self.flags.panic_hook).clone();
+            let hook = lock(&flags.panic_hook).clone();
             let report = TimerPanic { message };
             let reported = panic::catch_unwind(AssertUnwindSafe(|| match hook {
                 Some(h) => h(&report),
@@ -219,228 +217,6 @@ impl Call {
     }
 }
 
-/// A timer's schedule, kept by the service.
-pub(crate) struct Entry {
-    pub(crate) core: Arc<Core>,
-    /// Calls are due at `anchor + k × period` (`k` counts from the first call).
-    pub(crate) anchor: Instant,
-    pub(crate) period: Option<Duration>,
-    /// Index of the next call.
-    pub(crate) k: u64,
-    pub(crate) times_left: Option<u64>,
-    pub(crate) catch_up: CatchUp,
-    pub(crate) dispatch: Dispatch,
-    /// Calls made in the pass numbered `pass` (for the catch-up cap).
-    pub(crate) burst: u64,
-    pub(crate) pass: u64,
-}
-
-impl Entry {
-    /// The first call index after `k` whose due time is after `now` (the grid point a late
-    /// timer skips to); `None` when it is too far to represent.
-    fn first_after(&self, k: u64, now: Instant) -> Option<u64> {
-        let p = self.period?.as_nanos();
-        let behind = now.checked_duration_since(self.due(k)?)?.as_nanos();
-        let skip = u64::try_from(behind / p + 1).ok()?;
-        k.checked_add(skip)
-    }
-
-    /// When call `k` is due; `None` when that is too far to represent (never).
-    fn due(&self, k: u64) -> Option<Instant> {
-        let Some(p) = self.period else {
-            return (k == 0).then_some(self.anchor);
-        };
-        let nanos = p.as_nanos().checked_mul(u128::from(k))?;
-        let offset = Duration::new(
-            u64::try_from(nanos / 1_000_000_000).ok()?,
-            (nanos % 1_000_000_000) as u32,
-        );
-        self.anchor.checked_add(offset)
-    }
-}
-
-/// Everything behind the service's lock: entries in a slab, due times in a heap of
-/// `(due, id, slot)` (ties go to the timer set first; a record whose slot now holds another
-/// id is stale).
-pub(crate) struct State {
-    pub(crate) heap: BinaryHeap<Reverse<(Instant, u64, u32)>>,
-    /// Zero-period timers called in the last pass: due again at the next pass, at that pass's
-    /// time. Kept out of the heap so that the thread never wakes up for them alone (it would
-    /// spin a core): they run once per pass that something else causes.
-    every_pass: Vec<(Instant, u64, u32)>,
-    entries: Vec<Option<(u64, Entry)>>,
-    free: Vec<u32>,
-    next_id: u64,
-    /// Heap size after the last compaction: cancelled timers leave their records until they
-    /// come due, so the heap is compacted when it doubles.
-    compacted_at: usize,
-    /// Passes so far (`collect_due` calls), for counting each timer's calls per pass.
-    pass: u64,
-    /// Most calls one timer makes in one pass.
-    pub(crate) cap: u64,
-    /// Missed calls dropped by the cap.
-    pub(crate) dropped: u64,
-}
-
-impl Default for State {
-    fn default() -> Self {
-        State {
-            heap: BinaryHeap::new(),
-            every_pass: Vec::new(),
-            entries: Vec::new(),
-            free: Vec::new(),
-            next_id: 0,
-            compacted_at: 0,
-            pass: 0,
-            cap: crate::timer::DEFAULT_CATCH_UP_CAP,
-            dropped: 0,
-        }
-    }
-}
-
-impl State {
-    /// Stores a timer whose first call is due at `first` (`None`: never).
-    pub(crate) fn insert(&mut self, entry: Entry, first: Option<Instant>) {
-        let Some(first) = first else {
-            // Too far to represent: it never fires, and needs no storage.
-            return;
-        };
-        if self.heap.len() > 2 * self.compacted_at + 1024 {
-            self.compact();
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.entries[i as usize] = Some((id, entry));
-                i
-            }
-            None => {
-                self.entries.push(Some((id, entry)));
-                (self.entries.len() - 1) as u32
-            }
-        };
-        self.heap.push(Reverse((first, id, slot)));
-    }
-
-    /// Timers stored (cancelled ones included until their records are dropped).
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len() - self.free.len()
-    }
-
-    pub(crate) fn next_due(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((due, _, _))| *due)
-    }
-
-    fn remove(&mut self, slot: u32) {
-        self.entries[slot as usize] = None;
-        self.free.push(slot);
-    }
-
-    /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
-    /// timers by their catch-up policy: the same rules as the frame timers' (`timer/fire.rs`).
-    pub(crate) fn collect_due(
-        &mut self,
-        now: Instant,
-        flags: &Arc<Flags>,
-        out: &mut Vec<(Call, Dispatch)>,
-    ) {
-        self.pass += 1;
-        let pass = self.pass;
-        for rec in self.every_pass.drain(..) {
-            self.heap.push(Reverse(rec));
-        }
-        while let Some(&Reverse((due, id, slot))) = self.heap.peek() {
-            if due > now {
-                break;
-            }
-            self.heap.pop();
-            let Some((eid, e)) = self.entries[slot as usize].as_mut() else {
-                continue;
-            };
-            if *eid != id {
-                continue;
-            }
-            if !e.core.is_active() {
-                self.remove(slot);
-                continue;
-            }
-            if e.pass != pass {
-                (e.pass, e.burst) = (pass, 0);
-            }
-            e.burst += 1;
-            let last = match e.times_left.as_mut() {
-                Some(left) => {
-                    *left -= 1;
-                    *left == 0
-                }
-                None => e.period.is_none(),
-            };
-            out.push((
-                Call {
-                    flags: Arc::clone(flags),
-                    due,
-                    id,
-                    core: Arc::clone(&e.core),
-                    last,
-                },
-                e.dispatch.clone(),
-            ));
-            if last {
-                self.remove(slot);
-                continue;
-            }
-            let period = e.period.expect("a timer with calls left repeats");
-            if period.is_zero() {
-                // Once per pass: due again at the next one.
-                self.every_pass.push((now, id, slot));
-                continue;
-            }
-            let next = e.k + 1;
-            let on_time = e.due(next).is_none_or(|d| d > now);
-            e.k = match e.catch_up {
-                _ if on_time => next,
-                CatchUp::Burst if e.burst < self.cap => next,
-                CatchUp::Burst => {
-                    // The cap: the periods still due in this pass are dropped onto the grid.
-                    let ahead = e.first_after(e.k, now).unwrap_or(u64::MAX);
-                    self.dropped = self.dropped.saturating_add(ahead - next);
-                    ahead
-                }
-                CatchUp::Once => e.first_after(e.k, now).unwrap_or(u64::MAX),
-                CatchUp::Delay => {
-                    // Late: the grid restarts one period after this pass.
-                    e.anchor = now;
-                    1
-                }
-            };
-            match e.due(e.k) {
-                Some(next) => self.heap.push(Reverse((next, id, slot))),
-                None => self.remove(slot),
-            }
-        }
-    }
-
-    /// Drops cancelled timers and their heap records.
-    fn compact(&mut self) {
-        for slot in 0..self.entries.len() {
-            let dead = matches!(&self.entries[slot], Some((_, e)) if e.core.state.load(Ordering::Acquire) == CANCELLED);
-            if dead {
-                self.remove(slot as u32);
-            }
-        }
-        let entries = &self.entries;
-        let heap = std::mem::take(&mut self.heap);
-        self.heap = heap
-            .into_iter()
-            .filter(|Reverse((_, id, slot))| {
-                matches!(&entries[*slot as usize], Some((eid, _)) if eid == id)
-            })
-            .collect();
-        self.compacted_at = self.heap.len();
-    }
-}
-
 /// The service: its clock, its state, and how its thread is woken.
 pub(crate) struct Shared {
     pub(crate) clock: Box<dyn Clock>,
@@ -453,10 +229,22 @@ impl Shared {
     /// Collects what is due now and hands each call to its dispatch; runs timer-thread calls
     /// here. Returns how many calls ran here plus how many were handed on.
     pub(crate) fn fire_due(&self, buf: &mut Vec<(Call, Dispatch)>) -> usize {
-        lock(&self.state).collect_due(self.clock.now(), &self.flags, buf);
+        lock(&self.state).collect_due(self.clock.now(), buf);
+        if buf.is_empty() {
+            return 0;
+        }
+        // The calls made here are counted in flight as one batch (two lock round-trips per
+        // wake-up, not per call); calls handed on count themselves where they run.
+        let Some(_flight) = self.flags.begin_flight() else {
+            buf.clear();
+            return 0;
+        };
         let mut n = 0;
         for (call, dispatch) in buf.drain(..) {
-            n += usize::from(dispatch.send(call));
+            n += usize::from(match dispatch {
+                Dispatch::TimerThread => call.run_counted(&self.flags),
+                other => other.send(call, &self.flags),
+            });
         }
         n
     }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::core::Call;
+use super::core::{Call, Flags};
 use super::sync::{lock, Arc, Mutex};
 
 /// Where a real-time timer's calls run.
@@ -21,17 +21,18 @@ pub enum Dispatch {
 
 impl Dispatch {
     /// Runs or hands on one call; `true` when it ran here or was handed on.
-    pub(crate) fn send(&self, call: Call) -> bool {
+    pub(crate) fn send(&self, call: Call, flags: &Arc<Flags>) -> bool {
         match self {
-            Dispatch::TimerThread => call.run(),
+            Dispatch::TimerThread => call.run(flags),
             Dispatch::Pool => {
+                let flags = Arc::clone(flags);
                 rayon::spawn(move || {
-                    call.run();
+                    call.run(&flags);
                 });
                 true
             }
             Dispatch::Queue(d) => {
-                lock(&d.queue).push(call);
+                lock(&d.queue).push((call, Arc::clone(flags)));
                 true
             }
         }
@@ -47,6 +48,9 @@ impl fmt::Debug for Dispatch {
         }
     }
 }
+
+/// A call waiting in a [`Dispatcher`], with the flags of the service it came from.
+type Queued = (Call, Arc<Flags>);
 
 /// A queue of due calls that the thread of your choice runs with [`pump`](Self::pump): the
 /// C# `TickTimer`'s `HandleTask`. Clones share the queue; it is `Send + Sync`.
@@ -76,7 +80,8 @@ impl fmt::Debug for Dispatch {
 /// ```
 #[derive(Clone, Default)]
 pub struct Dispatcher {
-    queue: Arc<Mutex<Vec<Call>>>,
+    /// Calls waiting, each with the flags of the service it came from.
+    queue: Arc<Mutex<Vec<Queued>>>,
 }
 
 impl Dispatcher {
@@ -89,8 +94,12 @@ impl Dispatcher {
     /// thread; returns how many ran (cancelled timers' calls are skipped).
     pub fn pump(&self) -> usize {
         let mut calls = std::mem::take(&mut *lock(&self.queue));
-        calls.sort_by_key(|c| (c.due, c.id));
-        calls.into_iter().map(Call::run).filter(|&ran| ran).count()
+        calls.sort_by_key(|(c, _)| (c.due, c.id));
+        calls
+            .into_iter()
+            .map(|(call, flags)| call.run(&flags))
+            .filter(|&ran| ran)
+            .count()
     }
 
     /// Calls waiting for [`pump`](Self::pump).
