@@ -10,6 +10,7 @@
 //! - [`realtime`]: [`RealtimeTimers`](realtime::RealtimeTimers), a thread-safe wall-clock
 //!   timer service with drift-free repeats and dispatch to a thread of your choice.
 //! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
+//! - [`driver`]: the loops: a fixed-step driver for render loops, a paced runner for servers.
 //! - [`snapshot`]: save games, rollback and desync checks: all of the above as plain data,
 //!   restored exactly (below).
 //!
@@ -97,6 +98,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod driver;
 mod handle;
 pub mod latent;
 pub mod realtime;
