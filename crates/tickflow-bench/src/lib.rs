@@ -9,6 +9,7 @@
 
 pub mod alloc;
 pub mod latent;
+pub mod pacing;
 pub mod realtime;
 pub mod scheduler;
 pub mod snapshot;

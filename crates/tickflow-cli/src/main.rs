@@ -85,8 +85,11 @@ enum Part {
     Scheduler,
     /// L1–L2: async tasks and latent actions against looping timers.
     Latent,
-    /// Real-time lateness and schedule/cancel throughput against tokio and crossbeam.
+    /// Real-time lateness and CPU against a naive heap thread, tokio and crossbeam; throughput.
     Realtime,
+    /// P1: the paced runner's lateness, drift and idle CPU against Bevy's ScheduleRunnerPlugin
+    /// and a thread::sleep loop.
+    Pacing,
     /// SN1: snapshot and restore of 1e5/1e6 timers against setting them from scratch.
     Snapshot,
 }
@@ -179,7 +182,7 @@ fn bench(args: &BenchArgs) {
     };
     let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
     type Run = fn(&tickflow_bench::Options);
-    let parts: [(Part, &str, Run); 5] = [
+    let parts: [(Part, &str, Run); 6] = [
         (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
         (
             Part::Scheduler,
@@ -195,6 +198,11 @@ fn bench(args: &BenchArgs) {
             Part::Realtime,
             "Real-time service",
             tickflow_bench::realtime::run,
+        ),
+        (
+            Part::Pacing,
+            "Pacing a headless loop (P1)",
+            tickflow_bench::pacing::run,
         ),
         (
             Part::Snapshot,
