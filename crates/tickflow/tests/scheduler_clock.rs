@@ -86,6 +86,32 @@ fn paused_frames_run_only_what_ticks_when_paused() {
     assert_eq!(log.lock().unwrap().len(), 6, "{:?}", log.lock().unwrap());
 }
 
+/// `tick_split`: the host's game and real deltas, each clock advanced by its own; the
+/// scheduler's pause still stops the game clock, its dilation is not applied again.
+#[test]
+fn split_frames_advance_each_clock_by_its_own_delta() {
+    let (mut sched, log) = setup();
+    sched.set_time_dilation(3.0);
+    let report = sched.tick_split(secs(0.1), secs(0.05), &mut ());
+    assert_eq!((report.game_dt, report.real_dt), (secs(0.1), secs(0.05)));
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["game 0.1", "menu 0.1", "game timer", "ui 0.1", "ui 0.1"],
+        "the real timer waits for 0.1 s of real time"
+    );
+    log.lock().unwrap().clear();
+    sched.set_paused(true);
+    let report = sched.tick_split(secs(0.1), secs(0.05), &mut ());
+    assert_eq!(report.game_dt, Span::ZERO);
+    assert_eq!(*log.lock().unwrap(), ["menu 0.05", "real timer", "ui 0.05"]);
+    assert_eq!(sched.now(), Time::ZERO + secs(0.1));
+    assert_eq!(sched.real_now(), Time::ZERO + secs(0.1));
+    sched.set_paused(false);
+    let report = sched.tick_split(secs(1.0), secs(1.0), &mut ());
+    assert_eq!((report.game_dt, report.discarded), (secs(0.25), secs(0.75)));
+    assert_eq!(sched.frame(), 3);
+}
+
 #[test]
 fn time_dilation_scales_the_game_clock_and_each_function() {
     let mut sched = Scheduler::<Vec<f64>>::new();

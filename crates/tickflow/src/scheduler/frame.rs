@@ -18,7 +18,6 @@ impl<C: 'static> Scheduler<C> {
     /// order; the rest of the frame is skipped and the next `tick` works.
     pub fn tick(&mut self, dt: Span, ctx: &mut C) -> FrameReport {
         self.flush();
-        self.frame += 1;
         let clamped = dt.min(self.max_delta);
         let game_dt = if self.paused {
             Span::ZERO
@@ -27,6 +26,47 @@ impl<C: 'static> Scheduler<C> {
         } else {
             Span::from_flicks((clamped.flicks() as f64 * self.dilation).round() as u64)
         };
+        self.run_frame(dt, clamped, game_dt, ctx)
+    }
+
+    /// Runs one frame whose game time the host computed: the game clock advances by
+    /// `game_dt` and the real clock by `real_dt`, both clamped to
+    /// [`max_delta`](Self::set_max_delta). For hosts with clocks of their own (a fixed step
+    /// of a game engine whose virtual clock pauses and changes speed: the plugin of
+    /// `tickflow-bevy`), where deriving one delta from the other would round.
+    ///
+    /// The scheduler's own pause still stops the game clock (a paused frame has no game
+    /// time, whatever `game_dt` says); its [time dilation](Self::set_time_dilation) is not
+    /// applied (the host applied its own).
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<()>::new();
+    /// // A fixed step of 1/64 s of game time, during which 40 ms of real time passed.
+    /// let report = sched.tick_split(Span::frames(1, 64), millis(40), &mut ());
+    /// assert_eq!(report.game_dt, Span::frames(1, 64));
+    /// assert_eq!(report.real_dt, millis(40));
+    /// assert_eq!(sched.real_now().since_start(), millis(40));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`tick`](Self::tick).
+    pub fn tick_split(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> FrameReport {
+        self.flush();
+        let clamped = real_dt.min(self.max_delta);
+        let game_dt = if self.paused {
+            Span::ZERO
+        } else {
+            game_dt.min(self.max_delta)
+        };
+        self.run_frame(real_dt, clamped, game_dt, ctx)
+    }
+
+    /// One frame: real time `dt` (`clamped` to the maximum), game time `game_dt`.
+    fn run_frame(&mut self, dt: Span, clamped: Span, game_dt: Span, ctx: &mut C) -> FrameReport {
+        self.frame += 1;
         // `tick_when_paused` functions and tickables get the clamped real delta while paused.
         let free_dt = if self.paused { clamped } else { game_dt };
         self.unpaused = self.unpaused.saturating_add(free_dt.flicks());
