@@ -92,6 +92,36 @@ fn remove_owner_mid_frame_takes_timers_ticks_and_tickables() {
     );
 }
 
+/// A timer callback that removes an owner (through `Commands`, as a game engine's despawn
+/// hook does) stops the owner's timers due later in the same timer stage: commands queued by
+/// a timer callback are applied before the next call, not after the stage.
+#[test]
+fn remove_owner_from_a_timer_stops_its_later_timers_in_the_same_frame() {
+    let owner = OwnerId::from(7);
+    let mut sched = Scheduler::new();
+    sched
+        .timers()
+        .after(secs(0.1))
+        .call(move |g: &mut Game, _| {
+            g.log.push("despawn".into());
+            g.cmds.remove_owner(owner);
+        });
+    sched
+        .timers()
+        .after(secs(0.1))
+        .owner(owner)
+        .call(|g: &mut Game, _| g.log.push("owned, same due time".into()));
+    sched
+        .timers()
+        .every(secs(0.05))
+        .owner(owner)
+        .call(|g: &mut Game, _| g.log.push("owned, repeating".into()));
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(g.log, ["owned, repeating", "despawn"]);
+    assert!(sched.timers().is_empty());
+}
+
 #[test]
 fn remove_owner_between_frames() {
     let owner = OwnerId::from(1);

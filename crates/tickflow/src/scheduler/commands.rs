@@ -18,7 +18,7 @@ use crate::timer::{OwnerId, TimerHandle, TimerManager};
 /// latent actions and tasks, reaches the timers, and removes owners.
 ///
 /// Commands are queued and applied at the next boundary: after the current tick function,
-/// tickable, latent completion or task poll returns, after the timer stage, or at the start of
+/// timer callback, tickable, latent completion or task poll returns, or at the start of
 /// the next frame (or the next direct call on the scheduler) when queued between frames or
 /// from another thread. A tick function added during a frame runs in that frame, in the
 /// first group after the stage it was applied in. Handles are handed out at once; a

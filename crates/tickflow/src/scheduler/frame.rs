@@ -182,7 +182,15 @@ impl<C: 'static> Scheduler<C> {
 
             ticks.past(TickGroup::PostPhysics);
             let dropped = timers.calls_dropped();
-            report.timers_fired = timers.run_tick(game_dt, real_dt, ctx);
+            report.timers_fired = timers.run_tick(game_dt, real_dt, ctx, &mut |tm| {
+                apply_with!(Parts {
+                    ticks: &mut *ticks,
+                    tickables: &mut *tickables,
+                    timers: tm,
+                    latent: &mut *latent,
+                    exec,
+                });
+            });
             report.calls_dropped = timers.calls_dropped() - dropped;
             exec.after_timers(timers.clocks());
             apply(

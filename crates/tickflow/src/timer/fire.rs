@@ -74,11 +74,19 @@ impl<C: 'static> TimerManager<C> {
     #[track_caller]
     pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
         self.assert_standalone("tick");
-        self.run_tick(game_dt, real_dt, ctx)
+        self.run_tick(game_dt, real_dt, ctx, &mut |_| {})
     }
 
-    /// The timer stage: advances the clocks and makes the due calls.
-    pub(crate) fn run_tick(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
+    /// The timer stage: advances the clocks and makes the due calls, with `after_call` after
+    /// each (the scheduler applies its queued commands there, so that a callback's commands,
+    /// such as removing an owner, take effect before the next call).
+    pub(crate) fn run_tick(
+        &mut self,
+        game_dt: Span,
+        real_dt: Span,
+        ctx: &mut C,
+        after_call: &mut dyn FnMut(&mut Self),
+    ) -> usize {
         assert!(
             !self.in_tick,
             "TimerManager::tick called from inside a timer callback"
@@ -103,6 +111,9 @@ impl<C: 'static> TimerManager<C> {
             }
             calls += 1;
             if let Err(p) = self.fire(call, ctx) {
+                break Err(p);
+            }
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| after_call(self))) {
                 break Err(p);
             }
         };
