@@ -1,0 +1,217 @@
+//! [`TickflowPlugin`]: where and how often the scheduler runs in a Bevy app.
+
+use std::time::Duration;
+
+use bevy_app::prelude::*;
+use bevy_app::{RunFixedMainLoop, RunFixedMainLoopSystems};
+use bevy_ecs::intern::Interned;
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::ScheduleLabel;
+use bevy_time::{Fixed, Real, Time, Virtual};
+use tickflow::Span;
+
+use crate::resource::{Tickflow, TickflowCommands};
+
+/// Runs the app's tickflow [`Scheduler`](tickflow::Scheduler) (the [`Tickflow`] resource)
+/// in Bevy's schedules, with its clocks driven by Bevy's.
+///
+/// - [`fixed(hz)`](Self::fixed) (the default, at Bevy's 64 Hz): one tickflow frame per run
+///   of the fixed main schedule (`FixedUpdate`), of exactly [`Span::frames(1, hz)`] of game
+///   time, whatever nanoseconds Bevy's `Time<Fixed>` rounds its step to. The plugin sets
+///   `Time<Fixed>` to `hz`. So tickflow's frame count is the number of fixed steps, and a
+///   timer of `after_frames(n)` fires on the `n`-th `FixedUpdate` from now, not the `n`-th
+///   rendered frame (the count Bevy users see in `FixedUpdate`).
+/// - [`variable()`](Self::variable): one tickflow frame per app update (in `Update`), of the
+///   game time `Time<Virtual>` advanced (exactly: its nanoseconds are carried, never
+///   rounded away).
+///
+/// In both, Bevy's virtual clock is tickflow's game clock: pausing `Time<Virtual>` pauses it
+/// and its relative speed is the game clock's speed (in fixed mode through the number of
+/// fixed steps, as Bevy does). [`Domain::Real`](tickflow::Domain::Real) follows `Time<Real>`
+/// (each frame gets the real time since the last one), and `TimeUpdateStrategy` (manual
+/// durations, `FixedTimesteps(n)`: `n` tickflow frames per update in fixed mode) makes the
+/// frames exact and repeatable in tests. While `Time<Virtual>` is paused (or its speed is
+/// zero), fixed mode runs one paused tickflow frame per update (game clock stopped, real time
+/// passing), so real-time timers and `tick_when_paused` functions go on in pause menus;
+/// [`frames_while_paused(false)`](Self::frames_while_paused) turns that off.
+///
+/// The frame runs as an exclusive system in [`TickflowSystems::Frame`]: order your systems
+/// with `.before(TickflowSystems::Frame)` / `.after(...)`. [`in_schedule`](Self::in_schedule)
+/// moves it (for instance to a rollback crate's schedule). Needs Bevy's `TimePlugin`
+/// (`MinimalPlugins` and `DefaultPlugins` have it).
+///
+/// ```
+/// use bevy_app::App;
+/// use bevy_time::{Time, TimePlugin, TimeUpdateStrategy, Virtual};
+/// use tickflow_bevy::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins((TimePlugin, TickflowPlugin::fixed(50)))
+///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(2)); // two 20 ms steps per update
+/// for _ in 0..3 {
+///     app.update(); // the first update starts Bevy's clocks (no steps)
+/// }
+/// let now = app.world_mut().resource_mut::<Tickflow>().scheduler().now();
+/// assert_eq!(now.since_start(), millis(80)); // 4 frames of exactly 20 ms
+///
+/// app.world_mut().resource_mut::<Time<Virtual>>().pause();
+/// app.update();
+/// let sched = app.world_mut().resource_mut::<Tickflow>();
+/// let report = sched.last_report().unwrap();
+/// assert!(report.paused);
+/// ```
+#[derive(Clone, Debug)]
+pub struct TickflowPlugin {
+    mode: Mode,
+    schedule: Option<Interned<dyn ScheduleLabel>>,
+    frames_while_paused: bool,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Mode {
+    Fixed { hz: u32 },
+    Variable,
+}
+
+/// The plugin's systems, for ordering yours around them.
+#[derive(SystemSet, Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TickflowSystems {
+    /// A tickflow frame (fixed steps, or paused frames while `Time<Virtual>` is paused).
+    Frame,
+}
+
+impl Default for TickflowPlugin {
+    /// [`fixed(64)`](Self::fixed): Bevy's own default fixed rate.
+    fn default() -> Self {
+        TickflowPlugin::fixed(64)
+    }
+}
+
+impl TickflowPlugin {
+    /// One tickflow frame of exactly `Span::frames(1, hz)` per fixed step, and Bevy's fixed
+    /// step set to `hz`.
+    ///
+    /// # Panics
+    ///
+    /// When `hz` is zero.
+    #[track_caller]
+    pub fn fixed(hz: u32) -> Self {
+        assert!(
+            hz > 0,
+            "TickflowPlugin::fixed: the rate must be at least 1 Hz"
+        );
+        TickflowPlugin {
+            mode: Mode::Fixed { hz },
+            schedule: None,
+            frames_while_paused: true,
+        }
+    }
+
+    /// One tickflow frame per app update, of the time `Time<Virtual>` advanced.
+    pub fn variable() -> Self {
+        TickflowPlugin {
+            mode: Mode::Variable,
+            schedule: None,
+            frames_while_paused: false,
+        }
+    }
+
+    /// Runs the frames in `schedule` instead (default: `FixedUpdate` in fixed mode, `Update`
+    /// in variable mode). In fixed mode every run of that schedule is one step.
+    pub fn in_schedule(mut self, schedule: impl ScheduleLabel) -> Self {
+        self.schedule = Some(schedule.intern());
+        self
+    }
+
+    /// Fixed mode: whether updates with `Time<Virtual>` paused run a paused tickflow frame
+    /// (default `true`).
+    pub fn frames_while_paused(mut self, on: bool) -> Self {
+        self.frames_while_paused = on;
+        self
+    }
+}
+
+/// What the frame systems need to know (a resource: systems are plain functions).
+#[derive(Resource, Clone, Debug)]
+struct FixedRate {
+    step: Span,
+    /// The timestep Bevy stores for `hz`; another one means the app changed `Time<Fixed>`
+    /// since, and its step is followed (rounded to the flick).
+    bevy_step: Duration,
+}
+
+impl Plugin for TickflowPlugin {
+    fn build(&self, app: &mut App) {
+        let mut tickflow = Tickflow::new();
+        let commands = TickflowCommands(tickflow.commands());
+        app.insert_resource(tickflow).insert_resource(commands);
+        match self.mode {
+            Mode::Fixed { hz } => {
+                let fixed = Time::<Fixed>::from_hz(f64::from(hz));
+                app.insert_resource(FixedRate {
+                    step: Span::frames(1, hz),
+                    bevy_step: fixed.timestep(),
+                })
+                .insert_resource(fixed);
+                let schedule = self.schedule.unwrap_or_else(|| FixedUpdate.intern());
+                app.add_systems(schedule, fixed_frame.in_set(TickflowSystems::Frame));
+                if self.frames_while_paused {
+                    app.add_systems(
+                        RunFixedMainLoop,
+                        paused_frame
+                            .in_set(RunFixedMainLoopSystems::AfterFixedMainLoop)
+                            .in_set(TickflowSystems::Frame),
+                    );
+                }
+            }
+            Mode::Variable => {
+                let schedule = self.schedule.unwrap_or_else(|| Update.intern());
+                app.add_systems(schedule, variable_frame.in_set(TickflowSystems::Frame));
+            }
+        }
+    }
+
+    fn finish(&self, app: &mut App) {
+        assert!(
+            app.world().contains_resource::<Time<Real>>(),
+            "TickflowPlugin needs Bevy's TimePlugin (in MinimalPlugins and DefaultPlugins): add it to the app"
+        );
+    }
+}
+
+fn fixed_frame(world: &mut World) {
+    let rate = world.resource::<FixedRate>().clone();
+    let timestep = world.resource::<Time<Fixed>>().timestep();
+    let step = if timestep == rate.bevy_step {
+        rate.step
+    } else {
+        Span::from(timestep)
+    };
+    let real = world.resource::<Time<Real>>().elapsed();
+    world.try_resource_scope(|world, mut tf: Mut<Tickflow>| {
+        let real_dt = tf.real.advance(real);
+        tf.run(step, real_dt, false, world);
+    });
+}
+
+fn paused_frame(world: &mut World) {
+    if world.resource::<Time<Virtual>>().effective_speed_f64() != 0.0 {
+        return;
+    }
+    let real = world.resource::<Time<Real>>().elapsed();
+    world.try_resource_scope(|world, mut tf: Mut<Tickflow>| {
+        let real_dt = tf.real.advance(real);
+        tf.run(Span::ZERO, real_dt, true, world);
+    });
+}
+
+fn variable_frame(world: &mut World) {
+    let virt = world.resource::<Time<Virtual>>();
+    let (game, paused) = (virt.elapsed(), virt.effective_speed_f64() == 0.0);
+    let real = world.resource::<Time<Real>>().elapsed();
+    world.try_resource_scope(|world, mut tf: Mut<Tickflow>| {
+        let game_dt = tf.game.advance(game);
+        let real_dt = tf.real.advance(real);
+        tf.run(game_dt, real_dt, paused, world);
+    });
+}

@@ -1,0 +1,176 @@
+//! The app's scheduler as Bevy resources: [`Tickflow`] (the scheduler itself) and
+//! [`TickflowCommands`] (a handle that queues changes from anywhere, even while it runs).
+
+use std::ops::Deref;
+use std::sync::Mutex;
+
+use bevy_ecs::prelude::*;
+use tickflow::prelude::{FrameReport, Scheduler, Span};
+use tickflow::scheduler::Commands as SchedulerCommands;
+use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
+
+use crate::clock::HostClock;
+use crate::later::LaterResolver;
+
+/// The app's tickflow [`Scheduler`], whose context is the Bevy [`World`]: every timer, tick
+/// function, tickable, latent action and task callback gets `&mut World` (resources, queries,
+/// commands, observers, one-shot systems) beside its tickflow powers.
+///
+/// Set things up from a system with `ResMut<Tickflow>` and [`scheduler`](Self::scheduler);
+/// the plugin runs the frames. While a frame runs, this resource is out of the world (the
+/// scheduler is lent the world for the frame): callbacks use their `cx` for tickflow's
+/// services, and [`TickflowCommands`] works everywhere (a callback that gets only the world,
+/// such as a [`Target`](crate::Target), reads the frame's clocks with
+/// `world.resource::<TickflowCommands>().clocks()`).
+///
+/// ```
+/// use bevy_app::App;
+/// use bevy_ecs::prelude::*;
+/// use bevy_time::{TimePlugin, TimeUpdateStrategy};
+/// use tickflow_bevy::prelude::*;
+///
+/// #[derive(Resource, Default)]
+/// struct Gold(u32);
+///
+/// let mut app = App::new();
+/// app.add_plugins((TimePlugin, TickflowPlugin::fixed(64)))
+///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(1)) // one step per update
+///     .init_resource::<Gold>();
+/// app.world_mut()
+///     .resource_mut::<Tickflow>()
+///     .scheduler()
+///     .timers()
+///     .every_frames(16)
+///     .call(|world, _| world.resource_mut::<Gold>().0 += 10);
+/// // Bevy's clocks start at the first update (no time passes in it): 65 updates, 64 steps.
+/// for _ in 0..65 {
+///     app.update();
+/// }
+/// assert_eq!(app.world().resource::<Gold>().0, 40);
+/// ```
+#[derive(Resource)]
+pub struct Tickflow {
+    /// A scheduler is `Send` but not `Sync`, and resources must be both: the `Mutex` makes it
+    /// `Sync`, and it is only ever reached with `get_mut` (no locking, no contention).
+    sched: Mutex<Scheduler<World>>,
+    pub(crate) real: HostClock,
+    pub(crate) game: HostClock,
+    last: Option<FrameReport>,
+}
+
+impl std::fmt::Debug for Tickflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tickflow")
+            .field("last", &self.last)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tickflow {
+    pub(crate) fn new() -> Self {
+        Tickflow {
+            sched: Mutex::new(Scheduler::new()),
+            real: HostClock::default(),
+            game: HostClock::default(),
+            last: None,
+        }
+    }
+
+    /// The scheduler: set timers, tick functions, tickables, latent actions and tasks, read
+    /// its clocks. Its frames are the plugin's to run, and its pause follows
+    /// `Time<Virtual>` (the plugin sets it every frame).
+    pub fn scheduler(&mut self) -> &mut Scheduler<World> {
+        // A panic in a frame unwinds through Bevy's system and ends the app; a poisoned lock
+        // is therefore only seen by code that caught that panic, and the scheduler restored
+        // its own order before the panic left it.
+        self.sched.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn commands(&mut self) -> SchedulerCommands<World> {
+        self.scheduler().commands()
+    }
+
+    /// What the last tickflow frame did (`None` before the first).
+    pub fn last_report(&self) -> Option<&FrameReport> {
+        self.last.as_ref()
+    }
+
+    pub(crate) fn run(&mut self, game_dt: Span, real_dt: Span, paused: bool, world: &mut World) {
+        let sched = self.sched.get_mut().unwrap_or_else(|p| p.into_inner());
+        sched.set_paused(paused);
+        self.last = Some(sched.tick_split(game_dt, real_dt, world));
+    }
+
+    /// The scheduler's state as plain data, for rollback and save games (commands queued
+    /// through [`TickflowCommands`] are applied first, so that they are in it).
+    pub fn snapshot(&mut self) -> SchedulerSnapshot {
+        let sched = self.scheduler();
+        sched.apply_commands();
+        sched.snapshot()
+    }
+
+    /// The hash of [`snapshot`](Self::snapshot)'s contents: compare it between peers to
+    /// detect a desync.
+    pub fn state_hash(&mut self) -> u64 {
+        let sched = self.scheduler();
+        sched.apply_commands();
+        sched.state_hash()
+    }
+}
+
+/// Puts back the scheduler saved in `snap`, binding callbacks through `resolver` (see
+/// [`tickflow::snapshot`]). Timers set with [`commands.tickflow()`](crate::TickflowCommandsExt)
+/// are bound again by this crate (they run their entity's target, if it still exists); your
+/// resolver binds the rest. [`TickflowCommands`] is pointed at the restored scheduler (other
+/// copies of its `Commands` you kept are not: take them from the resource again).
+///
+/// # Errors
+///
+/// As [`Scheduler::restore`]: nothing changes when the snapshot cannot be restored.
+///
+/// # Panics
+///
+/// When the app has no [`TickflowPlugin`](crate::TickflowPlugin), or from inside a
+/// tickflow frame.
+pub fn restore(
+    world: &mut World,
+    snap: &SchedulerSnapshot,
+    resolver: &mut dyn Resolver<World>,
+) -> Result<RestoreReport, RestoreError> {
+    let (sched, report) = Scheduler::restore(snap, &mut LaterResolver(resolver))?;
+    let commands = sched.commands();
+    let mut tf = world
+        .get_resource_mut::<Tickflow>()
+        .expect("tickflow_bevy::restore: no Tickflow resource (add TickflowPlugin, and restore between frames)");
+    *tf.scheduler() = sched;
+    tf.last = None;
+    world.insert_resource(TickflowCommands(commands));
+    Ok(report)
+}
+
+/// A tickflow [`Commands`](tickflow::scheduler::Commands) handle of the app's scheduler, as a resource that stays in the
+/// world while frames run: queue timers, tick functions, latent actions and tasks from any
+/// system (`Res<TickflowCommands>`), hook or callback. Applied in order before the next
+/// tickflow callback runs.
+///
+/// ```
+/// use bevy_ecs::prelude::*;
+/// use tickflow_bevy::prelude::*;
+///
+/// fn arm_autosave(tf: Res<TickflowCommands>) {
+///     tf.timers(|timers| {
+///         timers.every(secs(60.0)).name("autosave").call(|_world, _| { /* save */ });
+///     });
+/// }
+/// # bevy_ecs::system::assert_is_system(arm_autosave);
+/// ```
+#[derive(Resource, Clone, Debug)]
+pub struct TickflowCommands(pub(crate) SchedulerCommands<World>);
+
+impl Deref for TickflowCommands {
+    type Target = SchedulerCommands<World>;
+
+    fn deref(&self) -> &SchedulerCommands<World> {
+        &self.0
+    }
+}

@@ -1,0 +1,248 @@
+//! The plugin in a real headless Bevy `App` (TimePlugin only: no window, no renderer):
+//! which frames run, with which deltas, under pause, relative speed and the update
+//! strategies, and that everything tickflow runs (timers, tick functions, latent actions,
+//! tasks) fires on exact frames.
+
+use std::time::Duration;
+
+use bevy_app::{App, FixedUpdate, Update};
+use bevy_ecs::prelude::*;
+use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy, Virtual};
+use tickflow_bevy::prelude::*;
+
+/// What the callbacks saw, in order.
+#[derive(Resource, Default, Debug)]
+struct Log(Vec<String>);
+
+fn log(world: &mut World, line: String) {
+    world.resource_mut::<Log>().0.push(line);
+}
+
+/// A headless app with the plugin at `hz`, `steps` fixed steps per update.
+fn app(hz: u32, steps: u32) -> App {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, TickflowPlugin::fixed(hz)))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(steps))
+        .init_resource::<Log>();
+    app.update(); // Bevy's clocks start: no time passes in the first update
+    app
+}
+
+fn sched(app: &mut App) -> Mut<'_, Tickflow> {
+    app.world_mut().resource_mut::<Tickflow>()
+}
+
+fn frame(app: &mut App) -> u64 {
+    sched(app).scheduler().frame()
+}
+
+#[test]
+fn one_frame_per_fixed_step_of_exactly_one_period() {
+    // 60 Hz: Bevy's step is 16,666,667 ns; tickflow's is exactly 1/60 s.
+    let mut app = app(60, 3);
+    app.world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .add_tick(TickSettings::named("step"), |world, cx| {
+            let line = format!("frame {} dt {:?}", cx.clocks().frame(), cx.dt());
+            log(world, line);
+        });
+    app.update();
+    app.update();
+    assert_eq!(frame(&mut app), 6);
+    let lines = &app.world().resource::<Log>().0;
+    assert_eq!(lines.len(), 6);
+    let exact = Span::frames(1, 60);
+    assert!(lines.iter().all(|l| l.ends_with(&format!("dt {exact:?}"))));
+    // A minute of steps is exactly a minute of game time.
+    for _ in 0..1198 {
+        app.update();
+    }
+    assert_eq!(sched(&mut app).scheduler().now().since_start(), secs(60.0));
+}
+
+#[test]
+fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
+    /// The frame, for the latent completion (which gets only the world).
+    #[derive(Resource, Default)]
+    struct Frame(u64);
+    let mut app = app(10, 1); // 100 ms steps
+    app.init_resource::<Frame>();
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    let sched = tf.scheduler();
+    sched.add_tick(TickSettings::named("frame"), |world, cx| {
+        world.resource_mut::<Frame>().0 = cx.frame();
+    });
+    sched
+        .timers()
+        .every(millis(300))
+        .call(|world, cx| log(world, format!("timer {}", cx.clocks().frame())));
+    sched
+        .latent()
+        .delay(OwnerId::new(1), 1, millis(500), |world: &mut World| {
+            let frame = world.resource::<Frame>().0;
+            log(world, format!("latent {frame}"))
+        });
+    sched.spawn(None, |cx: TaskCx<World>| async move {
+        cx.frames(4).await;
+        let frame = cx.frame();
+        cx.with(|world| log(world, format!("task 4 frames {frame}")));
+        cx.delay(millis(200)).await;
+        let frame = cx.frame();
+        cx.with(|world| log(world, format!("task +200 ms {frame}")));
+    });
+    for _ in 0..7 {
+        app.update();
+    }
+    assert_eq!(
+        app.world().resource::<Log>().0,
+        [
+            "timer 3",
+            "latent 5",
+            "task 4 frames 5", // spawned before frame 1, polled first there
+            "timer 6",
+            "task +200 ms 7"
+        ]
+    );
+}
+
+#[test]
+fn pause_stops_the_game_clock_and_real_time_goes_on() {
+    let mut app = app(10, 1);
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    tf.scheduler()
+        .timers()
+        .every(millis(100))
+        .call(|world, _| log(world, "game".into()));
+    tf.scheduler()
+        .timers()
+        .every(millis(100))
+        .domain(Domain::Real)
+        .call(|world, _| log(world, "real".into()));
+    tf.scheduler()
+        .add_tick(TickSettings::named("menu").when_paused(), |world, cx| {
+            if cx.clocks().delta(Domain::Game).is_zero() {
+                log(world, "menu (paused)".into());
+            }
+        });
+    app.update();
+    assert_eq!(app.world().resource::<Log>().0, ["game", "real"]);
+    app.world_mut().resource_mut::<Log>().0.clear();
+
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    app.update();
+    app.update();
+    let report = sched(&mut app).last_report().unwrap().clone();
+    assert!(report.paused && report.game_dt.is_zero());
+    assert_eq!(report.real_dt, millis(100));
+    assert_eq!(
+        app.world().resource::<Log>().0,
+        ["menu (paused)", "real", "menu (paused)", "real"]
+    );
+    assert_eq!(sched(&mut app).scheduler().now().since_start(), millis(100));
+    app.world_mut().resource_mut::<Log>().0.clear();
+
+    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    app.update();
+    assert_eq!(app.world().resource::<Log>().0, ["game", "real"]);
+}
+
+#[test]
+fn relative_speed_is_the_game_clock_speed() {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, TickflowPlugin::fixed(100)))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            50,
+        )))
+        .init_resource::<Log>();
+    app.world_mut()
+        .resource_mut::<Time<Virtual>>()
+        .set_relative_speed(2.0);
+    for _ in 0..11 {
+        app.update(); // 10 updates of 50 ms after the first
+    }
+    let mut tf = sched(&mut app);
+    let sched = tf.scheduler();
+    assert_eq!(sched.frame(), 100, "1 s of game time in 0.5 s of real time");
+    assert_eq!(sched.now().since_start(), secs(1.0));
+    assert_eq!(sched.real_now().since_start(), millis(500));
+}
+
+#[test]
+fn fixed_timesteps_are_deterministic() {
+    fn run() -> (Vec<String>, u64) {
+        let mut app = app(30, 2);
+        let mut tf = app.world_mut().resource_mut::<Tickflow>();
+        tf.scheduler().timers().every(millis(70)).call(|world, cx| {
+            log(
+                world,
+                format!("{} {}", cx.clocks().frame(), cx.lateness().flicks()),
+            )
+        });
+        tf.scheduler()
+            .timers()
+            .every(millis(45))
+            .domain(Domain::Real)
+            .call(|world, cx| log(world, format!("real {}", cx.clocks().frame())));
+        for _ in 0..30 {
+            app.update();
+        }
+        let hash = sched(&mut app).state_hash();
+        (app.world_mut().remove_resource::<Log>().unwrap().0, hash)
+    }
+    let first = run();
+    assert!(first.0.len() > 20);
+    assert_eq!(first, run());
+}
+
+#[test]
+fn a_changed_bevy_step_is_followed() {
+    let mut app = app(64, 1);
+    app.world_mut()
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_millis(10)));
+    app.update();
+    let report = sched(&mut app).last_report().unwrap().clone();
+    assert_eq!(report.game_dt, millis(10));
+}
+
+#[test]
+fn variable_mode_runs_one_frame_per_update_of_virtual_time() {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, TickflowPlugin::variable()))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
+            7_000_001,
+        )))
+        .init_resource::<Log>();
+    for _ in 0..1000 {
+        app.update();
+    }
+    // 999 updates of 7,000,001 ns after the first: the nanoseconds are carried, never
+    // rounded away.
+    let now = sched(&mut app).scheduler().now().since_start();
+    assert_eq!(now.flicks(), 999 * 7_000_001 * 441 / 625);
+    assert_eq!(frame(&mut app), 1000);
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    app.update();
+    assert!(sched(&mut app).last_report().unwrap().paused);
+}
+
+#[test]
+fn systems_order_around_the_frame() {
+    #[derive(Resource, Default)]
+    struct Seen(Vec<u64>);
+    let mut app = app(10, 1);
+    app.init_resource::<Seen>().add_systems(
+        FixedUpdate,
+        (|tf: Res<Tickflow>, mut seen: ResMut<Seen>| {
+            seen.0.push(tf.last_report().map_or(0, |r| r.frame));
+        })
+        .after(TickflowSystems::Frame),
+    );
+    app.add_systems(Update, |mut commands: Commands| {
+        commands.tickflow().after_frames(1).call(|_| {});
+    });
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(app.world().resource::<Seen>().0, [1, 2, 3]);
+}

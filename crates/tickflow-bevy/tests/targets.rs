@@ -1,0 +1,316 @@
+//! Bevy-native targets, owners and `commands.tickflow()` in a real headless `App`:
+//! observers triggered, one-shot systems and commands run, despawned owners cleaned up
+//! (nothing runs for them after), timers cancelled by despawning their entity, and a
+//! snapshot/restore round trip.
+
+use bevy_app::App;
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::RunSystemOnce;
+use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use tickflow::snapshot::Resolver;
+use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow_bevy::prelude::*;
+
+#[derive(Resource, Default, Debug)]
+struct Log(Vec<String>);
+
+fn log(world: &mut World, line: impl Into<String>) {
+    world.resource_mut::<Log>().0.push(line.into());
+}
+
+fn lines(app: &App) -> Vec<String> {
+    app.world().resource::<Log>().0.clone()
+}
+
+/// A headless app at 10 Hz, one step per update, its clocks started.
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .init_resource::<Log>();
+    app.update();
+    app
+}
+
+fn run(app: &mut App, updates: u32) {
+    for _ in 0..updates {
+        app.update();
+    }
+}
+
+/// The tickflow frame, from a callback that gets only the world.
+fn frame(world: &World) -> u64 {
+    world.resource::<TickflowCommands>().clocks().frame()
+}
+
+#[derive(Event, Clone)]
+struct Ping(&'static str);
+
+#[derive(EntityEvent, Clone)]
+struct Hit {
+    entity: Entity,
+}
+
+#[test]
+fn targets_trigger_observers_run_systems_and_apply_commands() {
+    let mut app = app();
+    app.add_observer(|ping: On<Ping>, mut log: ResMut<Log>| log.0.push(format!("ping {}", ping.0)));
+    let target = app
+        .world_mut()
+        .spawn_empty()
+        .observe(|hit: On<Hit>, mut log: ResMut<Log>| {
+            log.0.push(format!("hit {:?}", hit.entity));
+        })
+        .id();
+    let system = app
+        .world_mut()
+        .register_system(|mut log: ResMut<Log>| log.0.push("one-shot system".into()));
+    #[derive(Component)]
+    struct Spawned;
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    let timers = tf.scheduler().timers();
+    timers
+        .after_frames(1)
+        .call(Target::trigger(Ping("a")).timer());
+    timers
+        .after_frames(2)
+        .call(Target::trigger(Hit { entity: target }).timer());
+    timers
+        .after_frames(3)
+        .call(Target::run_system(system).timer());
+    timers.every_frames(1).times(2).call(
+        Target::queue(|world: &mut World| {
+            world.spawn(Spawned);
+        })
+        .timer(),
+    );
+    tf.scheduler().latent().delay(
+        OwnerId::new(9),
+        0,
+        millis(400),
+        Target::trigger(Ping("latent")).completion(),
+    );
+    run(&mut app, 4);
+    assert_eq!(
+        lines(&app),
+        [
+            "ping a".to_string(),
+            format!("hit {target:?}"),
+            "one-shot system".into(),
+            "ping latent".into()
+        ]
+    );
+    let spawned = app
+        .world_mut()
+        .query::<&Spawned>()
+        .iter(app.world())
+        .count();
+    assert_eq!(spawned, 2);
+}
+
+#[test]
+fn a_despawned_owner_leaves_nothing_behind() {
+    let mut app = app();
+    let unit = app.world_mut().spawn(TickflowOwner).id();
+    let other = app.world_mut().spawn(TickflowOwner).id();
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    let sched = tf.scheduler();
+    for (who, name) in [(unit, "unit"), (other, "other")] {
+        sched
+            .timers()
+            .every_frames(1)
+            .owner(owner(who))
+            .call(move |world, _| log(world, format!("{name} timer")));
+        sched.add_tick(
+            TickSettings::named(name).owned_by(owner(who)),
+            move |world, _| log(world, format!("{name} tick")),
+        );
+        sched
+            .latent()
+            .delay(owner(who), 1, millis(300), move |world: &mut World| {
+                log(world, format!("{name} latent"))
+            });
+        sched.spawn(Some(owner(who)), move |cx: TaskCx<World>| async move {
+            loop {
+                cx.next_frame().await;
+                cx.with(|world| log(world, format!("{name} task")));
+            }
+        });
+    }
+    run(&mut app, 3);
+    let mut kinds = lines(&app);
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(kinds.len(), 8, "each kind ran for each owner: {kinds:?}");
+    app.world_mut().resource_mut::<Log>().0.clear();
+
+    app.world_mut().despawn(unit);
+    run(&mut app, 3);
+    assert!(
+        lines(&app).iter().all(|l| l.starts_with("other")),
+        "{:?}",
+        lines(&app)
+    );
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    let sched = tf.scheduler();
+    assert_eq!(sched.tick_count(), 1);
+    assert_eq!(sched.task_count(), 1);
+    assert_eq!(sched.timers().len(), 1);
+    assert_eq!(sched.latent().count_for_owner(owner(unit)), 0);
+}
+
+/// Despawned by a callback in the middle of a frame: its timer due later in the same frame
+/// does not run.
+#[test]
+fn an_owner_despawned_mid_frame_runs_nothing_after() {
+    let mut app = app();
+    let victim = app.world_mut().spawn(TickflowOwner).id();
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    let timers = tf.scheduler().timers();
+    timers.after_frames(1).call(move |world, _| {
+        log(world, "despawn");
+        world.despawn(victim);
+    });
+    timers
+        .after_frames(1)
+        .owner(owner(victim))
+        .call(|world, _| log(world, "victim's timer"));
+    run(&mut app, 2);
+    assert_eq!(lines(&app), ["despawn"]);
+}
+
+#[test]
+fn commands_set_timers_that_are_entities() {
+    let mut app = app();
+    struct Ids {
+        cancelled: Entity,
+        parent: Entity,
+        repeating: Entity,
+    }
+    let set = |mut commands: Commands| {
+        let repeating = commands
+            .tickflow()
+            .every(millis(200))
+            .times(3)
+            .fire()
+            .observe(
+                |fired: On<TimerFired>, tf: Res<TickflowCommands>, mut log: ResMut<Log>| {
+                    let frame = tf.clocks().frame();
+                    log.0.push(format!(
+                        "fired {} last {} frame {frame}",
+                        fired.call, fired.last
+                    ));
+                },
+            )
+            .id();
+        let cancelled = commands
+            .tickflow()
+            .after_frames(3)
+            .call(|world| log(world, "cancelled timer ran"))
+            .id();
+        let parent = commands.spawn_empty().id();
+        commands
+            .tickflow()
+            .every_frames(1)
+            .owner(parent)
+            .call(|world| log(world, format!("child {}", frame(world))));
+        commands
+            .tickflow()
+            .after(millis(100))
+            .domain(Domain::Real)
+            .trigger(Ping("real"));
+        Ids {
+            cancelled,
+            parent,
+            repeating,
+        }
+    };
+    app.add_observer(|ping: On<Ping>, mut log: ResMut<Log>| log.0.push(format!("ping {}", ping.0)));
+    let ids = app.world_mut().run_system_once(set).unwrap();
+    run(&mut app, 2);
+    app.world_mut().despawn(ids.cancelled);
+    app.world_mut().despawn(ids.parent);
+    run(&mut app, 6);
+    assert_eq!(
+        lines(&app),
+        [
+            "child 1",
+            "ping real",
+            "fired 0 last false frame 2", // set before the child's timer: called first
+            "child 2",
+            "fired 1 last false frame 4", // the child was despawned after frame 2
+            "fired 2 last true frame 6"
+        ]
+    );
+    assert!(
+        app.world().get_entity(ids.repeating).is_err(),
+        "a finished timer's entity despawns itself"
+    );
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    assert!(tf.scheduler().timers().is_empty());
+}
+
+/// The scheduler's snapshot goes back into the app: named timers through the user's
+/// resolver, `commands.tickflow()` timers by their entities, and both worlds go on alike.
+#[test]
+fn snapshot_and_restore_round_trip() {
+    struct Names;
+    impl Resolver<World> for Names {
+        fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
+            match info.name.as_deref()? {
+                "tick tock" => Some(Box::new(
+                    |world: &mut World, cx: &mut TimerCx<'_, World>| {
+                        log(world, format!("tock {}", cx.clocks().frame()))
+                    },
+                )),
+                _ => None,
+            }
+        }
+    }
+    let mut app = app();
+    app.add_observer(|ping: On<Ping>, world_log: ResMut<Log>| {
+        let mut log = world_log;
+        log.0.push(format!("ping {}", ping.0));
+    });
+    app.world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .timers()
+        .every(millis(300))
+        .name("tick tock")
+        .call(|world, cx| log(world, format!("tock {}", cx.clocks().frame())));
+    app.world_mut()
+        .run_system_once(|mut commands: Commands| {
+            commands.tickflow().every_frames(4).trigger(Ping("four"));
+        })
+        .unwrap();
+    run(&mut app, 5);
+    let saved = app.world_mut().resource_mut::<Tickflow>().snapshot();
+    let hash = app.world_mut().resource_mut::<Tickflow>().state_hash();
+    let log_at_save = lines(&app);
+    run(&mut app, 8);
+    let original: Vec<String> = lines(&app)[log_at_save.len()..].to_vec();
+
+    // Back to the snapshot (the world's entities are still there), and the same 8 frames.
+    let report = tickflow_bevy::restore(app.world_mut(), &saved, &mut Names).unwrap();
+    assert!(report.is_complete(), "{report}");
+    assert_eq!(
+        app.world_mut().resource_mut::<Tickflow>().state_hash(),
+        hash
+    );
+    app.world_mut().resource_mut::<Log>().0.clear();
+    run(&mut app, 8);
+    assert_eq!(lines(&app), original);
+    assert_eq!(
+        original,
+        ["tock 6", "ping four", "tock 9", "tock 12", "ping four"]
+    );
+    // The restored scheduler's commands work (despawn hooks reach it).
+    let timers = app
+        .world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .timers()
+        .len();
+    assert_eq!(timers, 2);
+}
