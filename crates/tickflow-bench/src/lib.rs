@@ -8,6 +8,7 @@
 //! install it.
 
 pub mod alloc;
+pub mod bevy_delays;
 pub mod latent;
 pub mod pacing;
 pub mod realtime;

@@ -1,27 +1,15 @@
 //! `commands.tickflow()`: timers set from any system with Bevy's `Commands`, each one an
-//! entity that is its handle (despawn it to cancel) and that holds what it does.
+//! entity that is its handle (despawn it to cancel) and that holds what it does
+//! (`timer_entity.rs`).
 
 use std::fmt;
-use std::sync::Mutex;
 
-use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemId;
-use bevy_ecs::world::DeferredWorld;
-use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::prelude::{CatchUp, Domain, Span, Tickable, TimerCx};
-use tickflow::snapshot::Resolver;
-use tickflow::tick::{TickBody, TickInfo};
-use tickflow::tickable::TickableInfo;
-use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
+use tickflow::prelude::{CatchUp, Domain, Span};
 
-use crate::owner::owner;
-use crate::resource::TickflowCommands;
 use crate::target::Target;
-
-/// The name of every timer set through [`commands.tickflow()`](TickflowCommandsExt) (its
-/// tag is the entity's bits): [`restore`](crate::restore) binds these itself.
-pub const LATER_TIMER_NAME: &str = "tickflow_bevy::later";
+use crate::timer_entity::TickflowTimer;
 
 /// Adds [`tickflow`](Self::tickflow) to Bevy's `Commands`: Bevy's `commands.delayed()`, with
 /// what it lacks. A clock of your choice (game time that pauses and changes speed with
@@ -87,15 +75,6 @@ impl fmt::Debug for LaterTimer<'_, '_, '_> {
     }
 }
 
-impl fmt::Debug for TickflowTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TickflowTimer")
-            .field("spec", &self.spec)
-            .field("fire", &self.fire)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Chooses when a timer set with [`commands.tickflow()`](TickflowCommandsExt) fires.
 pub struct Later<'a, 'w, 's> {
     commands: &'a mut Commands<'w, 's>,
@@ -139,7 +118,7 @@ impl<'a, 'w, 's> Later<'a, 'w, 's> {
 }
 
 #[derive(Copy, Clone, Debug)]
-enum When {
+pub(crate) enum When {
     After(Span),
     Every(Span),
     AfterFrames(u64),
@@ -148,12 +127,12 @@ enum When {
 
 /// A timer's settings, kept on its entity until the scheduler has it.
 #[derive(Copy, Clone, Debug)]
-struct Spec {
-    when: When,
-    domain: Option<Domain>,
-    catch_up: Option<CatchUp>,
-    times: Option<u64>,
-    first_delay: Option<Span>,
+pub(crate) struct Spec {
+    pub(crate) when: When,
+    pub(crate) domain: Option<Domain>,
+    pub(crate) catch_up: Option<CatchUp>,
+    pub(crate) times: Option<u64>,
+    pub(crate) first_delay: Option<Span>,
 }
 
 /// Options of a timer set with [`commands.tickflow()`](TickflowCommandsExt), then what it
@@ -200,11 +179,7 @@ impl<'a> LaterTimer<'a, '_, '_> {
     }
 
     fn spawn(self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
-        let timer = TickflowTimer {
-            spec: self.spec,
-            target: Mutex::new(target),
-            fire,
-        };
+        let timer = TickflowTimer::new(self.spec, target, fire);
         match self.owner {
             Some(parent) => self.commands.spawn((timer, ChildOf(parent))),
             None => self.commands.spawn(timer),
@@ -226,12 +201,12 @@ impl<'a> LaterTimer<'a, '_, '_> {
     }
 
     /// At each call, applies a copy of `command`.
-    pub fn queue<M: Command + Clone>(self, command: M) -> EntityCommands<'a> {
+    pub fn queue<M: Command + Clone + Sync>(self, command: M) -> EntityCommands<'a> {
         self.target(Target::queue(command))
     }
 
     /// At each call, runs `f` with the world.
-    pub fn call(self, f: impl FnMut(&mut World) + Send + 'static) -> EntityCommands<'a> {
+    pub fn call(self, f: impl FnMut(&mut World) + Send + Sync + 'static) -> EntityCommands<'a> {
         self.target(Target::call(f))
     }
 
@@ -240,151 +215,9 @@ impl<'a> LaterTimer<'a, '_, '_> {
         self.spawn(Some(target), false)
     }
 
-    /// At each call, triggers [`TimerFired`] on the timer's entity: observe it there.
+    /// At each call, triggers [`TimerFired`](crate::TimerFired) on the timer's entity: observe
+    /// it there.
     pub fn fire(self) -> EntityCommands<'a> {
         self.spawn(None, true)
-    }
-}
-
-/// Triggered on a timer's entity at each call of a timer set with
-/// [`LaterTimer::fire`].
-#[derive(EntityEvent, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimerFired {
-    /// The timer's entity.
-    pub entity: Entity,
-    /// The call's index, from 0.
-    pub call: u64,
-    /// `true` for the timer's last call (its entity despawns after it).
-    pub last: bool,
-}
-
-/// A timer set with [`commands.tickflow()`](TickflowCommandsExt), on the entity that is its
-/// handle. Adding it sets the timer in the scheduler; removing it (or despawning the entity)
-/// cancels the timer.
-#[derive(Component)]
-#[component(on_add = schedule, on_remove = cancel)]
-pub struct TickflowTimer {
-    spec: Spec,
-    /// Taken out while it runs (it gets the world, this component included).
-    target: Mutex<Option<Target>>,
-    fire: bool,
-}
-
-fn schedule(world: DeferredWorld, ctx: HookContext) {
-    let entity = ctx.entity;
-    let (Some(timer), Some(commands)) = (
-        world.get::<TickflowTimer>(entity),
-        world.get_resource::<TickflowCommands>(),
-    ) else {
-        return;
-    };
-    let spec = timer.spec;
-    commands.timers(move |timers| {
-        let builder = match spec.when {
-            When::After(d) => timers.after(d),
-            When::Every(p) => timers.every(p),
-            When::AfterFrames(n) => timers.after_frames(n),
-            When::EveryFrames(n) => timers.every_frames(n),
-        };
-        let mut builder = builder
-            .owner(owner(entity))
-            .name(LATER_TIMER_NAME)
-            .tag(entity.to_bits());
-        if let Some(d) = spec.domain {
-            builder = builder.domain(d);
-        }
-        if let Some(c) = spec.catch_up {
-            builder = builder.catch_up(c);
-        }
-        if let Some(n) = spec.times {
-            builder = builder.times(n);
-        }
-        if let Some(d) = spec.first_delay {
-            builder = builder.first_delay(d);
-        }
-        let looping = matches!(spec.when, When::Every(_) | When::EveryFrames(_));
-        builder.call(fire(entity, looping, spec.times));
-    });
-}
-
-fn cancel(world: DeferredWorld, ctx: HookContext) {
-    if let Some(commands) = world.get_resource::<TickflowCommands>() {
-        if commands.is_connected() {
-            commands.remove_owner(owner(ctx.entity));
-        }
-    }
-}
-
-/// The callback of a timer set through `commands.tickflow()`: everything it needs is on its
-/// entity, so a restored scheduler binds it again from the entity alone.
-fn fire(
-    entity: Entity,
-    looping: bool,
-    mut calls_left: Option<u64>,
-) -> impl FnMut(&mut World, &mut TimerCx<'_, World>) + Send + 'static {
-    move |world, cx| {
-        let last = !looping || calls_left.is_some_and(|n| n <= 1);
-        if let Some(n) = calls_left.as_mut() {
-            *n = n.saturating_sub(1);
-        }
-        run_entity(world, entity, cx.call_index(), last);
-    }
-}
-
-fn run_entity(world: &mut World, entity: Entity, call: u64, last: bool) {
-    let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) else {
-        return;
-    };
-    let fire = timer.fire;
-    let slot = timer.target.get_mut().unwrap_or_else(|p| p.into_inner());
-    if let Some(mut target) = slot.take() {
-        target.run(world);
-        if !last {
-            if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
-                *timer.target.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(target);
-            }
-        }
-    }
-    if fire {
-        world.trigger(TimerFired { entity, call, last });
-    }
-    if last {
-        if let Ok(e) = world.get_entity_mut(entity) {
-            e.despawn();
-        }
-    }
-}
-
-/// Binds the timers of `commands.tickflow()` on restore, and asks the user's resolver for
-/// everything else.
-pub(crate) struct LaterResolver<'r>(pub(crate) &'r mut dyn Resolver<World>);
-
-impl Resolver<World> for LaterResolver<'_> {
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
-        if info.name.as_deref() == Some(LATER_TIMER_NAME) {
-            let entity = Entity::try_from_bits(info.tag?)?;
-            return Some(Box::new(fire(entity, info.looping, info.calls_left)));
-        }
-        self.0.timer(info)
-    }
-
-    fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<World>> {
-        self.0.timer_on_cancel(info)
-    }
-
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<World>> {
-        self.0.tick(info)
-    }
-
-    fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<World>>> {
-        self.0.tickable(info)
-    }
-
-    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<World>> {
-        self.0.latent(info)
-    }
-
-    fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<World>>> {
-        self.0.latent_action(kind, data)
     }
 }

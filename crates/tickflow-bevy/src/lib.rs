@@ -18,8 +18,7 @@
 //!   [`TimerFired`] on the timer's own entity.
 //! - **Owners**: an entity with [`TickflowOwner`] takes everything set with
 //!   [`owner(entity)`](owner) with it when it is despawned; no callback runs for it after.
-//! - **Rollback and save games**: [`Tickflow::snapshot`], [`Tickflow::state_hash`] and
-//!   [`restore`] (below).
+//! - **Rollback and save games**: [`snapshot`], [`state_hash`] and [`restore`] (below).
 //!
 //! # Example
 //!
@@ -71,7 +70,7 @@
 //!
 //! # Rollback (bevy_ggrs)
 //!
-//! The scheduler's state is plain data: [`Tickflow::snapshot`] saves it and [`restore`] puts
+//! The scheduler's state is plain data: [`snapshot`] saves it and [`restore`] puts
 //! it back with the same handles, binding callbacks by name through a
 //! [`Resolver`](tickflow::snapshot::Resolver) ([`tickflow::snapshot`] says how); timers set
 //! with `commands.tickflow()` are bound by this crate, and run their entity's target if the
@@ -79,7 +78,7 @@
 //! (`TickflowPlugin::fixed(hz).in_schedule(...)`, `frames_while_paused(false)`: GGRS decides
 //! the frames), keep the last snapshots in a resource that GGRS rolls back by cloning
 //! (its clone snapshot strategy), restore from it when GGRS loads a frame, and give GGRS
-//! [`Tickflow::state_hash`] for its checksum, so a desync in timers shows up as one. State
+//! [`state_hash`] for its checksum, so a desync in timers shows up as one. State
 //! that callbacks keep must live in the world (components and resources GGRS rolls back) or
 //! follow from the callback's name, as for any tickflow rollback.
 //!
@@ -96,14 +95,14 @@ mod owner;
 mod plugin;
 mod resource;
 mod target;
+mod timer_entity;
 
-pub use later::{
-    Later, LaterTimer, TickflowCommandsExt, TickflowTimer, TimerFired, LATER_TIMER_NAME,
-};
+pub use later::{Later, LaterTimer, TickflowCommandsExt};
 pub use owner::{owner, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
-pub use resource::{restore, Tickflow, TickflowCommands};
+pub use resource::{flush, restore, snapshot, state_hash, Tickflow, TickflowCommands};
 pub use target::Target;
+pub use timer_entity::{TickflowTimer, TimerFired};
 
 /// The names most apps use, for `use tickflow_bevy::prelude::*` beside Bevy's prelude:
 /// this crate's, and tickflow's own except the two whose names Bevy's preludes use too

@@ -10,7 +10,7 @@ use tickflow::scheduler::Commands as SchedulerCommands;
 use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
 
 use crate::clock::HostClock;
-use crate::later::LaterResolver;
+use crate::timer_entity::{set_queued, LaterResolver};
 
 /// The app's tickflow [`Scheduler`], whose context is the Bevy [`World`]: every timer, tick
 /// function, tickable, latent action and task callback gets `&mut World` (resources, queries,
@@ -51,8 +51,10 @@ use crate::later::LaterResolver;
 #[derive(Resource)]
 pub struct Tickflow {
     /// A scheduler is `Send` but not `Sync`, and resources must be both: the `Mutex` makes it
-    /// `Sync`, and it is only ever reached with `get_mut` (no locking, no contention).
-    sched: Mutex<Scheduler<World>>,
+    /// `Sync`, and it is only ever reached with `get_mut` (no locking, no contention). Boxed
+    /// because every frame moves this resource out of the world and back (3 kB unboxed:
+    /// measured, the copies were a fifth of an empty frame).
+    sched: Mutex<Box<Scheduler<World>>>,
     pub(crate) real: HostClock,
     pub(crate) game: HostClock,
     last: Option<FrameReport>,
@@ -69,7 +71,7 @@ impl std::fmt::Debug for Tickflow {
 impl Tickflow {
     pub(crate) fn new() -> Self {
         Tickflow {
-            sched: Mutex::new(Scheduler::new()),
+            sched: Mutex::new(Box::new(Scheduler::new())),
             real: HostClock::default(),
             game: HostClock::default(),
             last: None,
@@ -97,31 +99,55 @@ impl Tickflow {
 
     pub(crate) fn run(&mut self, game_dt: Span, real_dt: Span, paused: bool, world: &mut World) {
         let sched = self.sched.get_mut().unwrap_or_else(|p| p.into_inner());
+        set_queued(world, sched);
         sched.set_paused(paused);
         self.last = Some(sched.tick_split(game_dt, real_dt, world));
     }
-
-    /// The scheduler's state as plain data, for rollback and save games (commands queued
-    /// through [`TickflowCommands`] are applied first, so that they are in it).
-    pub fn snapshot(&mut self) -> SchedulerSnapshot {
-        let sched = self.scheduler();
-        sched.apply_commands();
-        sched.snapshot()
-    }
-
-    /// The hash of [`snapshot`](Self::snapshot)'s contents: compare it between peers to
-    /// detect a desync.
-    pub fn state_hash(&mut self) -> u64 {
-        let sched = self.scheduler();
-        sched.apply_commands();
-        sched.state_hash()
-    }
 }
 
-/// Puts back the scheduler saved in `snap`, binding callbacks through `resolver` (see
-/// [`tickflow::snapshot`]). Timers set with [`commands.tickflow()`](crate::TickflowCommandsExt)
-/// are bound again by this crate (they run their entity's target, if it still exists); your
-/// resolver binds the rest. [`TickflowCommands`] is pointed at the restored scheduler (other
+/// Applies everything queued for the scheduler now instead of at the next frame: timers set
+/// with [`commands.tickflow()`](crate::TickflowCommandsExt) and [`TickflowCommands`]. Their
+/// times count from the scheduler's time now, as they would at the start of the next frame.
+///
+/// # Panics
+///
+/// When the app has no [`TickflowPlugin`](crate::TickflowPlugin), or from inside a
+/// tickflow frame.
+pub fn flush(world: &mut World) {
+    world.resource_scope(|world, mut tf: Mut<Tickflow>| {
+        let sched = tf.scheduler();
+        set_queued(world, sched);
+        sched.apply_commands();
+    });
+}
+
+/// The scheduler's state as plain data, for rollback and save games, with everything queued
+/// applied first ([`flush`]).
+///
+/// # Panics
+///
+/// As [`flush`].
+pub fn snapshot(world: &mut World) -> SchedulerSnapshot {
+    flush(world);
+    world.resource_mut::<Tickflow>().scheduler().snapshot()
+}
+
+/// The hash of [`snapshot`]'s contents (platform-independent): compare it between peers to
+/// detect a desync.
+///
+/// # Panics
+///
+/// As [`flush`].
+pub fn state_hash(world: &mut World) -> u64 {
+    flush(world);
+    world.resource_mut::<Tickflow>().scheduler().state_hash()
+}
+
+/// Puts back the scheduler saved in `snap` (by [`snapshot`]), binding callbacks through
+/// `resolver` (see [`tickflow::snapshot`]). Timers set with
+/// [`commands.tickflow()`](crate::TickflowCommandsExt) are bound again by this crate while
+/// their entities are in the world (a timer entity despawned since the snapshot cannot come
+/// back: its target went with it); your resolver binds the rest. [`TickflowCommands`] is pointed at the restored scheduler (other
 /// copies of its `Commands` you kept are not: take them from the resource again).
 ///
 /// # Errors
@@ -137,7 +163,13 @@ pub fn restore(
     snap: &SchedulerSnapshot,
     resolver: &mut dyn Resolver<World>,
 ) -> Result<RestoreReport, RestoreError> {
-    let (sched, report) = Scheduler::restore(snap, &mut LaterResolver(resolver))?;
+    let (sched, report) = Scheduler::restore(
+        snap,
+        &mut LaterResolver {
+            world,
+            user: resolver,
+        },
+    )?;
     let commands = sched.commands();
     let mut tf = world
         .get_resource_mut::<Tickflow>()

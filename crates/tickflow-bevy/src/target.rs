@@ -13,7 +13,7 @@ use tickflow::prelude::TimerCx;
 /// takes targets too.
 ///
 /// Targets run again for every call of a repeating timer, so events and commands are cloned
-/// for each.
+/// for each. They are `Send + Sync` (they live in components), so are their closures.
 ///
 /// ```
 /// use bevy_app::App;
@@ -42,7 +42,7 @@ use tickflow::prelude::TimerCx;
 /// }
 /// assert_eq!(app.world().resource::<Waves>().0, [1]);
 /// ```
-pub struct Target(Box<dyn FnMut(&mut World) + Send>);
+pub struct Target(Box<dyn FnMut(&mut World) + Send + Sync>);
 
 impl Target {
     /// Triggers `event` for its observers (global observers for an [`Event`], the target
@@ -65,7 +65,7 @@ impl Target {
     }
 
     /// Applies a copy of `command` (and any commands it queues) at once.
-    pub fn queue<M: Command + Clone>(command: M) -> Target {
+    pub fn queue<M: Command + Clone + Sync>(command: M) -> Target {
         Target(Box::new(move |world| {
             world.commands().queue(command.clone());
             world.flush();
@@ -73,7 +73,7 @@ impl Target {
     }
 
     /// Runs `f` with the world.
-    pub fn call(f: impl FnMut(&mut World) + Send + 'static) -> Target {
+    pub fn call(f: impl FnMut(&mut World) + Send + Sync + 'static) -> Target {
         Target(Box::new(f))
     }
 

@@ -187,7 +187,7 @@ fn fixed_timesteps_are_deterministic() {
         for _ in 0..30 {
             app.update();
         }
-        let hash = sched(&mut app).state_hash();
+        let hash = tickflow_bevy::state_hash(app.world_mut());
         (app.world_mut().remove_resource::<Log>().unwrap().0, hash)
     }
     let first = run();

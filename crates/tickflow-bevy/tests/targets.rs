@@ -285,8 +285,8 @@ fn snapshot_and_restore_round_trip() {
         })
         .unwrap();
     run(&mut app, 5);
-    let saved = app.world_mut().resource_mut::<Tickflow>().snapshot();
-    let hash = app.world_mut().resource_mut::<Tickflow>().state_hash();
+    let saved = tickflow_bevy::snapshot(app.world_mut());
+    let hash = tickflow_bevy::state_hash(app.world_mut());
     let log_at_save = lines(&app);
     run(&mut app, 8);
     let original: Vec<String> = lines(&app)[log_at_save.len()..].to_vec();
@@ -294,10 +294,7 @@ fn snapshot_and_restore_round_trip() {
     // Back to the snapshot (the world's entities are still there), and the same 8 frames.
     let report = tickflow_bevy::restore(app.world_mut(), &saved, &mut Names).unwrap();
     assert!(report.is_complete(), "{report}");
-    assert_eq!(
-        app.world_mut().resource_mut::<Tickflow>().state_hash(),
-        hash
-    );
+    assert_eq!(tickflow_bevy::state_hash(app.world_mut()), hash);
     app.world_mut().resource_mut::<Log>().0.clear();
     run(&mut app, 8);
     assert_eq!(lines(&app), original);

@@ -87,6 +87,8 @@ enum Part {
     Latent,
     /// Real-time lateness and CPU against a naive heap thread, tokio and crossbeam; throughput.
     Realtime,
+    /// B1: delays in a Bevy app, tickflow-bevy against Bevy's delayed commands.
+    Bevy,
     /// P1: the paced runner's lateness, drift and idle CPU against Bevy's ScheduleRunnerPlugin
     /// and a thread::sleep loop.
     Pacing,
@@ -182,7 +184,7 @@ fn bench(args: &BenchArgs) {
     };
     let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
     type Run = fn(&tickflow_bench::Options);
-    let parts: [(Part, &str, Run); 6] = [
+    let parts: [(Part, &str, Run); 7] = [
         (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
         (
             Part::Scheduler,
@@ -198,6 +200,11 @@ fn bench(args: &BenchArgs) {
             Part::Realtime,
             "Real-time service",
             tickflow_bench::realtime::run,
+        ),
+        (
+            Part::Bevy,
+            "Delays in a Bevy app (B1)",
+            tickflow_bench::bevy_delays::run,
         ),
         (
             Part::Pacing,

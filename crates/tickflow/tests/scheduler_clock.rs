@@ -207,3 +207,16 @@ fn timers_set_from_a_tick_are_pending_until_the_timer_stage() {
     sched.tick(secs(0.1), &mut v);
     assert_eq!(v, [102]);
 }
+
+#[test]
+fn stage_timing_can_be_turned_off() {
+    let mut sched = Scheduler::<()>::new();
+    sched.add_tick(TickSettings::named("work"), |_, _| {
+        std::hint::black_box((0..1000u64).sum::<u64>());
+    });
+    assert!(sched.tick(secs(0.1), &mut ()).total_time() > std::time::Duration::ZERO);
+    sched.set_stage_timing(false);
+    let report = sched.tick(secs(0.1), &mut ());
+    assert_eq!(report.ticks_run, 1);
+    assert_eq!(report.stage_times, [std::time::Duration::ZERO; 11]);
+}

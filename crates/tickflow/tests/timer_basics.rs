@@ -298,3 +298,37 @@ fn list_reports_every_live_timer_in_set_order() {
     assert_eq!(list[1].rate, secs(2.0));
     assert_eq!(list[1].remaining, secs(2.0));
 }
+
+/// `TimerCx::tag` and `TimerCx::is_last_call`: one callback shared by many timers, each
+/// finding its data by tag and knowing its last call.
+#[test]
+fn a_callback_sees_its_tag_and_its_last_call() {
+    let mut timers = TimerManager::<Vec<(u64, bool)>>::new();
+    let cb = |log: &mut Vec<(u64, bool)>, cx: &mut TimerCx<'_, Vec<(u64, bool)>>| {
+        log.push((cx.tag().unwrap_or(0), cx.is_last_call()));
+    };
+    timers.after(secs(0.1)).tag(1).call(cb);
+    timers.every(secs(0.1)).times(2).tag(2).call(cb);
+    timers.every(secs(0.1)).call(cb); // untagged, endless
+    timers
+        .every(secs(0.1))
+        .tag(4)
+        .call(|log: &mut Vec<(u64, bool)>, cx| {
+            cx.clear_self();
+            log.push((cx.tag().unwrap_or(0), cx.is_last_call()));
+        });
+    let mut log = Vec::new();
+    timers.tick(secs(0.1), &mut log);
+    timers.tick(secs(0.1), &mut log);
+    assert_eq!(
+        log,
+        [
+            (1, true),
+            (2, false),
+            (0, false),
+            (0, true), // cleared itself: its tag went with it
+            (2, true),
+            (0, false)
+        ]
+    );
+}

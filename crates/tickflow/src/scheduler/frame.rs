@@ -134,6 +134,7 @@ impl<C: 'static> Scheduler<C> {
             tasks,
             shared,
             paused,
+            stage_timing,
             ..
         } = self;
         let shared = &**shared;
@@ -141,7 +142,7 @@ impl<C: 'static> Scheduler<C> {
         // Task futures, task handles and `Commands` reach the executor while it is active.
         exec.activate(|| {
             let errors = &mut report.errors;
-            let mut stages = StageClock::start();
+            let mut stages = StageClock::start(*stage_timing);
 
             macro_rules! apply_with {
                 ($parts:expr) => {
@@ -261,16 +262,17 @@ impl<C: 'static> Scheduler<C> {
 /// Times the stages of one frame and, with the `tracing` feature, keeps a span open for the
 /// stage that is running (stages run in the order of [`Stage::ALL`]).
 struct StageClock {
-    clock: Instant,
+    /// `None` when the scheduler does not time its stages.
+    clock: Option<Instant>,
     times: [Duration; Stage::ALL.len()],
     #[cfg(feature = "tracing")]
     span: Option<tracing::span::EnteredSpan>,
 }
 
 impl StageClock {
-    fn start() -> Self {
+    fn start(timed: bool) -> Self {
         StageClock {
-            clock: Instant::now(),
+            clock: timed.then(Instant::now),
             times: [Duration::ZERO; Stage::ALL.len()],
             #[cfg(feature = "tracing")]
             span: Some(stage_span(Stage::ALL[0]).entered()),
@@ -279,9 +281,11 @@ impl StageClock {
 
     /// `done` has finished: charge it the time since the last lap and open the next stage.
     fn lap(&mut self, done: Stage) {
-        let now = Instant::now();
-        self.times[done.index()] += now - self.clock;
-        self.clock = now;
+        if let Some(clock) = self.clock.as_mut() {
+            let now = Instant::now();
+            self.times[done.index()] += now - *clock;
+            *clock = now;
+        }
         #[cfg(feature = "tracing")]
         {
             // Close before opening, so the spans of a frame never overlap.

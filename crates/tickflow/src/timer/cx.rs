@@ -95,6 +95,27 @@ impl<'a, C: 'static> TimerCx<'a, C> {
         self.calls_this_tick
     }
 
+    /// The tag given with [`TimerBuilder::tag`](super::TimerBuilder::tag), if any: a callback
+    /// shared by many timers finds its own data with it (an entity, a slot in a table)
+    /// without capturing it, which keeps the callback allocation-free.
+    pub fn tag(&self) -> Option<u64> {
+        self.mgr
+            .find(self.handle)
+            .and_then(|idx| self.mgr.tag_of(idx))
+    }
+
+    /// `true` when the timer makes no call after this one by its schedule: a one-shot, or
+    /// the last of [`times(n)`](super::TimerBuilder::times) (also when the callback has
+    /// cleared it already).
+    pub fn is_last_call(&self) -> bool {
+        let Some(idx) = self.mgr.find(self.handle) else {
+            return true;
+        };
+        let looping = self.mgr.slots.at(idx).flags.looping();
+        let times_left = self.mgr.extras_of(idx).and_then(|x| x.times_left);
+        !looping || times_left == Some(1)
+    }
+
     /// The manager: set, clear, pause or query any timer. Timers set here count from this
     /// call's scheduled time (on the same clock) and never fire in the current tick.
     pub fn timers(&mut self) -> &mut TimerManager<C> {
