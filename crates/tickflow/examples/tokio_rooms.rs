@@ -1,18 +1,25 @@
 //! A game server on tokio's multi-threaded runtime: one task per room, each room a
-//! `Scheduler` ticked by a 30 Hz interval. Schedulers are `Send`, so each room's task may run
-//! on any worker thread, and move between them at every await.
+//! `Scheduler` stepped at 30 Hz on a [`Pacer`]'s absolute deadlines (no drift, unlike
+//! `interval` with `Skip`, and with tickflow's catch-up policy after a stall), and the
+//! server's heartbeats on the wall-clock [`RealtimeTimers`] service (each room holds a
+//! [`RealtimeRemote`], a `Send + Sync` handle to it). Schedulers are `Send`,
+//! so each room's task may run on any worker thread, and move between them at every await.
 //!
 //! ```sh
 //! cargo run -p tickflow --example tokio_rooms
 //! ```
 //!
 //! Each room runs two seconds of game: players regenerate on looping timers, a tick function
-//! moves them, a latent delay opens the gates, and an async task counts the match down. The
+//! moves them, a latent delay opens the gates, and an async task counts the match down. Every
+//! 250 ms of wall time the real-time service's thread sends each open room a heartbeat. The
 //! rooms report what happened when they close.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
+use tickflow::driver::Pacer;
 use tickflow::prelude::*;
+use tickflow::realtime::{RealtimeRemote, RealtimeTimers};
 
 /// The game state of one room.
 struct Room {
@@ -68,29 +75,44 @@ fn open_room(id: u32, players: u32) -> (Scheduler<Room>, Room) {
     (sched, room)
 }
 
-/// One room's task: tick its scheduler at 30 Hz for `seconds` of game time.
-async fn run_room(id: u32, seconds: u32) -> Room {
+/// One room's task: step its scheduler at 30 Hz for `seconds` of game time, with a
+/// heartbeat from the real-time service while it is open.
+async fn run_room(id: u32, seconds: u32, heartbeats: RealtimeRemote) -> (Room, u32) {
     let (mut sched, mut room) = open_room(id, 4 + id);
-    let frame = Span::frames(1, HZ);
-    let mut interval = tokio::time::interval(Duration::from(frame));
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    for _ in 0..seconds * HZ {
-        interval.tick().await;
-        // A fixed step: the game advances by exactly one frame per tick, whatever the
-        // wake-up latency of this worker thread.
-        sched.tick(frame, &mut room);
+    let beats = Arc::new(AtomicU32::new(0));
+    let counter = beats.clone();
+    // Runs on the service's thread, whatever the room's task is doing.
+    let heartbeat = heartbeats
+        .every(std::time::Duration::from_millis(250))
+        .call(move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    let step = Span::frames(1, HZ);
+    let mut pacer = Pacer::new(HZ); // step n due at start + n/30 s, exactly
+    let mut steps = 0;
+    while steps < seconds * HZ {
+        tokio::time::sleep_until(pacer.next_deadline().into()).await;
+        // Usually one step; after a stall (a busy worker), the missed ones, capped.
+        for _ in 0..pacer.due(std::time::Instant::now()) {
+            sched.tick(step, &mut room);
+            steps += 1;
+        }
     }
-    room
+    heartbeat.cancel();
+    (room, beats.load(Ordering::Relaxed))
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let rooms: Vec<_> = (1..=4).map(|id| tokio::spawn(run_room(id, 2))).collect();
+    let heartbeats = RealtimeTimers::start();
+    let rooms: Vec<_> = (1..=4)
+        .map(|id| tokio::spawn(run_room(id, 2, heartbeats.remote())))
+        .collect();
     for room in rooms {
-        let room = room.await.expect("the room's task ended normally");
+        let (room, beats) = room.await.expect("the room's task ended normally");
         let hp: Vec<u32> = room.players.iter().map(|p| p.hp).collect();
         println!(
-            "room {}: {} players, hp {:?}, moved {} px, gates open: {}, log {:?}",
+            "room {}: {} players, hp {:?}, moved {} px, gates open: {}, {beats} heartbeats, log {:?}",
             room.id,
             room.players.len(),
             hp,
@@ -98,6 +120,8 @@ async fn main() {
             room.gates_open,
             room.log
         );
+        // About 8 in two seconds; generous, as the machine may be busy.
+        assert!(beats >= 2, "the heartbeats ran on their own thread");
         // Four regen calls per player in two seconds (at 0.5, 1.0, 1.5 and 2.0 s).
         assert!(room.players.iter().all(|p| p.hp == 54));
         assert!(room.gates_open);
