@@ -10,7 +10,7 @@ use bevy_ecs::schedule::ScheduleLabel;
 use bevy_time::{Fixed, Real, Time, Virtual};
 use tickflow::Span;
 
-use crate::resource::{Tickflow, TickflowCommands};
+use crate::resource::{run_frame, GameTime, Tickflow, TickflowCommands};
 use crate::timer_entity::LaterQueue;
 
 /// Runs the app's tickflow [`Scheduler`](tickflow::Scheduler) (the [`Tickflow`] resource)
@@ -145,7 +145,7 @@ impl TickflowPlugin {
 }
 
 /// What the frame systems need to know (a resource: systems are plain functions).
-#[derive(Resource, Clone, Debug)]
+#[derive(Resource, Copy, Clone, Debug)]
 struct FixedRate {
     step: Span,
     /// The timestep Bevy stores for `hz`; another one means the app changed `Time<Fixed>`
@@ -196,7 +196,7 @@ impl Plugin for TickflowPlugin {
 }
 
 fn fixed_frame(world: &mut World) {
-    let rate = world.resource::<FixedRate>().clone();
+    let rate = world.resource::<FixedRate>();
     let timestep = world.resource::<Time<Fixed>>().timestep();
     let step = if timestep == rate.bevy_step {
         rate.step
@@ -204,10 +204,7 @@ fn fixed_frame(world: &mut World) {
         Span::from(timestep)
     };
     let real = world.resource::<Time<Real>>().elapsed();
-    world.try_resource_scope(|world, mut tf: Mut<Tickflow>| {
-        let real_dt = tf.real.advance(real);
-        tf.run(step, real_dt, false, world);
-    });
+    run_frame(world, GameTime::Step(step), real, false);
 }
 
 fn paused_frame(world: &mut World) {
@@ -215,19 +212,12 @@ fn paused_frame(world: &mut World) {
         return;
     }
     let real = world.resource::<Time<Real>>().elapsed();
-    world.try_resource_scope(|world, mut tf: Mut<Tickflow>| {
-        let real_dt = tf.real.advance(real);
-        tf.run(Span::ZERO, real_dt, true, world);
-    });
+    run_frame(world, GameTime::Step(Span::ZERO), real, true);
 }
 
 fn variable_frame(world: &mut World) {
     let virt = world.resource::<Time<Virtual>>();
     let (game, paused) = (virt.elapsed(), virt.effective_speed_f64() == 0.0);
     let real = world.resource::<Time<Real>>().elapsed();
-    world.try_resource_scope(|world, mut tf: Mut<Tickflow>| {
-        let game_dt = tf.game.advance(game);
-        let real_dt = tf.real.advance(real);
-        tf.run(game_dt, real_dt, paused, world);
-    });
+    run_frame(world, GameTime::Elapsed(game), real, paused);
 }

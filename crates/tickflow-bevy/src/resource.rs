@@ -2,7 +2,9 @@
 //! [`TickflowCommands`] (a handle that queues changes from anywhere, even while it runs).
 
 use std::ops::Deref;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use bevy_ecs::prelude::*;
 use tickflow::prelude::{FrameReport, Scheduler, Span};
@@ -17,9 +19,8 @@ use crate::timer_entity::{set_queued, LaterResolver};
 /// commands, observers, one-shot systems) beside its tickflow powers.
 ///
 /// Set things up from a system with `ResMut<Tickflow>` and [`scheduler`](Self::scheduler);
-/// the plugin runs the frames. While a frame runs, this resource is out of the world (the
-/// scheduler is lent the world for the frame): callbacks use their `cx` for tickflow's
-/// services, and [`TickflowCommands`] works everywhere (a callback that gets only the world,
+/// the plugin runs the frames. While a frame runs, the scheduler is busy (it has the world):
+/// callbacks use their `cx` for tickflow's services, and [`TickflowCommands`] works everywhere (a callback that gets only the world,
 /// such as a [`Target`](crate::Target), reads the frame's clocks with
 /// `world.resource::<TickflowCommands>().clocks()`).
 ///
@@ -51,13 +52,22 @@ use crate::timer_entity::{set_queued, LaterResolver};
 #[derive(Resource)]
 pub struct Tickflow {
     /// A scheduler is `Send` but not `Sync`, and resources must be both: the `Mutex` makes it
-    /// `Sync`, and it is only ever reached with `get_mut` (no locking, no contention). Boxed
-    /// because every frame moves this resource out of the world and back (3 kB unboxed:
-    /// measured, the copies were a fifth of an empty frame).
-    sched: Mutex<Box<Scheduler<World>>>,
-    pub(crate) real: HostClock,
-    pub(crate) game: HostClock,
+    /// `Sync`, and it is only ever reached with `get_mut` (no locking, no contention). Taken
+    /// out for the length of a frame (the scheduler gets the world, this resource included):
+    /// a pointer moved out and back, where moving the resource out of the world and back
+    /// cost a fifth of an empty frame (measured).
+    sched: Mutex<Option<Box<Scheduler<World>>>>,
+    real: HostClock,
+    game: HostClock,
     last: Option<FrameReport>,
+}
+
+/// The game time of a frame the plugin runs.
+pub(crate) enum GameTime {
+    /// A fixed step.
+    Step(Span),
+    /// The time `Time<Virtual>` reached (its delta since the last frame is carried exactly).
+    Elapsed(Duration),
 }
 
 impl std::fmt::Debug for Tickflow {
@@ -68,24 +78,36 @@ impl std::fmt::Debug for Tickflow {
     }
 }
 
+const RUNNING: &str = "Tickflow::scheduler: the scheduler is running a frame (callbacks reach \
+                       it through their `cx`, or through the TickflowCommands resource)";
+
 impl Tickflow {
     pub(crate) fn new() -> Self {
         Tickflow {
-            sched: Mutex::new(Box::new(Scheduler::new())),
+            sched: Mutex::new(Some(Box::new(Scheduler::new()))),
             real: HostClock::default(),
             game: HostClock::default(),
             last: None,
         }
     }
 
+    fn slot(&mut self) -> &mut Option<Box<Scheduler<World>>> {
+        // Frames catch their callbacks' panics (below), so the lock is never poisoned by
+        // one; a poisoned lock would still hold a consistent scheduler.
+        self.sched.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The scheduler: set timers, tick functions, tickables, latent actions and tasks, read
     /// its clocks. Its frames are the plugin's to run, and its pause follows
     /// `Time<Virtual>` (the plugin sets it every frame).
+    ///
+    /// # Panics
+    ///
+    /// While a frame runs (from inside a tickflow callback): the scheduler is busy; use the
+    /// callback's `cx`, or [`TickflowCommands`].
+    #[track_caller]
     pub fn scheduler(&mut self) -> &mut Scheduler<World> {
-        // A panic in a frame unwinds through Bevy's system and ends the app; a poisoned lock
-        // is therefore only seen by code that caught that panic, and the scheduler restored
-        // its own order before the panic left it.
-        self.sched.get_mut().unwrap_or_else(|p| p.into_inner())
+        self.slot().as_deref_mut().expect(RUNNING)
     }
 
     pub(crate) fn commands(&mut self) -> SchedulerCommands<World> {
@@ -97,11 +119,39 @@ impl Tickflow {
         self.last.as_ref()
     }
 
-    pub(crate) fn run(&mut self, game_dt: Span, real_dt: Span, paused: bool, world: &mut World) {
-        let sched = self.sched.get_mut().unwrap_or_else(|p| p.into_inner());
-        set_queued(world, sched);
+    pub(crate) fn replace(&mut self, sched: Scheduler<World>) {
+        *self.slot() = Some(Box::new(sched));
+        self.last = None;
+    }
+}
+
+/// Runs one tickflow frame: `game` of game time, the real time since the last frame (Bevy's
+/// real clock is at `real`), paused or not. Does nothing when the app has no plugin or a frame
+/// is already running (a schedule run from inside a callback).
+pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, paused: bool) {
+    let Some(mut tf) = world.get_resource_mut::<Tickflow>() else {
+        return;
+    };
+    let Some(mut sched) = tf.slot().take() else {
+        return;
+    };
+    let real_dt = tf.real.advance(real);
+    let game_dt = match game {
+        GameTime::Step(step) => step,
+        GameTime::Elapsed(elapsed) => tf.game.advance(elapsed),
+    };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        set_queued(world, &mut sched);
         sched.set_paused(paused);
-        self.last = Some(sched.tick_split(game_dt, real_dt, world));
+        sched.tick_split(game_dt, real_dt, world)
+    }));
+    // Back before a panic goes on: the scheduler put itself in order, and the next frame
+    // works (as tickflow promises), if the app catches the panic.
+    let mut tf = world.resource_mut::<Tickflow>();
+    *tf.slot() = Some(sched);
+    match result {
+        Ok(report) => tf.last = Some(report),
+        Err(payload) => panic::resume_unwind(payload),
     }
 }
 
@@ -113,12 +163,16 @@ impl Tickflow {
 ///
 /// When the app has no [`TickflowPlugin`](crate::TickflowPlugin), or from inside a
 /// tickflow frame.
+#[track_caller]
 pub fn flush(world: &mut World) {
-    world.resource_scope(|world, mut tf: Mut<Tickflow>| {
-        let sched = tf.scheduler();
-        set_queued(world, sched);
-        sched.apply_commands();
-    });
+    let mut sched = world
+        .resource_mut::<Tickflow>()
+        .slot()
+        .take()
+        .expect(RUNNING);
+    set_queued(world, &mut sched);
+    sched.apply_commands();
+    *world.resource_mut::<Tickflow>().slot() = Some(sched);
 }
 
 /// The scheduler's state as plain data, for rollback and save games, with everything queued
@@ -174,8 +228,7 @@ pub fn restore(
     let mut tf = world
         .get_resource_mut::<Tickflow>()
         .expect("tickflow_bevy::restore: no Tickflow resource (add TickflowPlugin, and restore between frames)");
-    *tf.scheduler() = sched;
-    tf.last = None;
+    tf.replace(sched);
     world.insert_resource(TickflowCommands(commands));
     Ok(report)
 }

@@ -246,3 +246,18 @@ fn systems_order_around_the_frame() {
     }
     assert_eq!(app.world().resource::<Seen>().0, [1, 2, 3]);
 }
+
+/// A callback that reaches for the scheduler through the resource is told why it cannot.
+#[test]
+#[should_panic(expected = "the scheduler is running a frame")]
+fn the_scheduler_is_busy_inside_its_frame() {
+    let mut app = app(10, 1);
+    sched(&mut app)
+        .scheduler()
+        .timers()
+        .after_frames(1)
+        .call(|world, _| {
+            world.resource_mut::<Tickflow>().scheduler();
+        });
+    app.update();
+}

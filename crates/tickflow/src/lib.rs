@@ -20,6 +20,13 @@
 //! in the context, which every callback receives. What each kind of callback can reach, and how,
 //! is in the [scheduler docs](scheduler#what-every-callback-can-do).
 //!
+//! Where it runs: your own loop ([`driver::FixedStep`] for a render loop, [`driver::PacedRunner`]
+//! for a server thread, [`driver::Pacer`] for an async runtime), a tokio task, or Bevy through
+//! the `tickflow-bevy` plugin. Programs to copy, each run by CI: `cargo run -p tickflow
+//! --example game_loop` (a render loop on `FixedStep`), `--example tokio_rooms` (a tokio game
+//! server: rooms on `Pacer`, heartbeats on the real-time service), and `cargo run -p
+//! tickflow-bevy --example headless` (a headless Bevy app).
+//!
 //! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
 //! `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or profiler; the
