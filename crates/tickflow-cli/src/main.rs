@@ -2,6 +2,7 @@
 //! short `tour` of each part of the library. `tickflow --help` lists everything.
 
 mod arena;
+mod bench;
 mod demo;
 mod output;
 mod plots;
@@ -15,6 +16,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 // The heap-size rows of `tickflow bench` count allocations (one relaxed atomic add each).
+#[cfg(feature = "bench")]
 #[global_allocator]
 static ALLOC: tickflow_bench::alloc::Counting = tickflow_bench::alloc::Counting;
 
@@ -25,7 +27,7 @@ Examples:
   tickflow demo --realtime --seconds 10  paced at wall-clock speed
   tickflow explain                      the tick order of a small arena, with reasons
   tickflow explain --dot | dot -Tsvg > graph.svg
-  tickflow bench --quick                every benchmark with its peers, in under a minute
+  tickflow bench --quick                every benchmark with its peers (a build with --features bench)
   tickflow tour                         one printed scene per part of the library";
 
 /// Time services for game loops: see them work, measure them.
@@ -48,6 +50,8 @@ enum Command {
     /// Print the tick order of a small arena, with the reason for each place.
     Explain(ExplainArgs),
     /// Run the library's benchmarks with their peers and print the tables (as in BENCHMARKS.md).
+    /// Needs a build with `--features bench` (the peers, Bevy and tokio among them, stay out of
+    /// the default build).
     Bench(BenchArgs),
     /// One short, printed scene per part of the library.
     Tour,
@@ -68,17 +72,17 @@ struct ExplainArgs {
 }
 
 #[derive(Args, Debug)]
-struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Short runs and small sizes: the whole set in under a minute.
     #[arg(long)]
-    quick: bool,
+    pub(crate) quick: bool,
     /// Run only these parts (default: all).
     #[arg(long, value_enum, value_delimiter = ',')]
-    only: Vec<Part>,
+    pub(crate) only: Vec<Part>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Part {
+pub(crate) enum Part {
     /// W1–W4: timers against an Unreal-style manager, DelayQueue and bevy's Timer.
     Timers,
     /// S0–S3: tick functions against an Unreal-style tick manager and a plain loop.
@@ -132,9 +136,16 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            // clap's first line says what was wrong; the rest is a usage hint.
+            // clap's first line says what was wrong; the rest is a usage hint. The valid
+            // values (of `--only`, say) go on that line too.
             let text = e.render().to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            let first = text.lines().next().unwrap_or("error: bad arguments");
+            match e.get(clap::error::ContextKind::ValidValue) {
+                Some(clap::error::ContextValue::Strings(valid)) => {
+                    eprintln!("{first} (valid: {})", valid.join(", "));
+                }
+                _ => eprintln!("{first}"),
+            }
             return ExitCode::from(2);
         }
     };
@@ -166,65 +177,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
-        Some(Command::Bench(args)) => {
-            bench(&args);
-            Ok(())
-        }
+        Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Tour) => {
             tour::run();
             Ok(())
-        }
-    }
-}
-
-fn bench(args: &BenchArgs) {
-    let opts = tickflow_bench::Options {
-        quick: args.quick,
-        args: Vec::new(),
-    };
-    let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
-    type Run = fn(&tickflow_bench::Options);
-    let parts: [(Part, &str, Run); 7] = [
-        (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
-        (
-            Part::Scheduler,
-            "Scheduler (S0–S3)",
-            tickflow_bench::scheduler::run,
-        ),
-        (
-            Part::Latent,
-            "Latent actions and tasks (L1–L2)",
-            tickflow_bench::latent::run,
-        ),
-        (
-            Part::Realtime,
-            "Real-time service",
-            tickflow_bench::realtime::run,
-        ),
-        (
-            Part::Bevy,
-            "Delays in a Bevy app (B1)",
-            tickflow_bench::bevy_delays::run,
-        ),
-        (
-            Part::Pacing,
-            "Pacing a headless loop (P1)",
-            tickflow_bench::pacing::run,
-        ),
-        (
-            Part::Snapshot,
-            "Snapshots (SN1)",
-            tickflow_bench::snapshot::run,
-        ),
-    ];
-    println!(
-        "tickflow bench{}: each part measures tickflow and its peers in the same run; ratios are tickflow / peer (lower is better for times).",
-        if args.quick { " --quick" } else { "" }
-    );
-    for (part, title, run) in parts {
-        if wanted(part) {
-            println!("\n=== {title} ===\n");
-            run(&opts);
         }
     }
 }

@@ -159,6 +159,7 @@ fn explain_prints_the_order_and_the_graph() {
 }
 
 #[test]
+#[cfg(feature = "bench")]
 fn bench_prints_its_tables() {
     tickflow()
         .args(["bench", "--quick", "--only", "scheduler"])
@@ -166,6 +167,17 @@ fn bench_prints_its_tables() {
         .success()
         .stdout(predicates::str::contains("tickflow/unreal ="))
         .stdout(predicates::str::contains("speed-up"));
+}
+
+/// The default build leaves the benchmarks' peers out, and says how to get them.
+#[test]
+#[cfg(not(feature = "bench"))]
+fn bench_says_how_to_build_it() {
+    tickflow()
+        .args(["bench", "--quick"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--features bench"));
 }
 
 #[test]
@@ -199,6 +211,10 @@ fn bad_arguments_exit_2_with_one_line() {
     refused(&["demo", "--seconds", "-1"], "--seconds");
     refused(&["demo", "--bogus"], "--bogus");
     refused(&["bench", "--only", "everything"], "everything");
+    refused(
+        &["bench", "--only", "everything"],
+        "valid: timers, scheduler, latent",
+    );
 }
 
 #[test]
