@@ -1,7 +1,97 @@
 //! tickflow: exact, deterministic time services for game loops, simulations and game servers.
 //!
+//! # Start here: the loop of a small game
+//!
+//! A [`Scheduler`] owns every time service and runs them in one frame pipeline; your game
+//! state is the context `C` that every callback receives. Add tick functions (per-frame
+//! work, in ordered groups), timers and async tasks, then advance it once per frame. The
+//! [`driver::FixedStep`] turns a render loop's frames, whatever their length, into fixed
+//! simulation steps:
+//!
+//! ```
+//! use std::time::Duration;
+//! use tickflow::driver::FixedStep;
+//! use tickflow::prelude::*;
+//!
+//! #[derive(Default)]
+//! struct Game { x: f64, waves: u32, boss_said: Vec<&'static str> }
+//!
+//! let mut sched = Scheduler::<Game>::new();
+//! // Every frame: move, by exactly this frame's game time.
+//! sched.add_tick(TickSettings::named("move"), |g: &mut Game, cx| {
+//!     g.x += 60.0 * cx.dt().as_secs_f64();
+//! });
+//! // Every 2 s of game time: a wave.
+//! sched.timers().every(secs(2.0)).call(|g: &mut Game, _| g.waves += 1);
+//! // A script that waits across frames.
+//! sched.spawn(None, |cx| async move {
+//!     cx.delay(secs(1.0)).await;
+//!     cx.with(|g| g.boss_said.push("you are late"));
+//! });
+//!
+//! let mut game = Game::default();
+//! let mut fixed = FixedStep::new(60); // 60 steps of exactly 1/60 s per second
+//! for _ in 0..150 {
+//!     // In a real loop: the time since the last rendered frame, from `Instant::now()`.
+//!     let rendered_frame = Duration::from_millis(33);
+//!     let (due, _) = fixed.run(rendered_frame, &mut sched, &mut game);
+//!     let _draw_between_the_last_two_states_at = due.alpha;
+//! }
+//! // 150 frames of 33 ms: 4.95 s, so 297 steps have run and 0.0 s are carried.
+//! assert_eq!(sched.frame(), 297);
+//! assert_eq!(sched.now().since_start(), Span::frames(297, 60));
+//! assert_eq!((game.waves, game.boss_said.len()), (2, 1));
+//! assert!((game.x - 60.0 * 4.95).abs() < 1e-9);
+//! ```
+//!
+//! **Fixed or variable delta.** Pass each frame's measured duration straight to
+//! [`Scheduler::tick`] (`sched.tick(frame_time.into(), &mut game)`) for a variable step: one
+//! frame of the pipeline per rendered frame, `cx.dt()` is the frame's length, as in Unreal's
+//! tick or Unity's `Update` (a frame longer than [`Scheduler::max_delta`], 0.25 s by default,
+//! counts as that long, so a debugger pause is not one giant step). Put [`driver::FixedStep`] in between for a fixed step, as in
+//! Unity's `FixedUpdate` or Bevy's `FixedUpdate`: the simulation, timers included, sees only
+//! steps of exactly `1/hz` s, so it is the same on every machine (and can be replayed or
+//! rolled back); render with `due.alpha` between the last two states. Timers are exact
+//! either way: a timer due in the middle of a frame fires in that frame, with its
+//! [`scheduled`](timer::TimerCx::scheduled) time. A server has no render loop: it paces
+//! itself with [`driver::PacedRunner`] (a thread) or [`driver::Pacer`] (an async task).
+//!
+//! **Threads.** The containers are `Send`, whatever the context type (they never hold one),
+//! and [`Commands`] and the task handles are `Send + Sync`: a scheduler can live in a tokio
+//! task or move to a worker thread. Callbacks must be `Send` for that; keep state that is not
+//! (an `Rc`) in the context, which every callback receives. What each kind of callback can
+//! reach, and how, is in the [scheduler docs](scheduler#what-every-callback-can-do).
+//!
+//! **Callbacks kept in variables.** A closure passed straight to `call` or `add_tick` gets
+//! its argument types from there. One stored in a variable first does not, and Rust asks for
+//! the types of `|g, cx|`; wrap it in [`timer::callback`] or [`tick::callback`], which give
+//! it the callback's type without naming the lifetimes:
+//!
+//! ```
+//! use tickflow::prelude::*;
+//!
+//! let regen = tickflow::timer::callback(|hp: &mut u32, _cx| *hp += 1);
+//! let mut sched = Scheduler::<u32>::new();
+//! sched.timers().every(secs(1.0)).call(regen);
+//! let mut hp = 0;
+//! for _ in 0..60 {
+//!     sched.tick(Span::frames(1, 20), &mut hp); // 3 s of 20 Hz frames
+//! }
+//! assert_eq!(hp, 3);
+//! ```
+//!
+//! **Where to go next.** Programs to copy, each run by CI: `cargo run -p tickflow --example
+//! game_loop` (the loop above, with real frames), `--example tokio_rooms` (a tokio game
+//! server: rooms on `Pacer`, heartbeats on the real-time service), and `cargo run -p
+//! tickflow-bevy --example headless` (Bevy: the `tickflow-bevy` plugin runs a scheduler in
+//! Bevy's fixed step, with timers as components and delayed commands). `cargo run --release`
+//! runs the `tickflow` tool's demo, an arena that uses every part.
+//!
+//! # The parts
+//!
 //! - [`time`]: exact integer time (flicks), [`Span`], [`Time`] and the three clocks.
-//! - [`timer`]: [`TimerManager`], one-shot and looping timers with generational handles.
+//! - [`timer`]: [`TimerManager`], one-shot and looping timers with generational handles. It
+//!   also stands alone: `TimerManager::<Game>::new()` and `timers.tick(dt, &mut game)`.
 //! - [`tick`]: tick functions in ordered groups, with prerequisites, intervals and parallel
 //!   groups ([`TickSettings`], [`TickCx`]).
 //! - [`tickable`]: light objects that just want `tick(dt)` ([`Tickable`]).
@@ -14,39 +104,11 @@
 //! - [`snapshot`]: save games, rollback and desync checks: all of the above as plain data,
 //!   restored exactly (below).
 //!
-//! The containers are `Send`, whatever the context type (they never hold one), and
-//! [`Commands`] and the task handles are `Send + Sync`: a scheduler can live in a tokio task or
-//! move to a worker thread. Callbacks must be `Send` for that; keep state that is not (an `Rc`)
-//! in the context, which every callback receives. What each kind of callback can reach, and how,
-//! is in the [scheduler docs](scheduler#what-every-callback-can-do).
-//!
-//! Where it runs: your own loop ([`driver::FixedStep`] for a render loop, [`driver::PacedRunner`]
-//! for a server thread, [`driver::Pacer`] for an async runtime), a tokio task, or Bevy through
-//! the `tickflow-bevy` plugin. Programs to copy, each run by CI: `cargo run -p tickflow
-//! --example game_loop` (a render loop on `FixedStep`), `--example tokio_rooms` (a tokio game
-//! server: rooms on `Pacer`, heartbeats on the real-time service), and `cargo run -p
-//! tickflow-bevy --example headless` (a headless Bevy app).
-//!
 //! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
 //! `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or profiler; the
 //! `tickflow demo` tool turns them into a Perfetto trace. Cargo feature `serde` (off by
 //! default): `Serialize`/`Deserialize` for the [snapshots](snapshot).
-//!
-//! ```
-//! use tickflow::prelude::*;
-//!
-//! struct Game { score: u32 }
-//!
-//! let mut timers = TimerManager::<Game>::new();
-//! timers.every(secs(0.5)).call(|game, _| game.score += 1);
-//!
-//! let mut game = Game { score: 0 };
-//! for _ in 0..60 {
-//!     timers.tick(Span::frames(1, 60), &mut game); // one second of 60 Hz frames
-//! }
-//! assert_eq!(game.score, 2);
-//! ```
 //!
 //! # Save games and rollback
 //!
