@@ -565,8 +565,35 @@ impl<C: 'static> Scheduler<C> {
 
     /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
     /// prerequisite to the function waiting for it, disabled functions dashed.
+    /// For a handful of functions; a game with thousands wants
+    /// [`tick_kinds_dot`](Self::tick_kinds_dot).
     pub fn tick_graph_dot(&self) -> String {
         self.ticks.with_plan(|plan, graph| plan.dot(graph))
+    }
+
+    /// The tick graph summarised by kind, in Graphviz DOT: one box per kind of enabled
+    /// function in each group it runs in, with how many functions it has (and how many are on
+    /// intervals), clusters in the order the groups run joined by `then` edges, and one edge
+    /// per pair of kinds linked by prerequisites, labelled with the number of links. A
+    /// function's kind is its name without a trailing number (`move 17` and `move 18` are
+    /// kind `move`), so name per-entity functions `"<kind> <id>"`.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<()>::new();
+    /// let physics = sched.add_tick(TickSettings::named("physics").in_group(TickGroup::DuringPhysics), |_, _| {});
+    /// for id in 0..500 {
+    ///     let t = sched.add_tick(TickSettings::named(format!("ragdoll {id}")), |_, _| {});
+    ///     sched.add_prerequisite(t, physics).unwrap(); // demotes it to DuringPhysics
+    /// }
+    /// let dot = sched.tick_kinds_dot();
+    /// assert!(dot.contains("label=\"ragdoll ×500\""));
+    /// assert!(dot.contains("[label=\"×500\"]")); // physics -> ragdoll, 500 links
+    /// assert_eq!(dot.matches(" -> ").count(), 1); // one group in use: no `then` edge
+    /// ```
+    pub fn tick_kinds_dot(&self) -> String {
+        self.ticks.with_plan(|plan, graph| plan.kinds_dot(graph))
     }
 
     /// A cloneable handle for queuing changes from timer callbacks, tickables or anywhere else.

@@ -29,6 +29,8 @@ use std::num::NonZeroU32;
 use super::graph::{Node, TickGraph};
 use super::{TickGroup, TickHandle};
 
+mod dot;
+
 /// Where one function landed.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Resolved {
@@ -279,48 +281,6 @@ impl Plan {
         }
         out
     }
-
-    /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
-    /// prerequisite to the function that waits for it, disabled functions dashed.
-    pub(crate) fn dot<C>(&self, graph: &TickGraph<C>) -> String {
-        let mut out = String::from("digraph ticks {\n  rankdir=LR;\n  node [shape=box];\n");
-        for g in TickGroup::ALL {
-            let members: Vec<u32> = self
-                .order
-                .iter()
-                .copied()
-                .filter(|&i| self.info[i as usize].expect("resolved").actual == g)
-                .collect();
-            if members.is_empty() {
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "  subgraph cluster_{} {{\n    label=\"{g:?}\";",
-                g.index()
-            );
-            for i in members {
-                let h = graph.handle_at(i).expect("live");
-                let _ = writeln!(out, "    t{i} [label=\"{}\"];", escape(&graph.name_of(h)));
-            }
-            out.push_str("  }\n");
-        }
-        for (h, _) in graph.iter().filter(|(_, n)| !n.settings.enabled) {
-            let _ = writeln!(
-                out,
-                "  t{} [label=\"{}\", style=dashed];",
-                h.index(),
-                escape(&graph.name_of(h))
-            );
-        }
-        for (h, node) in graph.iter() {
-            for &p in node.prereqs.iter().filter(|&&p| graph.get(p).is_some()) {
-                let _ = writeln!(out, "  t{} -> t{};", p.index(), h.index());
-            }
-        }
-        out.push_str("}\n");
-        out
-    }
 }
 
 fn why<C>(graph: &TickGraph<C>, plan: &Plan, node: &Node, r: &Resolved) -> String {
@@ -365,10 +325,6 @@ fn flags(node: &Node) -> String {
         out.push(']');
     }
     out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 #[cfg(test)]
