@@ -214,7 +214,7 @@ fn simulate(s: &Settings) -> Run {
         tick_functions: world.sched.tick_count(),
         timers_live: world.sched.timers().len(),
         latent_live: world.sched.latent().len(),
-        dot: world.sched.tick_graph_dot(),
+        dot: world.sched.tick_kinds_dot(),
     }
 }
 

@@ -27,6 +27,7 @@ Examples:
   tickflow demo --realtime --seconds 10  paced at wall-clock speed
   tickflow explain                      the tick order of a small arena, with reasons
   tickflow explain --dot | dot -Tsvg > graph.svg
+  tickflow explain --actors 2000 --dot-kinds | dot -Tsvg > kinds.svg
   tickflow bench --quick                every benchmark with its peers (a build with --features bench)
   tickflow tour                         one printed scene per part of the library";
 
@@ -66,9 +67,13 @@ struct ExplainArgs {
     /// Seed of the arena.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print the tick graph in Graphviz DOT instead.
-    #[arg(long)]
+    /// Print the tick graph in Graphviz DOT instead, one box per function.
+    #[arg(long, conflicts_with = "dot_kinds")]
     dot: bool,
+    /// Print the tick graph in Graphviz DOT instead, one box per kind of function (`move`,
+    /// `think`, …) with counts: readable at any number of actors.
+    #[arg(long)]
+    dot_kinds: bool,
 }
 
 #[derive(Args, Debug)]
@@ -168,6 +173,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
             world.frame(tickflow::Span::frames(1, 60));
             if args.dot {
                 print!("{}", world.sched.tick_graph_dot());
+            } else if args.dot_kinds {
+                print!("{}", world.sched.tick_kinds_dot());
             } else {
                 println!(
                     "Tick order of an arena with {} actors, after its first frame:\n",

@@ -74,23 +74,55 @@ fn the_demo_writes_every_file() {
     assert!(frame["dur"].as_f64().unwrap() >= 0.0);
     assert_eq!(frame["args"]["frame"], 1);
 
-    // The PNG decodes.
+    // The PNG decodes, and is not blank.
     let decoder = png::Decoder::new(std::io::BufReader::new(
         fs::File::open(out.join("frames.png")).unwrap(),
     ));
     let mut reader = decoder.read_info().expect("a valid PNG header");
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).expect("valid PNG data");
-    assert_eq!((info.width, info.height), (1000, 520));
+    assert_eq!((info.width, info.height), (1000, 620));
     assert!(buf.iter().any(|&b| b != 255), "not a blank image");
 
-    for svg in ["frames.svg", "catch-up.svg"] {
+    // The SVGs parse as XML, and say what they show.
+    for (svg, says) in [
+        (
+            "frames.svg",
+            &["Frame time, each frame", "frame budget: 16.7 ms (60 Hz)"][..],
+        ),
+        ("catch-up.svg", &["0.45 s hitch", "Once:", "Delay:"][..]),
+    ] {
         let text = fs::read_to_string(out.join(svg)).unwrap();
-        assert!(text.contains("<svg") && text.contains("</svg>"), "{svg}");
+        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{svg}: {e}"));
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        let words: String = doc
+            .descendants()
+            .filter(|n| n.is_text())
+            .filter_map(|n| n.text())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for s in says {
+            assert!(words.contains(s), "{svg} does not say {s:?}:\n{words}");
+        }
+        let shapes = doc
+            .descendants()
+            .filter(|n| ["rect", "polyline", "polygon", "path"].contains(&n.tag_name().name()))
+            .count();
+        assert!(shapes > 50, "{svg}: {shapes} shapes");
     }
+
+    // The tick graph: one box per kind, in clusters, with edges between them.
     let dot = fs::read_to_string(out.join("tick-graph.dot")).unwrap();
-    assert!(dot.starts_with("digraph ticks {"), "{dot}");
-    assert!(dot.contains("label=\"physics\""), "{dot}");
+    assert!(dot.starts_with("digraph tick_kinds {"), "{dot}");
+    for kind in ["move ×", "think ×", "physics ×1", "reap ×1"] {
+        assert!(dot.contains(kind), "no {kind} in {dot}");
+    }
+    assert!(dot.matches("subgraph cluster_").count() >= 3, "{dot}");
+    assert!(dot.matches(" -> ").count() >= 3, "no edges: {dot}");
+    assert!(
+        dot.lines().count() < 40,
+        "one box per kind, not per function: {dot}"
+    );
 }
 
 #[test]
@@ -156,6 +188,12 @@ fn explain_prints_the_order_and_the_graph() {
         .assert()
         .success()
         .stdout(predicates::str::starts_with("digraph ticks {"));
+    tickflow()
+        .args(["explain", "--actors", "300", "--dot-kinds"])
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with("digraph tick_kinds {"))
+        .stdout(predicates::str::contains("move ×300"));
 }
 
 #[test]
@@ -189,7 +227,13 @@ fn tour_prints_every_part() {
         .stdout(predicates::str::contains(
             "Latent actions and an async task",
         ))
-        .stdout(predicates::str::contains("Real-time service"));
+        .stdout(predicates::str::contains("Real-time service"))
+        .stdout(predicates::str::contains(
+            "played the same second again: 7 of 7 lines equal, hp 79 and 79, state hash equal",
+        ))
+        .stdout(predicates::str::contains(
+            "at 1.6 s: hp 79 with the poison, 99 without; the door open in both",
+        ));
 }
 
 /// A bad argument: exit code 2, one line on stderr that names the problem, nothing on stdout.
