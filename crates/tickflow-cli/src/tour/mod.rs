@@ -1,9 +1,10 @@
 //! `tickflow tour`: one short, printed scene per part of the library (timers, tick functions,
-//! latent actions and a task, the real-time service), each line with its frame and time.
+//! latent actions and a task, save and load, the real-time service), each line with its frame and time.
 
 mod latent_demo;
 mod realtime_demo;
 mod scheduler_demo;
+mod snapshot_demo;
 
 use tickflow::prelude::*;
 
@@ -114,5 +115,6 @@ pub(crate) fn run() {
 
     scheduler_demo::run();
     latent_demo::run();
+    snapshot_demo::run();
     realtime_demo::run();
 }
