@@ -106,13 +106,12 @@ pub(crate) fn run() {
     // Save between frames: the scheduler as data, and a copy of the game.
     let snap: SchedulerSnapshot = sched.snapshot();
     let saved = game.clone();
-    let json = serde_json::to_vec(&snap).map(|v| v.len()).unwrap_or(0);
     println!(
         "\nSave games and rollback: a snapshot at frame {} (0.6 s)",
         sched.frame()
     );
     println!(
-        "  saved {} timers, {} tick function, {} latent action; state hash {:016x}; {json} bytes as JSON",
+        "  saved {} timers, {} tick function, {} latent action; state hash {:016x} (plain data: with the `serde` feature, any serde format)",
         sched.timers().len(),
         sched.tick_count(),
         sched.latent().len(),
