@@ -80,7 +80,7 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 struct Run {
     frames: u64,
     wall: Duration,
-    stage_times: Vec<[Duration; 11]>,
+    stage_times: Vec<[Duration; Stage::COUNT]>,
     totals: Totals,
     stats: Stats,
     alive: usize,

@@ -9,21 +9,45 @@ use std::time::Duration;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use tickflow::prelude::*;
+use tickflow::Stage;
 
 use crate::CliError;
 
-/// Stages of the frame as the plot groups them: (label, indices into `FrameReport::stage_times`).
-const GROUPS: [(&str, &[usize]); 7] = [
-    ("PrePhysics (move, think)", &[0]),
-    ("Start/During/EndPhysics", &[1, 2, 3]),
-    ("PostPhysics (reap)", &[4]),
-    ("Timers", &[5]),
-    ("Tickables", &[6]),
-    ("Latent actions + tasks", &[7]),
-    ("PostUpdateWork and later", &[8, 9, 10]),
+/// The plot's bands: stages of the frame as the plot groups them, bottom of the stack first.
+const GROUPS: [(&str, &[Stage]); 7] = [
+    (
+        "PrePhysics (move, think)",
+        &[Stage::Group(TickGroup::PrePhysics)],
+    ),
+    (
+        "Start/During/EndPhysics",
+        &[
+            Stage::Group(TickGroup::StartPhysics),
+            Stage::Group(TickGroup::DuringPhysics),
+            Stage::Group(TickGroup::EndPhysics),
+        ],
+    ),
+    (
+        "PostPhysics (reap)",
+        &[Stage::Group(TickGroup::PostPhysics)],
+    ),
+    ("Timers", &[Stage::Timers]),
+    ("Tickables", &[Stage::Tickables]),
+    ("Latent actions + tasks", &[Stage::Latent]),
+    (
+        "Frame start, PostUpdateWork and later",
+        &[
+            Stage::FrameStart,
+            Stage::Group(TickGroup::PostUpdateWork),
+            Stage::Group(TickGroup::LastDemotable),
+            Stage::NewlySpawned,
+        ],
+    ),
 ];
+/// Bands in the plot.
+const BANDS: usize = GROUPS.len();
 
-const COLORS: [RGBColor; 7] = [
+const COLORS: [RGBColor; BANDS] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -58,7 +82,7 @@ fn plot_error(what: &str) -> impl Fn(String) -> CliError + '_ {
 pub(crate) fn frames(
     svg: &Path,
     png: &Path,
-    times: &[[Duration; 11]],
+    times: &[[Duration; Stage::COUNT]],
     hz: u32,
 ) -> Result<(), CliError> {
     font()?;
@@ -79,27 +103,26 @@ struct FramePlot {
     hz: u32,
     /// Per bucket: its start in game seconds and the cumulative µs of each group in the
     /// bucket's worst frame (the last one is the whole frame).
-    worst: Vec<(f64, [f64; 7])>,
+    worst: Vec<(f64, [f64; BANDS])>,
 }
 
 impl FramePlot {
-    fn new(times: &[[Duration; 11]], hz: u32) -> FramePlot {
+    fn new(times: &[[Duration; Stage::COUNT]], hz: u32) -> FramePlot {
         let bucket = times.len().div_ceil(400).max(1);
-        let worst =
-            times
-                .chunks(bucket)
-                .enumerate()
-                .map(|(k, chunk)| {
-                    let cum = chunk.iter().map(cumulative).fold([0.0; 7], |a, b| {
-                        if b[6] > a[6] {
-                            b
-                        } else {
-                            a
-                        }
-                    });
-                    ((k * bucket) as f64 / f64::from(hz), cum)
-                })
-                .collect();
+        let worst = times
+            .chunks(bucket)
+            .enumerate()
+            .map(|(k, chunk)| {
+                let cum = chunk.iter().map(cumulative).fold([0.0; BANDS], |a, b| {
+                    if b[BANDS - 1] > a[BANDS - 1] {
+                        b
+                    } else {
+                        a
+                    }
+                });
+                ((k * bucket) as f64 / f64::from(hz), cum)
+            })
+            .collect();
         FramePlot {
             bucket,
             budget_us: 1e6 / f64::from(hz),
@@ -110,13 +133,13 @@ impl FramePlot {
 }
 
 /// One frame's µs per group, summed up the stack.
-fn cumulative(frame: &[Duration; 11]) -> [f64; 7] {
-    let mut cum = [0.0; 7];
+fn cumulative(frame: &[Duration; Stage::COUNT]) -> [f64; BANDS] {
+    let mut cum = [0.0; BANDS];
     let mut sum = 0.0;
     for (g, (_, stages)) in GROUPS.iter().enumerate() {
         sum += stages
             .iter()
-            .map(|&s| frame[s].as_secs_f64() * 1e6)
+            .map(|s| frame[s.index()].as_secs_f64() * 1e6)
             .sum::<f64>();
         cum[g] = sum;
     }
@@ -146,7 +169,7 @@ fn draw_frames<DB: DrawingBackend>(
     let x_max = data.last().map_or(1.0, |d| d.0).max(1e-3);
 
     // Top: whole frame against the budget, log scale so both are readable.
-    let worst = data.iter().map(|d| d.1[6]).fold(1.0, f64::max);
+    let worst = data.iter().map(|d| d.1[BANDS - 1]).fold(1.0, f64::max);
     let y_top = (worst.max(plot.budget_us) * 3.0).max(10.0);
     let mut chart = ChartBuilder::on(&top)
         .caption(
@@ -167,7 +190,7 @@ fn draw_frames<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .draw_series(LineSeries::new(
-            data.iter().map(|d| (d.0, d.1[6].max(1.0))),
+            data.iter().map(|d| (d.0, d.1[BANDS - 1].max(1.0))),
             BLACK.stroke_width(1),
         ))
         .map_err(e)?;
@@ -408,11 +431,12 @@ mod tests {
 
     #[test]
     fn each_bucket_shows_its_worst_frame_stacked() {
-        let mut calm = [Duration::ZERO; 11];
-        calm[0] = Duration::from_micros(10);
-        calm[5] = Duration::from_micros(5);
+        let at = |g: TickGroup| Stage::Group(g).index();
+        let mut calm = [Duration::ZERO; Stage::COUNT];
+        calm[at(TickGroup::PrePhysics)] = Duration::from_micros(10);
+        calm[Stage::Timers.index()] = Duration::from_micros(5);
         let mut spike = calm;
-        spike[7] = Duration::from_micros(1_000);
+        spike[Stage::Latent.index()] = Duration::from_micros(1_000);
         let mut frames = vec![calm; 800];
         frames[3] = spike;
         // 800 frames make 400 buckets of two; the spike is the second bucket's worst.
@@ -422,6 +446,15 @@ mod tests {
         assert!((plot.budget_us - 16_666.666).abs() < 1e-2);
         let [pre, .., timers, _, latent, last] = plot.worst[1].1;
         assert_eq!((pre, timers, latent, last), (10.0, 15.0, 1_015.0, 1_015.0));
-        assert_eq!(plot.worst[0].1[6], 15.0, "a calm bucket");
+        assert_eq!(plot.worst[0].1[BANDS - 1], 15.0, "a calm bucket");
+    }
+
+    #[test]
+    fn every_stage_is_in_one_band() {
+        let mut banded: Vec<Stage> = GROUPS.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+        banded.sort();
+        let mut all = Stage::ALL.to_vec();
+        all.sort();
+        assert_eq!(banded, all);
     }
 }

@@ -17,6 +17,7 @@ impl<C: 'static> Scheduler<C> {
     /// A panic in a callback reaches the caller after the scheduler has put itself back in
     /// order; the rest of the frame is skipped and the next `tick` works.
     pub fn tick(&mut self, dt: Span, ctx: &mut C) -> FrameReport {
+        let opened = self.open_frame();
         self.flush();
         let clamped = dt.min(self.max_delta);
         let game_dt = if self.paused {
@@ -26,7 +27,7 @@ impl<C: 'static> Scheduler<C> {
         } else {
             Span::from_flicks((clamped.flicks() as f64 * self.dilation).round() as u64)
         };
-        self.run_frame(dt, clamped, game_dt, ctx)
+        self.run_frame(opened, dt, clamped, game_dt, ctx)
     }
 
     /// Runs one frame whose game time the host computed: the game clock advances by
@@ -54,6 +55,7 @@ impl<C: 'static> Scheduler<C> {
     ///
     /// As [`tick`](Self::tick).
     pub fn tick_split(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> FrameReport {
+        let opened = self.open_frame();
         self.flush();
         let clamped = real_dt.min(self.max_delta);
         let game_dt = if self.paused {
@@ -61,11 +63,28 @@ impl<C: 'static> Scheduler<C> {
         } else {
             game_dt.min(self.max_delta)
         };
-        self.run_frame(real_dt, clamped, game_dt, ctx)
+        self.run_frame(opened, real_dt, clamped, game_dt, ctx)
+    }
+
+    /// Starts the clock of the frame's first stage ([`Stage::FrameStart`]) and, with the
+    /// `tracing` feature, the frame's span, before anything of the frame runs.
+    fn open_frame(&self) -> Opened {
+        Opened {
+            #[cfg(feature = "tracing")]
+            span: tracing::info_span!("frame", frame = self.frame.saturating_add(1)).entered(),
+            stages: StageClock::start(self.stage_timing),
+        }
     }
 
     /// One frame: real time `dt` (`clamped` to the maximum), game time `game_dt`.
-    fn run_frame(&mut self, dt: Span, clamped: Span, game_dt: Span, ctx: &mut C) -> FrameReport {
+    fn run_frame(
+        &mut self,
+        opened: Opened,
+        dt: Span,
+        clamped: Span,
+        game_dt: Span,
+        ctx: &mut C,
+    ) -> FrameReport {
         self.frame += 1;
         // `tick_when_paused` functions and tickables get the clamped real delta while paused.
         let free_dt = if self.paused { clamped } else { game_dt };
@@ -97,13 +116,16 @@ impl<C: 'static> Scheduler<C> {
             [game_dt.flicks(), free_dt.flicks()],
             self.paused,
         );
-        #[cfg(feature = "tracing")]
-        let frame_span = tracing::info_span!("frame", frame = self.frame).entered();
+        let Opened {
+            #[cfg(feature = "tracing")]
+            span,
+            stages,
+        } = opened;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.run_stages(game_dt, dt, free_dt, ctx, &mut report)
+            self.run_stages(stages, game_dt, dt, free_dt, ctx, &mut report)
         }));
         #[cfg(feature = "tracing")]
-        drop(frame_span);
+        drop(span);
         if let Err(p) = result {
             // The stages that did not run still see the frame's time pass, and their open
             // frames close, so that what is set before the next frame counts from now.
@@ -120,6 +142,7 @@ impl<C: 'static> Scheduler<C> {
 
     fn run_stages(
         &mut self,
+        mut stages: StageClock,
         game_dt: Span,
         real_dt: Span,
         free_dt: Span,
@@ -134,7 +157,6 @@ impl<C: 'static> Scheduler<C> {
             tasks,
             shared,
             paused,
-            stage_timing,
             ..
         } = self;
         let shared = &**shared;
@@ -142,7 +164,6 @@ impl<C: 'static> Scheduler<C> {
         // Task futures, task handles and `Commands` reach the executor while it is active.
         exec.activate(|| {
             let errors = &mut report.errors;
-            let mut stages = StageClock::start(*stage_timing);
 
             macro_rules! apply_with {
                 ($parts:expr) => {
@@ -169,94 +190,100 @@ impl<C: 'static> Scheduler<C> {
                 };
             }
 
-            for g in [
-                TickGroup::PrePhysics,
-                TickGroup::StartPhysics,
-                TickGroup::DuringPhysics,
-                TickGroup::EndPhysics,
-                TickGroup::PostPhysics,
-            ] {
-                let n = ticks.run_group(g, &mut env!());
-                report.ticks_per_group[g.index()] += n;
-                stages.lap(Stage::Group(g));
+            // The group that ran last: functions spawned by the stages after it land later.
+            let mut last_group = TickGroup::PrePhysics;
+            for stage in Stage::ALL {
+                match stage {
+                    // Done by `run_frame` before the stages: it only needs its lap.
+                    Stage::FrameStart => {}
+                    Stage::Group(g) => {
+                        let n = ticks.run_group(g, &mut env!());
+                        report.ticks_per_group[g.index()] += n;
+                        last_group = g;
+                    }
+                    Stage::Timers => {
+                        ticks.past(last_group);
+                        let dropped = timers.calls_dropped();
+                        report.timers_fired = timers.run_tick(game_dt, real_dt, ctx, &mut |tm| {
+                            apply_with!(Parts {
+                                ticks: &mut *ticks,
+                                tickables: &mut *tickables,
+                                timers: tm,
+                                latent: &mut *latent,
+                                exec,
+                            });
+                        });
+                        report.calls_dropped = timers.calls_dropped() - dropped;
+                        exec.after_timers(timers.clocks());
+                        apply(
+                            shared,
+                            &mut Parts {
+                                ticks: &mut *ticks,
+                                tickables: &mut *tickables,
+                                timers: &mut *timers,
+                                latent: &mut *latent,
+                                exec,
+                            },
+                            &mut *errors,
+                        );
+                    }
+                    Stage::Tickables => {
+                        ticks.past(last_group);
+                        report.tickables_ticked = tickables.run(free_dt, *paused, ctx, &mut |tk| {
+                            apply_with!(Parts {
+                                ticks: &mut *ticks,
+                                tickables: tk,
+                                timers: &mut *timers,
+                                latent: &mut *latent,
+                                exec,
+                            });
+                        });
+                    }
+                    Stage::Latent => {
+                        ticks.past(last_group);
+                        let dts = [game_dt.flicks(), real_dt.flicks(), 1];
+                        report.latent_completed = latent.run(dts, ctx, &mut |la| {
+                            apply_with!(Parts {
+                                ticks: &mut *ticks,
+                                tickables: &mut *tickables,
+                                timers: &mut *timers,
+                                latent: la,
+                                exec,
+                            });
+                        });
+                        let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
+                            apply_with!(Parts {
+                                ticks: &mut *ticks,
+                                tickables: &mut *tickables,
+                                timers: tm,
+                                latent: &mut *latent,
+                                exec,
+                            });
+                        });
+                        report.tasks_polled = polls;
+                        report.tasks_ended = ended;
+                    }
+                    Stage::NewlySpawned => {
+                        let (n, passes, held) = ticks.run_extra_passes(&mut env!());
+                        report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
+                        report.spawn_passes = passes;
+                        report.held_back = held;
+                    }
+                }
+                stages.lap(stage);
             }
-
-            ticks.past(TickGroup::PostPhysics);
-            let dropped = timers.calls_dropped();
-            report.timers_fired = timers.run_tick(game_dt, real_dt, ctx, &mut |tm| {
-                apply_with!(Parts {
-                    ticks: &mut *ticks,
-                    tickables: &mut *tickables,
-                    timers: tm,
-                    latent: &mut *latent,
-                    exec,
-                });
-            });
-            report.calls_dropped = timers.calls_dropped() - dropped;
-            exec.after_timers(timers.clocks());
-            apply(
-                shared,
-                &mut Parts {
-                    ticks: &mut *ticks,
-                    tickables: &mut *tickables,
-                    timers: &mut *timers,
-                    latent: &mut *latent,
-                    exec,
-                },
-                &mut *errors,
-            );
-            stages.lap(Stage::Timers);
-
-            report.tickables_ticked = tickables.run(free_dt, *paused, ctx, &mut |tk| {
-                apply_with!(Parts {
-                    ticks: &mut *ticks,
-                    tickables: tk,
-                    timers: &mut *timers,
-                    latent: &mut *latent,
-                    exec,
-                });
-            });
-            stages.lap(Stage::Tickables);
-
-            let dts = [game_dt.flicks(), real_dt.flicks(), 1];
-            report.latent_completed = latent.run(dts, ctx, &mut |la| {
-                apply_with!(Parts {
-                    ticks: &mut *ticks,
-                    tickables: &mut *tickables,
-                    timers: &mut *timers,
-                    latent: la,
-                    exec,
-                });
-            });
-            let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
-                apply_with!(Parts {
-                    ticks: &mut *ticks,
-                    tickables: &mut *tickables,
-                    timers: tm,
-                    latent: &mut *latent,
-                    exec,
-                });
-            });
-            report.tasks_polled = polls;
-            report.tasks_ended = ended;
-            stages.lap(Stage::Latent);
-
-            for g in [TickGroup::PostUpdateWork, TickGroup::LastDemotable] {
-                let n = ticks.run_group(g, &mut env!());
-                report.ticks_per_group[g.index()] += n;
-                stages.lap(Stage::Group(g));
-            }
-
-            let (n, passes, held) = ticks.run_extra_passes(&mut env!());
-            report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
-            report.spawn_passes = passes;
-            report.held_back = held;
-            stages.lap(Stage::NewlySpawned);
 
             report.ticks_run = report.ticks_per_group.iter().sum();
             report.stage_times = stages.times;
         });
     }
+}
+
+/// What [`Scheduler::open_frame`] started.
+struct Opened {
+    #[cfg(feature = "tracing")]
+    span: tracing::span::EnteredSpan,
+    stages: StageClock,
 }
 
 /// Times the stages of one frame and, with the `tracing` feature, keeps a span open for the
@@ -302,6 +329,7 @@ impl StageClock {
 fn stage_span(stage: Stage) -> tracing::Span {
     use tracing::info_span as span;
     match stage {
+        Stage::FrameStart => span!("FrameStart"),
         Stage::Group(TickGroup::PrePhysics) => span!("PrePhysics"),
         Stage::Group(TickGroup::StartPhysics) => span!("StartPhysics"),
         Stage::Group(TickGroup::DuringPhysics) => span!("DuringPhysics"),

@@ -5,10 +5,14 @@ use std::time::Duration;
 use crate::tick::{TickError, TickGroup};
 use crate::time::Span;
 
-/// The stages of a frame, in the order they run.
+/// The stages of a frame, in the order they run. [`Stage::ALL`] is the one list of that
+/// order: the frame runs its stages by walking it, and the report and the tool read it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Stage {
+    /// The frame's start: queued commands applied, the tick order resolved again if the
+    /// graph changed, and the interval functions due this frame collected.
+    FrameStart,
     /// A tick group.
     Group(TickGroup),
     /// The timer manager's tick.
@@ -23,7 +27,8 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in the order a frame runs them.
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; Stage::COUNT] = [
+        Stage::FrameStart,
         Stage::Group(TickGroup::PrePhysics),
         Stage::Group(TickGroup::StartPhysics),
         Stage::Group(TickGroup::DuringPhysics),
@@ -37,29 +42,39 @@ impl Stage {
         Stage::NewlySpawned,
     ];
 
+    /// How many stages a frame has.
+    pub const COUNT: usize = 12;
+
     /// Position in [`Stage::ALL`].
-    pub fn index(self) -> usize {
-        match self {
-            Stage::Group(g) if g <= TickGroup::PostPhysics => g.index(),
-            Stage::Timers => 5,
-            Stage::Tickables => 6,
-            Stage::Latent => 7,
-            Stage::Group(TickGroup::PostUpdateWork) => 8,
-            Stage::Group(_) => 9,
-            Stage::NewlySpawned => 10,
+    pub const fn index(self) -> usize {
+        let mut i = 0;
+        while i < Stage::COUNT {
+            if Stage::ALL[i].same(self) {
+                return i;
+            }
+            i += 1;
+        }
+        unreachable!()
+    }
+
+    /// `==` for const code.
+    const fn same(self, other: Stage) -> bool {
+        match (self, other) {
+            (Stage::Group(a), Stage::Group(b)) => a as usize == b as usize,
+            (Stage::FrameStart, Stage::FrameStart)
+            | (Stage::Timers, Stage::Timers)
+            | (Stage::Tickables, Stage::Tickables)
+            | (Stage::Latent, Stage::Latent)
+            | (Stage::NewlySpawned, Stage::NewlySpawned) => true,
+            _ => false,
         }
     }
 
     /// A short name for tables and traces.
     pub fn name(self) -> &'static str {
         match self {
-            Stage::Group(TickGroup::PrePhysics) => "PrePhysics",
-            Stage::Group(TickGroup::StartPhysics) => "StartPhysics",
-            Stage::Group(TickGroup::DuringPhysics) => "DuringPhysics",
-            Stage::Group(TickGroup::EndPhysics) => "EndPhysics",
-            Stage::Group(TickGroup::PostPhysics) => "PostPhysics",
-            Stage::Group(TickGroup::PostUpdateWork) => "PostUpdateWork",
-            Stage::Group(TickGroup::LastDemotable) => "LastDemotable",
+            Stage::FrameStart => "FrameStart",
+            Stage::Group(g) => g.name(),
             Stage::Timers => "Timers",
             Stage::Tickables => "Tickables",
             Stage::Latent => "Latent",
@@ -86,7 +101,7 @@ pub struct FrameReport {
     /// Tick functions run, in all groups and passes.
     pub ticks_run: usize,
     /// Tick functions run per group (extra passes count under `LastDemotable`).
-    pub ticks_per_group: [usize; 7],
+    pub ticks_per_group: [usize; TickGroup::COUNT],
     /// Extra passes run for functions spawned after the last group.
     pub spawn_passes: usize,
     /// Functions spawned after the last group that hit the pass cap and wait for the next
@@ -111,7 +126,7 @@ pub struct FrameReport {
     /// Async tasks that ended (finished or cancelled) in the latent stage.
     pub tasks_ended: usize,
     /// Wall-clock time spent per stage, indexed by [`Stage::index`].
-    pub stage_times: [Duration; 11],
+    pub stage_times: [Duration; Stage::COUNT],
     /// Queued commands that failed when applied (a prerequisite that would form a cycle).
     pub errors: Vec<TickError>,
 }
@@ -143,5 +158,15 @@ mod tests {
             assert_eq!(s.index(), i, "{s:?}");
         }
         assert_eq!(Stage::Timers.name(), "Timers");
+        assert_eq!(Stage::Group(TickGroup::EndPhysics).name(), "EndPhysics");
+        // Every group is a stage, in its own order.
+        let groups: Vec<TickGroup> = Stage::ALL
+            .iter()
+            .filter_map(|s| match s {
+                Stage::Group(g) => Some(*g),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(groups, TickGroup::ALL);
     }
 }

@@ -118,7 +118,7 @@ pub enum TickGroup {
 
 impl TickGroup {
     /// Every group, in the order they run.
-    pub const ALL: [TickGroup; 7] = [
+    pub const ALL: [TickGroup; TickGroup::COUNT] = [
         TickGroup::PrePhysics,
         TickGroup::StartPhysics,
         TickGroup::DuringPhysics,
@@ -128,9 +128,25 @@ impl TickGroup {
         TickGroup::LastDemotable,
     ];
 
+    /// How many groups there are.
+    pub const COUNT: usize = 7;
+
     /// Position in [`TickGroup::ALL`].
     pub const fn index(self) -> usize {
         self as usize
+    }
+
+    /// Its name, as in `Debug`: for tables and traces.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TickGroup::PrePhysics => "PrePhysics",
+            TickGroup::StartPhysics => "StartPhysics",
+            TickGroup::DuringPhysics => "DuringPhysics",
+            TickGroup::EndPhysics => "EndPhysics",
+            TickGroup::PostPhysics => "PostPhysics",
+            TickGroup::PostUpdateWork => "PostUpdateWork",
+            TickGroup::LastDemotable => "LastDemotable",
+        }
     }
 
     /// `false` for `StartPhysics` and `EndPhysics`: a prerequisite never demotes a function

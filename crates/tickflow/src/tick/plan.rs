@@ -47,11 +47,11 @@ pub(crate) struct Resolved {
 pub(crate) struct Plan {
     info: Vec<Option<Resolved>>,
     /// Per group, the enabled functions without an interval, in run order.
-    pub(crate) always: [Vec<TickHandle>; 7],
+    pub(crate) always: [Vec<TickHandle>; TickGroup::COUNT],
     /// Every enabled function, in run order (as resolved; `append` does not extend it).
     order: Vec<u32>,
     /// Next position in each group.
-    next: [u32; 7],
+    next: [u32; TickGroup::COUNT],
     /// Functions planned, including appended ones.
     planned: usize,
     /// `append` has added functions since `resolve`.
@@ -149,7 +149,7 @@ impl Plan {
             start[i + 1] += start[i];
         }
 
-        let mut by_group: [Vec<u32>; 7] = Default::default();
+        let mut by_group: [Vec<u32>; TickGroup::COUNT] = Default::default();
         for (h, _) in graph.iter() {
             if let Some(r) = info[h.index() as usize] {
                 by_group[r.actual.index()].push(h.index());

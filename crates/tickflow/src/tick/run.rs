@@ -87,8 +87,8 @@ pub(crate) struct TickFunctions<C> {
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
     merged: Vec<TickHandle>,
     drained: Vec<super::interval::Entry>,
-    due: [Vec<(u32, TickHandle)>; 7],
-    spawned_in: [Vec<TickHandle>; 7],
+    due: [Vec<(u32, TickHandle)>; TickGroup::COUNT],
+    spawned_in: [Vec<TickHandle>; TickGroup::COUNT],
     extra: Vec<TickHandle>,
     jobs: Vec<ParJob<C>>,
     batch: FxHashSet<u32>,
