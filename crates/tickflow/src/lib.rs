@@ -168,6 +168,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod driver;
+mod format;
 mod handle;
 pub mod latent;
 pub mod realtime;

@@ -1,6 +1,7 @@
 //! Panics that must not leave work half done: one item's panicking destructor or callback may
-//! not stop the cleanup of the others (DESIGN §9: a panic anywhere leaves every part
-//! consistent and nothing lost).
+//! not stop the cleanup of the others (the "Panics" section of the
+//! [scheduler docs](crate::scheduler): a panic anywhere leaves every part consistent and
+//! nothing lost).
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};

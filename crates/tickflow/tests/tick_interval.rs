@@ -1,4 +1,4 @@
-//! Interval tick functions (DESIGN §4): the first tick comes at once, later ones when the
+//! Interval tick functions (the rules of the `tickflow::tick` module docs): the first tick comes at once, later ones when the
 //! time since the previous due time reaches the interval (inclusive), overrun credited, never
 //! a burst.
 

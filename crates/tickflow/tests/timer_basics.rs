@@ -1,4 +1,4 @@
-//! One-shots, looping timers, boundaries, handles and queries (DESIGN §3 rules 1, 2, 6, 7).
+//! One-shots, looping timers, boundaries, handles and queries (rules 1, 2, 6 and 7 of the `tickflow::timer` module docs).
 
 use tickflow::prelude::*;
 use tickflow::timer::TimerState;

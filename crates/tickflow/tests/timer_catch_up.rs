@@ -1,4 +1,4 @@
-//! Global order, bursts and the three catch-up policies (DESIGN §3 rule 4), including the cases
+//! Global order, bursts and the three catch-up policies (rule 4 of the `tickflow::timer` module docs), including the cases
 //! where Unreal, Bevy and tokio disagree.
 
 use tickflow::prelude::*;

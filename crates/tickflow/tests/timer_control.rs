@@ -1,4 +1,4 @@
-//! Pause, owners, names, on_cancel, fire_now and the fire budget (DESIGN §3 rules 5, 7, 8).
+//! Pause, owners, names, on_cancel, fire_now and the fire budget (rules 5, 7 and 8 of the `tickflow::timer` module docs).
 
 use std::sync::{Arc, Mutex};
 

@@ -1,4 +1,4 @@
-//! A panicking callback leaves the manager consistent (DESIGN §3 rule 9).
+//! A panicking callback leaves the manager consistent (rule 9 of the `tickflow::timer` module docs).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -1,4 +1,4 @@
-//! The pending rule (DESIGN §3 rule 3): the delta of the frame a timer was set in never counts.
+//! The pending rule (rule 3 of the `tickflow::timer` module docs): the delta of the frame a timer was set in never counts.
 
 use tickflow::prelude::*;
 

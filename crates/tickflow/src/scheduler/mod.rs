@@ -87,7 +87,9 @@ mod apply;
 mod commands;
 mod frame;
 mod report;
+mod resolver;
 mod snapshot;
+mod sync;
 
 use std::fmt;
 use std::future::Future;
@@ -95,7 +97,9 @@ use std::sync::Arc;
 
 pub use commands::Commands;
 pub use report::{FrameReport, Stage};
+pub use resolver::{Resolver, RestoreReport};
 pub use snapshot::SchedulerSnapshot;
+pub use sync::{sync_test, SyncError, SyncReport};
 
 use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
 use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};

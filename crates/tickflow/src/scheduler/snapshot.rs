@@ -5,8 +5,9 @@ use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 
 use super::Scheduler;
+use super::{Resolver, RestoreReport};
+use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 use crate::latent::{LatentActions, LatentInfo, LatentSnapshot, SavedAction};
-use crate::snapshot::{stable_hash, Resolver, RestoreError, RestoreReport, FORMAT_VERSION};
 use crate::tick::TickSnapshot;
 use crate::tickable::TickableSnapshot;
 use crate::time::Span;

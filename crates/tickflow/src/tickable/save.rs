@@ -4,8 +4,8 @@
 use rustc_hash::FxHashSet;
 
 use super::{Entry, Tickable, TickableHandle, TickableMode, Tickables};
+use crate::format::RestoreError;
 use crate::handle::gen_of;
-use crate::snapshot::RestoreError;
 use crate::tick::{AllocSnapshot, HandleAlloc};
 use crate::timer::OwnerId;
 

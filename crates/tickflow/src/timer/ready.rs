@@ -1,7 +1,7 @@
 //! The ready queue: calls that are due, in exact global order.
 //!
 //! The wheel hands out due timers in no particular order; this queue puts them in the order of
-//! DESIGN §3.4: by due time, ties by set order (`seq`). Each clock has its own binary heap;
+//! rule 4 of the [timer module](super): by due time, ties by set order (`seq`). Each clock has its own binary heap;
 //! heads of different clocks are compared by *where their due time falls within the span the
 //! tick covered on their clock* (an exact rational comparison), so a Game timer due halfway
 //! through a frame runs before a Real timer due at its end, whatever the time dilation.

@@ -22,8 +22,8 @@ use super::manager::{Extras, TimerManager};
 use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
 use super::{CancelHook, CatchUp, OwnerId, TimerCallback, TimerInfo};
+use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
-use crate::snapshot::{RestoreError, FORMAT_VERSION};
 use crate::time::Domain;
 
 /// A [`TimerManager`] saved as plain data: clocks, timer records and the handle allocator.
@@ -383,7 +383,7 @@ impl<C: 'static> TimerManager<C> {
             let info = m.info(r.slot);
             let hooked = r.extras.as_ref().is_some_and(|x| x.on_cancel);
             let Some((cb, hook)) = bind(&info, hooked) else {
-                return Err(RestoreError::unbound_timer(&info));
+                return Err(unbound(&info));
             };
             m.slots.at_mut(r.slot).callback = Some(cb);
             if let Some(hook) = hook {
@@ -438,6 +438,22 @@ impl<C: 'static> TimerManager<C> {
             }
             Phase::Scheduled => self.place(idx, r.time),
         }
+    }
+}
+
+/// The error for a timer the resolver could not bind: its name, handle, tag and owner.
+fn unbound(info: &TimerInfo) -> RestoreError {
+    let mut detail = format!("{:?}", info.handle);
+    if let Some(tag) = info.tag {
+        detail += &format!(", tag {tag}");
+    }
+    if let Some(owner) = info.owner {
+        detail += &format!(", {owner:?}");
+    }
+    RestoreError::Unbound {
+        kind: "timer",
+        name: info.name.clone().unwrap_or_else(|| "(unnamed)".into()),
+        detail,
     }
 }
 

@@ -2,8 +2,8 @@
 //! place in the update order. Completions are closures, bound again by `(owner, uuid)`.
 
 use super::{Completion, Entry, LatentActions, State};
+use crate::format::RestoreError;
 use crate::latent::{LatentAction, LatentInfo, SavedAction};
-use crate::snapshot::RestoreError;
 use crate::time::Domain;
 use crate::timer::OwnerId;
 

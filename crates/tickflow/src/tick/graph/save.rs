@@ -10,8 +10,8 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::FxHashMap;
 
 use super::{Node, TickGraph};
+use crate::format::RestoreError;
 use crate::handle::gen_of;
-use crate::snapshot::RestoreError;
 use crate::tick::run::{run_batch, Body, Runner};
 use crate::tick::{AllocSnapshot, Deferred, HandleAlloc, TickCx, TickHandle, TickSettings};
 

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use super::{stable_hash, Resolver, RestoreError, RestoreReport};
-use crate::scheduler::{FrameReport, Scheduler};
+use super::{FrameReport, Resolver, RestoreReport, Scheduler};
+use crate::format::{stable_hash, RestoreError};
 use crate::time::Span;
 
 /// What [`sync_test`] did.

@@ -1,0 +1,124 @@
+//! [`Resolver`] and [`RestoreReport`]: how a [`Scheduler::restore`] binds callbacks again,
+//! and what it could not bring back.
+
+use std::fmt;
+
+use super::Scheduler;
+use crate::latent::{Completion, LatentAction, LatentInfo};
+use crate::tick::{TickBody, TickInfo};
+use crate::tickable::{Tickable, TickableInfo};
+use crate::timer::{CancelHook, TimerCallback, TimerInfo};
+
+#[cfg(doc)]
+use super::{sync_test, SchedulerSnapshot};
+#[cfg(doc)]
+use crate::format::RestoreError;
+
+/// Binds callbacks again when a [`SchedulerSnapshot`] is restored.
+///
+/// Every method has a default that binds nothing, so implement the ones your game uses; a
+/// saved item the resolver cannot bind makes the restore fail with [`RestoreError::Unbound`]
+/// naming it. Each method is asked once per saved item, in the order they run.
+pub trait Resolver<C> {
+    /// A timer's callback, by its name, tag or owner.
+    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<C>> {
+        let _ = info;
+        None
+    }
+
+    /// The `on_cancel` hook of a timer that had one; `None` (the default) restores the timer
+    /// without it ([`RestoreReport::unbound_cancel_hooks`] counts those).
+    fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<C>> {
+        let _ = info;
+        None
+    }
+
+    /// A tick function's body, by its settings (usually the name). It must be parallel
+    /// exactly when [`TickInfo::parallel`] says so.
+    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<C>> {
+        let _ = info;
+        None
+    }
+
+    /// A tickable object, by its [name](Tickable::name).
+    fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<C>>> {
+        let _ = info;
+        None
+    }
+
+    /// The completion of a latent action, by its `(owner, uuid)` key.
+    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<C>> {
+        let _ = info;
+        None
+    }
+
+    /// A custom latent action from the data its [`save`](LatentAction::save) returned as
+    /// [`SavedAction::Custom`](crate::latent::SavedAction::Custom).
+    fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<C>>> {
+        let _ = (kind, data);
+        None
+    }
+
+    /// Called by [`sync_test`] after each restore with the restored scheduler and the copy of
+    /// the context it will run: a context that holds handles to its scheduler (such as
+    /// [`Commands`](crate::scheduler::Commands)) points them at the restored one here. Your
+    /// own rollback loop does the same after [`Scheduler::restore`]. The default does nothing.
+    fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
+        let _ = (sched, ctx);
+    }
+}
+
+/// What [`Scheduler::restore`] could not bring back (everything else is exact).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RestoreReport {
+    /// Async tasks that were running when the snapshot was taken: futures cannot be saved.
+    pub tasks_not_saved: u64,
+    /// Commands queued through [`Commands`](crate::scheduler::Commands) and not applied when
+    /// the snapshot was taken ([`Scheduler::apply_commands`] before a snapshot avoids them).
+    pub commands_not_applied: u64,
+    /// Latent actions that could not save themselves.
+    pub latent_not_saved: Vec<LatentInfo>,
+    /// `on_cancel` hooks of cleared timers that were waiting for the next frame.
+    pub dropped_cancel_hooks: u64,
+    /// Removed latent actions waiting for their abort hook at the next frame that could not
+    /// save themselves (the others are saved, and their hooks run in the restored world).
+    pub dropped_aborts: u64,
+    /// Live timers restored without their `on_cancel` hook (the resolver had none).
+    pub unbound_cancel_hooks: u64,
+}
+
+impl RestoreReport {
+    /// `true` when nothing was left out: the restored scheduler behaves exactly as the
+    /// original.
+    pub fn is_complete(&self) -> bool {
+        *self == RestoreReport::default()
+    }
+}
+
+impl fmt::Display for RestoreReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_complete() {
+            return f.write_str("everything restored");
+        }
+        let mut parts = Vec::new();
+        let mut say = |n: u64, what: &str| {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        };
+        say(self.tasks_not_saved, "async task(s) not saved");
+        say(self.commands_not_applied, "queued command(s) not applied");
+        say(
+            self.latent_not_saved.len() as u64,
+            "latent action(s) not saved",
+        );
+        say(
+            self.dropped_cancel_hooks,
+            "queued on_cancel hook(s) dropped",
+        );
+        say(self.dropped_aborts, "queued latent abort hook(s) dropped");
+        say(self.unbound_cancel_hooks, "on_cancel hook(s) not bound");
+        f.write_str(&parts.join(", "))
+    }
+}
