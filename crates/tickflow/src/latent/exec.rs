@@ -18,16 +18,16 @@ use std::future::Future;
 use std::mem;
 use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::Waker;
 
+use super::factory::{NewTask, TaskFactory};
 use super::lend::{self, Lend};
 use super::slots::{
-    AnyOutput, BoxFuture, Core, Current, Ended, Remote, Slots, TaskCell, CANCELLED, FREE,
-    HAS_ANCHOR, HAS_OWNER, IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
+    AnyOutput, BoxFuture, Core, Current, Ended, Slots, CANCELLED, FREE, HAS_ANCHOR, HAS_OWNER,
+    IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
-use super::task::{TaskCx, TaskHandle, TaskRef};
-use crate::tick::HandleAlloc;
+use super::task::{TaskCx, TaskHandle};
 use crate::time::{Clocks, Domain};
 use crate::timer::{OwnerId, TimerHandle, TimerManager};
 use crate::unwind::Payload;
@@ -35,82 +35,6 @@ use crate::unwind::Payload;
 /// Cancels tasks without knowing the context type (for [`TaskRef`]).
 pub(crate) trait Control {
     fn cancel(&self, index: u32, gen: u32) -> bool;
-}
-
-/// What a spawn needs and what can be shared with [`Commands`](crate::scheduler::Commands):
-/// the executor's id, its task-handle allocator and its queue of wakes and cancels.
-#[derive(Clone)]
-pub(crate) struct TaskFactory {
-    pub(crate) id: u64,
-    alloc: Arc<Mutex<HandleAlloc>>,
-    remote: Arc<Remote>,
-}
-
-/// A task made but not yet in the executor's slots.
-pub(crate) struct NewTask {
-    index: u32,
-    core: Arc<Core>,
-    fut: BoxFuture,
-    owner: Option<OwnerId>,
-}
-
-impl TaskFactory {
-    /// Makes a task: its handle is valid at once; the executor takes it with `insert`.
-    pub(crate) fn make<C, F, T>(
-        &self,
-        owner: Option<OwnerId>,
-        f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> (NewTask, TaskHandle<T>)
-    where
-        C: 'static,
-        F: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let (index, tag) = self.lock_alloc().alloc();
-        let core = Arc::new(Core::new(index, tag, Arc::clone(&self.remote)));
-        let fut: BoxFuture = Box::pin(TaskCell {
-            head: 0,
-            fut: f(TaskCx::new(self.id)),
-            tail: 0,
-        });
-        let handle = TaskHandle::new(TaskRef::new(Arc::clone(&core), self.id));
-        let task = NewTask {
-            index,
-            core,
-            fut,
-            owner,
-        };
-        (task, handle)
-    }
-
-    /// Spawns a task: into the executor at once when it runs on this thread (a callback, a
-    /// task), else the task is returned for the caller to queue.
-    pub(crate) fn spawn<C, F, T>(
-        &self,
-        owner: Option<OwnerId>,
-        f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> (Option<NewTask>, TaskHandle<T>)
-    where
-        C: 'static,
-        F: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let (task, handle) = self.make(owner, f);
-        let mut task = Some(task);
-        lend::with_active(self.id, |exec: &Exec<C>| {
-            exec.insert(task.take().expect("once"))
-        });
-        (task, handle)
-    }
-
-    fn lock_alloc(&self) -> std::sync::MutexGuard<'_, HandleAlloc> {
-        self.alloc.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Wake-ups that came through wakers (any thread) since the last call.
-    pub(super) fn remote_wakes(&self) -> Vec<(u32, u32)> {
-        self.remote.take_wakes()
-    }
 }
 
 /// The executor's state, owned by the scheduler.

@@ -99,6 +99,7 @@
 mod action;
 mod actions;
 mod exec;
+mod factory;
 mod lend;
 mod poll;
 mod slots;
@@ -115,4 +116,5 @@ pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};
 
 pub(crate) use actions::LatentSnapshot;
-pub(crate) use exec::{Exec, NewTask, TaskFactory, Tasks};
+pub(crate) use exec::{Exec, Tasks};
+pub(crate) use factory::{NewTask, TaskFactory};

@@ -89,6 +89,7 @@ mod frame;
 mod report;
 mod resolver;
 mod snapshot;
+mod stages;
 mod sync;
 
 use std::fmt;

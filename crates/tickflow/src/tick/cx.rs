@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::run::Body;
+use super::body::Body;
 use super::{TickError, TickGraph, TickGroup, TickHandle, TickSettings};
 use crate::time::{Clocks, Span};
 use crate::timer::TimerManager;

@@ -18,8 +18,8 @@ use std::num::NonZeroU32;
 
 use rustc_hash::FxHashMap;
 
+use super::body::Body;
 use super::interval::{Clock, Intervals};
-use super::run::Body;
 use super::{SharedAlloc, TickError, TickHandle, TickSettings};
 use crate::timer::OwnerId;
 
@@ -446,78 +446,4 @@ fn node_mut(nodes: &mut [Option<Node>], h: TickHandle) -> Option<&mut Node> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::time::secs;
-
-    fn graph() -> TickGraph<()> {
-        TickGraph::new(Default::default())
-    }
-
-    pub(crate) fn body() -> Body<()> {
-        Body::Serial(Box::new(|_, _| {}))
-    }
-
-    fn add(g: &mut TickGraph<()>, name: &str) -> TickHandle {
-        g.insert(TickSettings::named(name), body()).unwrap()
-    }
-
-    #[test]
-    fn cycles_are_refused_with_every_name() {
-        let mut g = graph();
-        let [a, b, c] = ["a", "b", "c"].map(|n| add(&mut g, n));
-        g.add_prereq(a, b).unwrap();
-        g.add_prereq(b, c).unwrap();
-        let err = g.add_prereq(c, a).unwrap_err();
-        assert_eq!(
-            err,
-            TickError::Cycle {
-                path: vec!["c".into(), "a".into(), "b".into()]
-            }
-        );
-        assert_eq!(
-            g.add_prereq(a, a).unwrap_err(),
-            TickError::Cycle {
-                path: vec!["a".into()]
-            }
-        );
-        // Nothing changed: c still has no prerequisite.
-        assert!(g.get(c).unwrap().prereqs.is_empty());
-    }
-
-    #[test]
-    fn stale_handles_are_unknown() {
-        let mut g = graph();
-        let a = add(&mut g, "a");
-        let b = add(&mut g, "b");
-        assert!(g.remove(b));
-        assert!(!g.remove(b));
-        assert_eq!(
-            g.add_prereq(a, b),
-            Err(TickError::UnknownTick { handle: b })
-        );
-        let b2 = add(&mut g, "b2");
-        assert_eq!(b2.index(), b.index(), "slot reused");
-        assert!(g.get(b).is_none());
-        assert!(!g.set_enabled(b, false));
-        assert!(!g.set_interval(b, secs(1.0)));
-    }
-
-    #[test]
-    fn owners_are_removed_together() {
-        let mut g = graph();
-        let owner = OwnerId::from(7);
-        let s = TickSettings {
-            owner: Some(owner),
-            ..TickSettings::default()
-        };
-        let a = g.insert(s.clone(), body()).unwrap();
-        let b = g.insert(s, body()).unwrap();
-        let c = add(&mut g, "c");
-        assert!(g.remove(a));
-        assert_eq!(g.remove_owner(owner), 1);
-        assert!(g.get(b).is_none());
-        assert!(g.get(c).is_some());
-        assert_eq!(g.remove_owner(owner), 0);
-    }
-}
+mod tests;

@@ -52,6 +52,7 @@
 //! its prerequisite list and its callback's box.
 
 mod alloc;
+mod body;
 mod cx;
 mod graph;
 mod interval;
@@ -61,10 +62,11 @@ mod run;
 use std::fmt;
 
 pub(crate) use alloc::{lock as lock_alloc, AllocSnapshot, HandleAlloc, SharedAlloc};
+pub(crate) use body::Body;
 pub use cx::{Deferred, TickCx};
 pub use graph::{TickBody, TickInfo};
 pub(crate) use graph::{TickGraph, TickSnapshot};
-pub(crate) use run::{Body, Env, TickFunctions};
+pub(crate) use run::{Env, TickFunctions};
 
 use crate::time::Span;
 use crate::timer::OwnerId;

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::{Node, TickGraph};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
-use crate::tick::run::{run_batch, Body, Runner};
+use crate::tick::body::{run_batch, Body, Runner};
 use crate::tick::{AllocSnapshot, Deferred, HandleAlloc, TickCx, TickHandle, TickSettings};
 
 /// The saved part of a scheduler's tick functions.

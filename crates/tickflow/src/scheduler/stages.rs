@@ -1,0 +1,341 @@
+//! The stages of one frame, run in the order of [`Stage::ALL`], each with the parts of the
+//! scheduler borrowed apart, so that a stage's callbacks can apply queued commands to every
+//! other part between two calls.
+
+use std::time::{Duration, Instant};
+
+use super::apply::{apply, Parts, Shared};
+use super::{FrameReport, Scheduler, Stage};
+use crate::latent::{Exec, LatentActions};
+use crate::tick::{Env, TickError, TickFunctions, TickGroup};
+use crate::tickable::Tickables;
+use crate::time::Span;
+use crate::timer::TimerManager;
+
+impl<C: 'static> Scheduler<C> {
+    /// Runs every stage after [`Stage::FrameStart`] (done by `run_frame`), timing each with
+    /// `stages`. `dts` is this frame's (game, real, free) delta: the free clock keeps running
+    /// while the game is paused.
+    pub(super) fn run_stages(
+        &mut self,
+        mut stages: StageClock,
+        dts: [Span; 3],
+        ctx: &mut C,
+        report: &mut FrameReport,
+    ) {
+        let Scheduler {
+            timers,
+            ticks,
+            tickables,
+            latent,
+            tasks,
+            shared,
+            paused,
+            ..
+        } = self;
+        let exec = tasks.exec();
+        // Task futures, task handles and `Commands` reach the executor while it is active.
+        exec.activate(|| {
+            let mut frame = Stages {
+                ctx,
+                timers,
+                ticks,
+                tickables,
+                latent,
+                exec,
+                shared,
+                paused: *paused,
+                dts,
+                report,
+                last_group: TickGroup::PrePhysics,
+            };
+            for stage in Stage::ALL {
+                frame.run(stage);
+                stages.lap(stage);
+            }
+            frame.report.ticks_run = frame.report.ticks_per_group.iter().sum();
+            frame.report.stage_times = stages.times;
+        });
+    }
+}
+
+/// The parts of a scheduler, borrowed apart for the stages of one frame.
+struct Stages<'f, C: 'static> {
+    ctx: &'f mut C,
+    timers: &'f mut TimerManager<C>,
+    ticks: &'f mut TickFunctions<C>,
+    tickables: &'f mut Tickables<C>,
+    latent: &'f mut LatentActions<C>,
+    exec: &'f Exec<C>,
+    shared: &'f Shared<C>,
+    paused: bool,
+    /// This frame's (game, real, free) delta.
+    dts: [Span; 3],
+    report: &'f mut FrameReport,
+    /// The group that ran last: functions spawned by the stages after it land later.
+    last_group: TickGroup,
+}
+
+/// Applies the commands queued by a callback, if there are any, before the next call.
+fn settle<C: 'static>(shared: &Shared<C>, mut parts: Parts<'_, C>, errors: &mut Vec<TickError>) {
+    if shared.has_pending() || parts.exec.has_dropped() {
+        apply(shared, &mut parts, errors);
+    }
+}
+
+impl<C: 'static> Stages<'_, C> {
+    fn run(&mut self, stage: Stage) {
+        match stage {
+            // Done by `run_frame` before the stages: it only needs its lap.
+            Stage::FrameStart => {}
+            Stage::Group(g) => {
+                let n = self.group(g);
+                self.report.ticks_per_group[g.index()] += n;
+                self.last_group = g;
+            }
+            Stage::Timers => self.timers(),
+            Stage::Tickables => self.tickables(),
+            Stage::Latent => self.latent(),
+            Stage::NewlySpawned => {
+                let n = self.newly_spawned();
+                self.report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
+            }
+        }
+    }
+
+    /// Runs one tick group; returns how many functions ran.
+    fn group(&mut self, g: TickGroup) -> usize {
+        let Stages {
+            ctx,
+            timers,
+            ticks,
+            tickables,
+            latent,
+            exec,
+            shared,
+            report,
+            ..
+        } = self;
+        let errors = &mut report.errors;
+        ticks.run_group(
+            g,
+            &mut Env {
+                ctx: &mut **ctx,
+                timers: &mut **timers,
+                after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
+                    let parts = Parts {
+                        ticks: t,
+                        tickables: &mut **tickables,
+                        timers: tm,
+                        latent: &mut **latent,
+                        exec,
+                    };
+                    settle(shared, parts, errors);
+                },
+            },
+        )
+    }
+
+    /// Extra passes for functions spawned after the last group.
+    fn newly_spawned(&mut self) -> usize {
+        let Stages {
+            ctx,
+            timers,
+            ticks,
+            tickables,
+            latent,
+            exec,
+            shared,
+            report,
+            ..
+        } = self;
+        let errors = &mut report.errors;
+        let (n, passes, held) = ticks.run_extra_passes(&mut Env {
+            ctx: &mut **ctx,
+            timers: &mut **timers,
+            after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
+                let parts = Parts {
+                    ticks: t,
+                    tickables: &mut **tickables,
+                    timers: tm,
+                    latent: &mut **latent,
+                    exec,
+                };
+                settle(shared, parts, errors);
+            },
+        });
+        report.spawn_passes = passes;
+        report.held_back = held;
+        n
+    }
+
+    fn timers(&mut self) {
+        let Stages {
+            ctx,
+            timers,
+            ticks,
+            tickables,
+            latent,
+            exec,
+            shared,
+            report,
+            dts: [game_dt, real_dt, _],
+            last_group,
+            ..
+        } = self;
+        ticks.past(*last_group);
+        let errors = &mut report.errors;
+        let dropped = timers.calls_dropped();
+        let fired = timers.run_tick(*game_dt, *real_dt, ctx, &mut |tm| {
+            let parts = Parts {
+                ticks: &mut **ticks,
+                tickables: &mut **tickables,
+                timers: tm,
+                latent: &mut **latent,
+                exec,
+            };
+            settle(shared, parts, errors);
+        });
+        exec.after_timers(timers.clocks());
+        let mut parts = Parts {
+            ticks: &mut **ticks,
+            tickables: &mut **tickables,
+            timers: &mut **timers,
+            latent: &mut **latent,
+            exec,
+        };
+        apply(shared, &mut parts, errors);
+        report.timers_fired = fired;
+        report.calls_dropped = timers.calls_dropped() - dropped;
+    }
+
+    fn tickables(&mut self) {
+        let Stages {
+            ctx,
+            timers,
+            ticks,
+            tickables,
+            latent,
+            exec,
+            shared,
+            report,
+            paused,
+            dts: [_, _, free_dt],
+            last_group,
+        } = self;
+        ticks.past(*last_group);
+        let errors = &mut report.errors;
+        let ticked = tickables.run(*free_dt, *paused, ctx, &mut |tk| {
+            let parts = Parts {
+                ticks: &mut **ticks,
+                tickables: tk,
+                timers: &mut **timers,
+                latent: &mut **latent,
+                exec,
+            };
+            settle(shared, parts, errors);
+        });
+        report.tickables_ticked = ticked;
+    }
+
+    /// Latent actions, then the async tasks their timers or wakers woke.
+    fn latent(&mut self) {
+        let Stages {
+            ctx,
+            timers,
+            ticks,
+            tickables,
+            latent,
+            exec,
+            shared,
+            report,
+            dts: [game_dt, real_dt, _],
+            last_group,
+            ..
+        } = self;
+        ticks.past(*last_group);
+        let errors = &mut report.errors;
+        let dts = [game_dt.flicks(), real_dt.flicks(), 1];
+        let completed = latent.run(dts, ctx, &mut |la| {
+            let parts = Parts {
+                ticks: &mut **ticks,
+                tickables: &mut **tickables,
+                timers: &mut **timers,
+                latent: la,
+                exec,
+            };
+            settle(shared, parts, errors);
+        });
+        let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
+            let parts = Parts {
+                ticks: &mut **ticks,
+                tickables: &mut **tickables,
+                timers: tm,
+                latent: &mut **latent,
+                exec,
+            };
+            settle(shared, parts, errors);
+        });
+        report.latent_completed = completed;
+        report.tasks_polled = polls;
+        report.tasks_ended = ended;
+    }
+}
+
+/// Times the stages of one frame and, with the `tracing` feature, keeps a span open for the
+/// stage that is running (stages run in the order of [`Stage::ALL`]).
+pub(super) struct StageClock {
+    /// `None` when the scheduler does not time its stages.
+    clock: Option<Instant>,
+    times: [Duration; Stage::ALL.len()],
+    #[cfg(feature = "tracing")]
+    span: Option<tracing::span::EnteredSpan>,
+}
+
+impl StageClock {
+    pub(super) fn start(timed: bool) -> Self {
+        StageClock {
+            clock: timed.then(Instant::now),
+            times: [Duration::ZERO; Stage::ALL.len()],
+            #[cfg(feature = "tracing")]
+            span: Some(stage_span(Stage::ALL[0]).entered()),
+        }
+    }
+
+    /// `done` has finished: charge it the time since the last lap and open the next stage.
+    fn lap(&mut self, done: Stage) {
+        if let Some(clock) = self.clock.as_mut() {
+            let now = Instant::now();
+            self.times[done.index()] += now - *clock;
+            *clock = now;
+        }
+        #[cfg(feature = "tracing")]
+        {
+            // Close before opening, so the spans of a frame never overlap.
+            self.span = None;
+            self.span = Stage::ALL
+                .get(done.index() + 1)
+                .map(|&next| stage_span(next).entered());
+        }
+    }
+}
+
+/// Span names must be literals, so one arm per stage.
+#[cfg(feature = "tracing")]
+fn stage_span(stage: Stage) -> tracing::Span {
+    use tracing::info_span as span;
+    match stage {
+        Stage::FrameStart => span!("FrameStart"),
+        Stage::Group(TickGroup::PrePhysics) => span!("PrePhysics"),
+        Stage::Group(TickGroup::StartPhysics) => span!("StartPhysics"),
+        Stage::Group(TickGroup::DuringPhysics) => span!("DuringPhysics"),
+        Stage::Group(TickGroup::EndPhysics) => span!("EndPhysics"),
+        Stage::Group(TickGroup::PostPhysics) => span!("PostPhysics"),
+        Stage::Timers => span!("Timers"),
+        Stage::Tickables => span!("Tickables"),
+        Stage::Latent => span!("Latent"),
+        Stage::Group(TickGroup::PostUpdateWork) => span!("PostUpdateWork"),
+        Stage::Group(TickGroup::LastDemotable) => span!("LastDemotable"),
+        Stage::NewlySpawned => span!("NewlySpawned"),
+    }
+}
