@@ -54,6 +54,80 @@ impl Hash for SchedulerSnapshot {
 }
 
 impl SchedulerSnapshot {
+    /// The checks of the scheduler's own fields: version, frame counter, dilation.
+    fn check_header(&self) -> Result<(), RestoreError> {
+        let snap = self;
+        if snap.version != FORMAT_VERSION {
+            return Err(RestoreError::Version {
+                found: snap.version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if snap.frame == u64::MAX {
+            return Err(RestoreError::corrupt("the frame counter is at its end"));
+        }
+        if snap.frame != snap.timers.frame() {
+            return Err(RestoreError::corrupt(format!(
+                "the scheduler is at frame {} and its timers at frame {}",
+                snap.frame,
+                snap.timers.frame()
+            )));
+        }
+        if !crate::time::valid_dilation(snap.dilation) {
+            return Err(RestoreError::corrupt(format!(
+                "time dilation {} is not a finite number from 0 to {}",
+                snap.dilation,
+                crate::time::MAX_TIME_DILATION
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every tick function's body from the resolver, in the order saved.
+    fn bind_ticks<C: 'static>(
+        &self,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<Vec<crate::tick::TickBody<C>>, RestoreError> {
+        let snap = self;
+        let mut bodies = Vec::new();
+        for info in snap.ticks.infos() {
+            let unbound = |detail: &str| RestoreError::Unbound {
+                kind: "tick function",
+                name: info.settings.name.clone(),
+                detail: format!("{:?}{detail}", info.handle),
+            };
+            match resolver.tick(&info) {
+                Some(b) if b.is_parallel() == info.parallel => bodies.push(b),
+                Some(_) if info.parallel => return Err(unbound(", saved parallel, bound serial")),
+                Some(_) => return Err(unbound(", saved serial, bound parallel")),
+                None => return Err(unbound("")),
+            }
+        }
+        Ok(bodies)
+    }
+
+    /// Every tickable from the resolver, in the order saved.
+    fn bind_tickables<C: 'static>(
+        &self,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<Vec<Box<dyn crate::tickable::Tickable<C>>>, RestoreError> {
+        let snap = self;
+        let mut objects = Vec::new();
+        for info in snap.tickables.infos() {
+            match resolver.tickable(&info) {
+                Some(t) => objects.push(t),
+                None => {
+                    return Err(RestoreError::Unbound {
+                        kind: "tickable",
+                        name: info.name.clone(),
+                        detail: format!("{:?}", info.handle),
+                    })
+                }
+            }
+        }
+        Ok(objects)
+    }
+
     /// The format version this snapshot was written with.
     pub fn version(&self) -> u32 {
         self.version
@@ -121,58 +195,11 @@ impl<C: 'static> Scheduler<C> {
         snap: &SchedulerSnapshot,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<(Scheduler<C>, RestoreReport), RestoreError> {
-        if snap.version != FORMAT_VERSION {
-            return Err(RestoreError::Version {
-                found: snap.version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        if snap.frame == u64::MAX {
-            return Err(RestoreError::corrupt("the frame counter is at its end"));
-        }
-        if snap.frame != snap.timers.frame() {
-            return Err(RestoreError::corrupt(format!(
-                "the scheduler is at frame {} and its timers at frame {}",
-                snap.frame,
-                snap.timers.frame()
-            )));
-        }
-        if !crate::time::valid_dilation(snap.dilation) {
-            return Err(RestoreError::corrupt(format!(
-                "time dilation {} is not a finite number from 0 to {}",
-                snap.dilation,
-                crate::time::MAX_TIME_DILATION
-            )));
-        }
+        snap.check_header()?;
         let tick_alloc = snap.ticks.check()?;
         let tickable_alloc = snap.tickables.check()?;
-        let mut bodies = Vec::new();
-        for info in snap.ticks.infos() {
-            let unbound = |detail: &str| RestoreError::Unbound {
-                kind: "tick function",
-                name: info.settings.name.clone(),
-                detail: format!("{:?}{detail}", info.handle),
-            };
-            match resolver.tick(&info) {
-                Some(b) if b.is_parallel() == info.parallel => bodies.push(b),
-                Some(_) if info.parallel => return Err(unbound(", saved parallel, bound serial")),
-                Some(_) => return Err(unbound(", saved serial, bound parallel")),
-                None => return Err(unbound("")),
-            }
-        }
-        let mut objects = Vec::new();
-        for info in snap.tickables.infos() {
-            match resolver.tickable(&info) {
-                Some(t) => objects.push(t),
-                None => {
-                    return Err(RestoreError::Unbound {
-                        kind: "tickable",
-                        name: info.name.clone(),
-                        detail: format!("{:?}", info.handle),
-                    })
-                }
-            }
-        }
+        let bodies = snap.bind_ticks(resolver)?;
+        let objects = snap.bind_tickables(resolver)?;
         let resolver = RefCell::new(resolver);
         let mut unbound_hooks = 0;
         let timers = TimerManager::restore_with(&snap.timers, &mut |info, hooked| {

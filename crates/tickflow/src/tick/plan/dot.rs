@@ -72,6 +72,50 @@ impl Plan {
         out
     }
 
+    /// The boxes of the kind graph, keyed by (actual group, kind): a kind demoted to another
+    /// group is a box there too.
+    fn kinds<'g, C>(&self, graph: &'g TickGraph<C>) -> BTreeMap<(usize, &'g str), Kind> {
+        let name = |h: TickHandle| graph.get(h).map_or("", |n| n.settings.name.as_str());
+        let mut kinds: BTreeMap<(usize, &str), Kind> = BTreeMap::new();
+        for (pos, &i) in self.order.iter().enumerate() {
+            let h = graph.handle_at(i).expect("live");
+            let g = self.info[i as usize].expect("resolved").actual.index();
+            let k = kinds.entry((g, kind_of(name(h)))).or_insert(Kind {
+                first: pos,
+                ..Kind::default()
+            });
+            k.functions += 1;
+            k.on_interval += usize::from(!graph.get(h).expect("live").settings.interval.is_zero());
+        }
+        kinds
+    }
+
+    /// How many prerequisite links join each pair of boxes (by their ids).
+    fn kind_links<C>(
+        &self,
+        graph: &TickGraph<C>,
+        id: &dyn Fn(usize, &str) -> Option<usize>,
+    ) -> BTreeMap<(usize, usize), usize> {
+        let name = |h: TickHandle| graph.get(h).map_or("", |n| n.settings.name.as_str());
+        let mut links: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        for &i in &self.order {
+            let h = graph.handle_at(i).expect("live");
+            let to = id(
+                self.info[i as usize].expect("resolved").actual.index(),
+                kind_of(name(h)),
+            );
+            for &p in &graph.get(h).expect("live").prereqs {
+                let Some(from) = self.get(p).filter(|_| graph.get(p).is_some()) else {
+                    continue;
+                };
+                if let (Some(f), Some(t)) = (id(from.actual.index(), kind_of(name(p))), to) {
+                    *links.entry((f, t)).or_default() += 1;
+                }
+            }
+        }
+        links
+    }
+
     /// The enabled functions of actual group `g`, in run order.
     fn members(&self, g: TickGroup) -> impl Iterator<Item = u32> + '_ {
         self.order
@@ -85,19 +129,7 @@ impl Plan {
     /// and an edge per pair of kinds linked by prerequisites, labelled with how many links.
     /// Disabled functions are counted in the graph's title only.
     pub(crate) fn kinds_dot<C>(&self, graph: &TickGraph<C>) -> String {
-        let name = |h: TickHandle| graph.get(h).map_or("", |n| n.settings.name.as_str());
-        // Keyed by (group, kind): a kind demoted to another group is a box there too.
-        let mut kinds: BTreeMap<(usize, &str), Kind> = BTreeMap::new();
-        for (pos, &i) in self.order.iter().enumerate() {
-            let h = graph.handle_at(i).expect("live");
-            let g = self.info[i as usize].expect("resolved").actual.index();
-            let k = kinds.entry((g, kind_of(name(h)))).or_insert(Kind {
-                first: pos,
-                ..Kind::default()
-            });
-            k.functions += 1;
-            k.on_interval += usize::from(!graph.get(h).expect("live").settings.interval.is_zero());
-        }
+        let kinds = self.kinds(graph);
         let ids: BTreeMap<(usize, &str), usize> =
             kinds.keys().enumerate().map(|(n, &k)| (k, n)).collect();
         let id = |g: usize, kind: &str| ids.get(&(g, kind)).copied();
@@ -152,22 +184,7 @@ impl Plan {
                 "  k{a} -> k{b} [ltail=cluster_{ga}, lhead=cluster_{gb}, label=\"then\", style=bold, color=gray50, fontcolor=gray50];"
             );
         }
-        let mut links: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-        for &i in &self.order {
-            let h = graph.handle_at(i).expect("live");
-            let to = id(
-                self.info[i as usize].expect("resolved").actual.index(),
-                kind_of(name(h)),
-            );
-            for &p in &graph.get(h).expect("live").prereqs {
-                let Some(from) = self.get(p).filter(|_| graph.get(p).is_some()) else {
-                    continue;
-                };
-                if let (Some(f), Some(t)) = (id(from.actual.index(), kind_of(name(p))), to) {
-                    *links.entry((f, t)).or_default() += 1;
-                }
-            }
-        }
+        let links = self.kind_links(graph, &id);
         for ((f, t), n) in links {
             let _ = writeln!(out, "  k{f} -> k{t} [label=\"×{n}\"];");
         }
