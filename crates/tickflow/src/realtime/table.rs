@@ -217,48 +217,57 @@ impl State {
                 self.remove(slot);
                 continue;
             }
-            let period = e.period.expect("a timer with calls left repeats");
-            if period.is_zero() {
-                // Once per pass: due again at the next one.
-                let rec = self.rec(now, id, slot);
-                self.every_pass.push(rec);
-                continue;
+            self.reschedule(slot, id, due, now);
+        }
+    }
+
+    /// Puts a repeating timer that just made a call back in the heap at its next due time,
+    /// by its catch-up policy when that time has already passed.
+    fn reschedule(&mut self, slot: u32, id: u64, due: Instant, now: Instant) {
+        let Some((_, e)) = self.entries[slot as usize].as_mut() else {
+            return;
+        };
+        let period = e.period.expect("a timer with calls left repeats");
+        if period.is_zero() {
+            // Once per pass: due again at the next one.
+            let rec = self.rec(now, id, slot);
+            self.every_pass.push(rec);
+            return;
+        }
+        let next = e.k + 1;
+        // Call `next` is due one period after this one: the same instant as
+        // `anchor + next × period`, since both are whole nanoseconds (no drift), without
+        // the 128-bit arithmetic.
+        let next_due = due.checked_add(period);
+        if next_due.is_some_and(|d| d > now) {
+            e.k = next;
+            let rec = self.rec(next_due.expect("checked"), id, slot);
+            self.heap.push(Reverse(rec));
+            return;
+        }
+        let on_time = next_due.is_none();
+        e.k = match e.catch_up {
+            _ if on_time => next,
+            CatchUp::Burst if e.burst < self.cap => next,
+            CatchUp::Burst => {
+                // The cap: the periods still due in this pass are dropped onto the grid.
+                let ahead = e.first_after(e.k, now).unwrap_or(u64::MAX);
+                self.dropped = self.dropped.saturating_add(ahead - next);
+                ahead
             }
-            let next = e.k + 1;
-            // Call `next` is due one period after this one: the same instant as
-            // `anchor + next × period`, since both are whole nanoseconds (no drift), without
-            // the 128-bit arithmetic.
-            let next_due = due.checked_add(period);
-            if next_due.is_some_and(|d| d > now) {
-                e.k = next;
-                let rec = self.rec(next_due.expect("checked"), id, slot);
+            CatchUp::Once => e.first_after(e.k, now).unwrap_or(u64::MAX),
+            CatchUp::Delay => {
+                // Late: the grid restarts one period after this pass.
+                e.anchor = now;
+                1
+            }
+        };
+        match e.due(e.k) {
+            Some(next) => {
+                let rec = self.rec(next, id, slot);
                 self.heap.push(Reverse(rec));
-                continue;
             }
-            let on_time = next_due.is_none();
-            e.k = match e.catch_up {
-                _ if on_time => next,
-                CatchUp::Burst if e.burst < self.cap => next,
-                CatchUp::Burst => {
-                    // The cap: the periods still due in this pass are dropped onto the grid.
-                    let ahead = e.first_after(e.k, now).unwrap_or(u64::MAX);
-                    self.dropped = self.dropped.saturating_add(ahead - next);
-                    ahead
-                }
-                CatchUp::Once => e.first_after(e.k, now).unwrap_or(u64::MAX),
-                CatchUp::Delay => {
-                    // Late: the grid restarts one period after this pass.
-                    e.anchor = now;
-                    1
-                }
-            };
-            match e.due(e.k) {
-                Some(next) => {
-                    let rec = self.rec(next, id, slot);
-                    self.heap.push(Reverse(rec));
-                }
-                None => self.remove(slot),
-            }
+            None => self.remove(slot),
         }
     }
 
