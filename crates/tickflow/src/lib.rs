@@ -171,6 +171,7 @@ pub mod driver;
 mod format;
 mod handle;
 pub mod latent;
+mod owner;
 pub mod realtime;
 pub mod scheduler;
 mod sleep;

@@ -11,8 +11,8 @@ use rustc_hash::FxHashMap;
 use super::action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
 };
+use crate::owner::{OwnerId, OwnerIndex};
 use crate::time::{Domain, Span};
-use crate::timer::OwnerId;
 
 /// A latent action's completion callback.
 pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
@@ -88,7 +88,7 @@ pub struct LatentActions<C> {
     /// In insertion order (= update and completion order); compacted every run.
     entries: Vec<Entry<C>>,
     keys: FxHashMap<(OwnerId, u64), u64>,
-    owners: FxHashMap<OwnerId, Vec<u64>>,
+    owners: OwnerIndex<u64>,
     next_seq: u64,
     live: usize,
     frame: u64,
@@ -124,7 +124,7 @@ impl<C: 'static> LatentActions<C> {
         LatentActions {
             entries: Vec::new(),
             keys: FxHashMap::default(),
-            owners: FxHashMap::default(),
+            owners: OwnerIndex::default(),
             next_seq: 0,
             live: 0,
             frame: 0,
@@ -168,7 +168,7 @@ impl<C: 'static> LatentActions<C> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.keys.insert((owner, uuid), seq);
-        self.owners.entry(owner).or_default().push(seq);
+        self.owners.add(owner, seq);
         self.entries.push(Entry {
             seq,
             owner,
@@ -301,10 +301,9 @@ impl<C: 'static> LatentActions<C> {
     /// Removes every unfinished action of `owner` (abort hooks queued, completions never run,
     /// also a completion already due later in the frame being run). Returns how many.
     pub fn remove_owner(&mut self, owner: OwnerId) -> usize {
-        let Some(seqs) = self.owners.get(&owner) else {
-            return 0;
-        };
-        let found: Vec<usize> = seqs
+        let found: Vec<usize> = self
+            .owners
+            .get(owner)
             .iter()
             .filter_map(|&s| self.position(s))
             .filter(|&i| self.entries[i].state != State::Removed)
@@ -340,12 +339,12 @@ impl<C: 'static> LatentActions<C> {
 
     /// Unfinished actions of `owner`.
     pub fn count_for_owner(&self, owner: OwnerId) -> usize {
-        self.owners.get(&owner).map_or(0, |seqs| {
-            seqs.iter()
-                .filter_map(|&s| self.position(s))
-                .filter(|&i| self.entries[i].state == State::Alive)
-                .count()
-        })
+        self.owners
+            .get(owner)
+            .iter()
+            .filter_map(|&s| self.position(s))
+            .filter(|&i| self.entries[i].state == State::Alive)
+            .count()
     }
 
     /// Unfinished actions.
@@ -519,12 +518,7 @@ impl<C: 'static> LatentActions<C> {
             e.skip = false;
             let keep = e.state == State::Alive || e.trigger;
             if !keep {
-                if let Some(seqs) = owners.get_mut(&e.owner) {
-                    seqs.retain(|&s| s != e.seq);
-                    if seqs.is_empty() {
-                        owners.remove(&e.owner);
-                    }
-                }
+                owners.forget(e.owner, e.seq);
             }
             keep
         });

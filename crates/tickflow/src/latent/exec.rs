@@ -278,7 +278,7 @@ impl<C: 'static> Exec<C> {
         s.next_seq += 1;
         let mut flags = 0;
         if let Some(owner) = owner {
-            s.owners.entry(owner).or_default().push((index, gen));
+            s.owners.add(owner, (index, gen));
             s.owner_of.insert(index, owner);
             flags |= HAS_OWNER;
         }
@@ -361,7 +361,7 @@ impl<C: 'static> Exec<C> {
     /// When a task's destructor panics: after every task of the owner was cancelled and
     /// cleaned up, the first such panic goes on.
     pub(crate) fn cancel_owner(&self, owner: OwnerId) -> usize {
-        let list = (self.slots.borrow().owners.get(&owner).cloned()).unwrap_or_default();
+        let list = self.slots.borrow().owners.get(owner).to_vec();
         self.activate(|| {
             crate::unwind::each_then_raise(list, |(i, g)| match self.try_cancel(i, g) {
                 Ok(cancelled) => cancelled,

@@ -12,7 +12,8 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use rustc_hash::FxHashMap;
 
-use crate::timer::{OwnerId, TimerHandle};
+use crate::owner::{OwnerId, OwnerIndex};
+use crate::timer::TimerHandle;
 
 pub(crate) type BoxFuture = Pin<Box<dyn TaskFuture + Send>>;
 
@@ -275,7 +276,7 @@ pub(super) struct Slots {
     pub(super) slots: Vec<Slot>,
     pub(super) live: usize,
     pub(super) next_seq: u32,
-    pub(super) owners: FxHashMap<OwnerId, Vec<(u32, u32)>>,
+    pub(super) owners: OwnerIndex<(u32, u32)>,
     pub(super) owner_of: FxHashMap<u32, OwnerId>,
     /// Game and real times a task spawned outside a frame's early stages counts from.
     pub(super) first_anchor: FxHashMap<u32, [u64; 2]>,
@@ -319,12 +320,7 @@ impl Slots {
         let timer = slot.timer.take();
         if flags & HAS_OWNER != 0 {
             let owner = self.owner_of.remove(&index).expect("flagged owner");
-            if let Some(list) = self.owners.get_mut(&owner) {
-                list.retain(|&k| k != (index, gen));
-                if list.is_empty() {
-                    self.owners.remove(&owner);
-                }
-            }
+            self.owners.forget(owner, (index, gen));
         }
         if flags & HAS_ANCHOR != 0 {
             self.first_anchor.remove(&index);

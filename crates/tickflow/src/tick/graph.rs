@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use super::body::Body;
 use super::interval::{Clock, Intervals};
 use super::{SharedAlloc, TickError, TickHandle, TickSettings};
-use crate::timer::OwnerId;
+use crate::owner::{OwnerId, OwnerIndex};
 
 pub(crate) use save::TickSnapshot;
 pub use save::{TickBody, TickInfo};
@@ -108,7 +108,7 @@ pub(crate) struct TickGraph<C> {
     pub(crate) hot: Vec<Hot<C>>,
     alloc: SharedAlloc,
     next_seq: u64,
-    owners: FxHashMap<OwnerId, Vec<TickHandle>>,
+    owners: OwnerIndex<TickHandle>,
     pub(crate) dirty: bool,
     /// Enabled serial functions registered since the plan was made (patched in if eligible).
     pub(crate) added: Vec<TickHandle>,
@@ -137,7 +137,7 @@ impl<C> TickGraph<C> {
             hot: Vec::new(),
             alloc,
             next_seq: 0,
-            owners: FxHashMap::default(),
+            owners: OwnerIndex::default(),
             dirty: true,
             added: Vec::new(),
             removed: 0,
@@ -228,7 +228,7 @@ impl<C> TickGraph<C> {
         }
         let parallel = matches!(body, Body::Parallel(_));
         if let Some(owner) = settings.owner {
-            self.owners.entry(owner).or_default().push(h);
+            self.owners.add(owner, h);
         }
         let enabled = settings.enabled;
         self.nodes[i] = Some(Node {
@@ -274,12 +274,7 @@ impl<C> TickGraph<C> {
             }
         }
         if let Some(owner) = owner {
-            if let Some(list) = self.owners.get_mut(&owner) {
-                list.retain(|&x| x != h);
-                if list.is_empty() {
-                    self.owners.remove(&owner);
-                }
-            }
+            self.owners.forget(owner, h);
         }
         self.nodes[h.index() as usize] = None;
         let hot = std::mem::replace(&mut self.hot[h.index() as usize], Hot::FREE);
@@ -292,7 +287,7 @@ impl<C> TickGraph<C> {
 
     /// Removes every function of `owner`; returns how many.
     pub(crate) fn remove_owner(&mut self, owner: OwnerId) -> usize {
-        let list = self.owners.remove(&owner).unwrap_or_default();
+        let list = self.owners.take(owner);
         crate::unwind::each_then_raise(list, |h| self.remove(h))
     }
 

@@ -70,7 +70,7 @@ impl<C: 'static> TimerManager<C> {
     }
 
     fn owned(&self, owner: OwnerId) -> Vec<u32> {
-        let mut idxs = self.owners.get(&owner).cloned().unwrap_or_default();
+        let mut idxs = self.owners.get(owner).to_vec();
         self.sort_by_seq(&mut idxs);
         idxs
     }

@@ -12,6 +12,7 @@ use super::slot::{Callback, Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
 use super::{CancelHook, OwnerId, TimerBuilder, TimerCx, TimerHandle};
 use crate::handle::ContainerId;
+use crate::owner::OwnerIndex;
 use crate::time::{Domain, Span, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
@@ -72,7 +73,7 @@ pub(crate) enum Base {
 pub struct TimerManager<C> {
     pub(crate) slots: Slots<C>,
     pub(crate) extras: FxHashMap<u32, Extras<C>>,
-    pub(crate) owners: FxHashMap<OwnerId, Vec<u32>>,
+    pub(crate) owners: OwnerIndex<u32>,
     pub(crate) wheels: [Wheel; 3],
     pub(crate) ready: ReadyQueue,
     /// Timers set in the open frame (stale records are skipped by state).
@@ -127,7 +128,7 @@ impl<C: 'static> TimerManager<C> {
         TimerManager {
             slots: Slots::new(ContainerId::fresh()),
             extras: FxHashMap::default(),
-            owners: FxHashMap::default(),
+            owners: OwnerIndex::default(),
             wheels: [Wheel::new(), Wheel::new(), Wheel::new()],
             ready: ReadyQueue::default(),
             pending: Vec::new(),
@@ -272,7 +273,7 @@ impl<C: 'static> TimerManager<C> {
             std::num::NonZeroU32::new(e.gen).expect("tags are never 0"),
         );
         if let Some(owner) = extras.owner {
-            self.owners.entry(owner).or_default().push(idx);
+            self.owners.add(owner, idx);
         }
         if flags.has_extras() {
             self.extras.insert(idx, extras);
@@ -367,14 +368,7 @@ impl<C: 'static> TimerManager<C> {
     }
 
     fn forget_owner(&mut self, owner: OwnerId, idx: u32) {
-        if let Some(list) = self.owners.get_mut(&owner) {
-            if let Some(pos) = list.iter().position(|&i| i == idx) {
-                list.swap_remove(pos);
-            }
-            if list.is_empty() {
-                self.owners.remove(&owner);
-            }
-        }
+        self.owners.forget(owner, idx);
     }
 
     /// Stores a tag in the dense table (the caller sets the entry's flag).

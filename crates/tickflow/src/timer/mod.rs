@@ -111,10 +111,9 @@ mod snapshot;
 mod stage;
 mod wheel;
 
-use std::fmt;
-
 use crate::time::{Domain, Span};
 
+pub use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub use cx::TimerCx;
 pub use manager::TimerManager;
@@ -180,42 +179,6 @@ crate::handle::handle_type! {
     /// assert!(timers.exists(new));
     /// ```
     TimerHandle
-}
-
-/// Who a timer (or tick function, or latent action) belongs to: an entity id, an actor id.
-///
-/// [`TimerManager::clear_owner`] and [`TimerManager::pause_owner`] act on all of an owner's
-/// timers at once (Unreal's `ClearAllTimersForObject`).
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(transparent)
-)]
-pub struct OwnerId(u64);
-
-impl OwnerId {
-    /// An owner id from a number (usable in `const` items).
-    pub const fn new(id: u64) -> OwnerId {
-        OwnerId(id)
-    }
-
-    /// The number this id was made from.
-    pub const fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl From<u64> for OwnerId {
-    fn from(id: u64) -> OwnerId {
-        OwnerId(id)
-    }
-}
-
-impl fmt::Debug for OwnerId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "owner#{}", self.0)
-    }
 }
 
 /// What a looping timer does when a tick finds it several periods late.

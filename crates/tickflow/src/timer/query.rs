@@ -4,7 +4,7 @@
 use super::manager::Extras;
 use super::slot::{Entry, State, NEVER};
 use super::wheel::Wheel;
-use super::{OwnerId, TimerHandle, TimerInfo, TimerManager, TimerState};
+use super::{TimerHandle, TimerInfo, TimerManager, TimerState};
 use crate::time::{Clocks, Domain, Span, Time};
 
 impl<C: 'static> TimerManager<C> {
@@ -232,7 +232,7 @@ impl<C: 'static> TimerManager<C> {
         self.slots.entries.capacity() * size_of::<Entry<C>>()
             + self.slots.free_bytes()
             + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
-            + self.owners.capacity() * (size_of::<(OwnerId, Vec<u32>)>() + 1)
+            + self.owners.heap_bytes()
             + self.ready.capacity_bytes()
             + self.pending.capacity() * size_of::<u32>()
             + self.tags.capacity() * size_of::<u64>()

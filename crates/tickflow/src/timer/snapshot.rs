@@ -420,7 +420,7 @@ impl<C: 'static> TimerManager<C> {
         if let Some(x) = extras {
             flags.set_extras(true);
             if let Some(owner) = x.owner {
-                self.owners.entry(owner).or_default().push(idx);
+                self.owners.add(owner, idx);
             }
             self.extras.insert(idx, x);
         }

@@ -128,7 +128,7 @@ impl<C: 'static> LatentActions<C> {
                     s.owner, s.uuid
                 )));
             }
-            out.owners.entry(s.owner).or_default().push(s.seq);
+            out.owners.add(s.owner, s.seq);
             out.entries.push(Entry {
                 seq: s.seq,
                 owner: s.owner,
