@@ -106,9 +106,9 @@
 //!
 //! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
-//! `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or profiler; the
-//! `tickflow demo` tool turns them into a Perfetto trace. Cargo feature `serde` (off by
-//! default): `Serialize`/`Deserialize` for the [snapshots](snapshot).
+//! `FrameStart`, `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or
+//! profiler; the `tickflow demo` tool turns them into a Perfetto trace. Cargo feature `serde`
+//! (off by default): `Serialize`/`Deserialize` for the [snapshots](snapshot).
 //!
 //! # Save games and rollback
 //!

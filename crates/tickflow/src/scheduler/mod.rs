@@ -5,7 +5,9 @@
 //! tasks, and [`tick(dt, &mut ctx)`](Scheduler::tick) runs one frame:
 //!
 //! ```text
-//! clock     real += dt; game += min(dt, max_delta) × dilation (0 while paused); frame += 1
+//! start     queued commands applied; the tick order resolved again if it changed; due
+//!           interval functions collected; the clocks: real += dt,
+//!           game += min(dt, max_delta) × dilation (0 while paused), frame += 1
 //! ticks     PrePhysics → StartPhysics → DuringPhysics → EndPhysics → PostPhysics
 //! timers    every due timer, in exact due order (timers set earlier in the frame are pending)
 //! tickables in registration order
@@ -13,8 +15,10 @@
 //! ticks     PostUpdateWork → LastDemotable → extra passes for functions spawned in the last group
 //! ```
 //!
-//! and returns a [`FrameReport`]. The rules of each part are in [`tick`](crate::tick),
-//! [`tickable`](crate::tickable), [`timer`](crate::timer) and [`latent`](crate::latent).
+//! and returns a [`FrameReport`]. These are the stages of [`Stage::ALL`], the one list of
+//! this order: the frame walks it, and [`FrameReport::stage_times`] follows it. The rules of
+//! each part are in [`tick`](crate::tick), [`tickable`](crate::tickable),
+//! [`timer`](crate::timer) and [`latent`](crate::latent).
 //!
 //! # What every callback can do
 //!
