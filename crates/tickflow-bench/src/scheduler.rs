@@ -8,8 +8,11 @@
 //!   function per frame, against a plain `Vec<Box<dyn FnMut>>` loop (the floor) and an
 //!   Unreal-style manager that re-queues every function and prerequisite each frame
 //!   (`peers/unreal_tick.rs`).
+//! - S1 also at 1e3 functions, with the same number of calls.
 //! - S2: 1e4 functions with intervals of 0.5–5 s at 60 Hz: ns per frame and per function that
-//!   ticked, against a naive loop that checks every function's cooldown each frame.
+//!   ticked, against a naive loop that checks every function's cooldown each frame and a
+//!   floor that calls only the due functions. Then 1e5 such functions, and 1e4 of which 10 %
+//!   tick every frame (the mix of a game: movement every frame, thinking on intervals).
 //! - S3: 1e3 parallel functions of ~20 µs arithmetic each: speed-up of the worker pool over
 //!   running them one by one (`set_parallel(false)`).
 
@@ -103,10 +106,18 @@ fn s1_floor(n_funcs: usize, frames: usize) -> f64 {
     ns / (frames * n_funcs) as f64
 }
 
-fn s2_intervals(n: usize) -> Vec<Span> {
+/// `n` intervals: `always_pct` % of them zero (the function ticks every frame), the others
+/// 0.5–5 s.
+fn s2_intervals(n: usize, always_pct: u32) -> Vec<Span> {
     let mut r = rng();
     (0..n)
-        .map(|_| Span::from_millis(r.random_range(500..5_000)))
+        .map(|_| {
+            if r.random_range(0..100) < always_pct {
+                Span::ZERO
+            } else {
+                Span::from_millis(r.random_range(500..5_000))
+            }
+        })
         .collect()
 }
 
@@ -131,6 +142,21 @@ fn s2_tickflow(intervals: &[Span], frames: usize) -> (f64, f64) {
     }
     let ns = start.elapsed().as_nanos() as f64;
     (ns / frames as f64, ns / n.max(1) as f64)
+}
+
+/// Functions that ticked per frame, on average, in an S2 world.
+fn s2_ticked(intervals: &[Span], frames: usize) -> f64 {
+    let mut sched = Scheduler::<u64>::new();
+    for &interval in intervals {
+        sched.add_tick(TickSettings::default().every(interval), |n, _| *n += 1);
+    }
+    let mut n = 0u64;
+    sched.tick(Span::frames(1, 60), &mut n);
+    n = 0;
+    for _ in 0..frames {
+        sched.tick(Span::frames(1, 60), &mut n);
+    }
+    n as f64 / frames as f64
 }
 
 /// A naive interval loop: every function's cooldown is checked every frame.
@@ -212,8 +238,10 @@ fn s3(parallel: bool, rounds: u64, frames: usize) -> f64 {
     start.elapsed().as_secs_f64() * 1e3 / frames as f64
 }
 
-fn s2(n: usize, runs: usize, s2_frames: usize) {
-    let intervals = s2_intervals(n);
+/// S2 with `always_pct` % of the functions ticking every frame; the floor is a
+/// `Vec<Box<dyn FnMut>>` loop over as many functions as tick per frame (the due calls only).
+fn s2(n: usize, always_pct: u32, runs: usize, s2_frames: usize) {
+    let intervals = s2_intervals(n, always_pct);
     let (tf_frame, tf_each) = {
         let r: Vec<(f64, f64)> = (0..runs)
             .map(|_| s2_tickflow(&intervals, s2_frames))
@@ -230,11 +258,23 @@ fn s2(n: usize, runs: usize, s2_frames: usize) {
             median(r.iter().map(|x| x.1).collect()),
         )
     };
-    println!("S2  {n} functions with intervals 0.5-5 s at 60 Hz (about 1 in 165 ticks per frame)");
+    let ticked = s2_ticked(&intervals, s2_frames.min(600));
+    let due = (ticked.round() as usize).max(1);
+    let floor = repeat(runs, || s1_floor(due, s2_frames));
+    let what = if always_pct == 0 {
+        "all with intervals 0.5-5 s".to_string()
+    } else {
+        format!("{}% every frame, the others every 0.5-5 s", always_pct)
+    };
+    println!("S2  {n} functions, {what}, at 60 Hz ({ticked:.0} tick per frame)");
     println!(
         "    tickflow      {tf_frame:9.0} ns/frame  {tf_each:7.1} ns per function that ticked"
     );
     println!("    scan-all      {scan_frame:9.0} ns/frame  {scan_each:7.1} ns per function that ticked   tickflow/scan = {:.2}x", tf_frame / scan_frame);
+    println!(
+        "    due calls only              {floor:7.1} ns per function that ticked   tickflow/floor = {:.2}x",
+        tf_each / floor
+    );
 }
 
 /// Runs S0–S3 and prints their results.
@@ -243,28 +283,32 @@ pub fn run(opts: &Options) {
     let runs = if quick { 1 } else { 3 };
     let frames = if quick { 30 } else { 200 };
 
-    let n = 100_000;
-    let graph = s1_graph(n);
-    let tf = repeat(runs, || s1_tickflow(&graph, frames));
-    let ue = repeat(runs, || s1_unreal(&graph, frames));
-    let floor = repeat(runs, || s1_floor(n, frames));
-    println!("S1  {n} tick functions, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs})");
-    println!("    tickflow      {tf:7.2}");
-    println!(
-        "    unreal-style  {ue:7.2}   tickflow/unreal = {:.2}x",
-        tf / ue
-    );
-    println!(
-        "    Vec<Box<dyn>> {floor:7.2}   tickflow/floor  = {:.2}x",
-        tf / floor
-    );
+    for n in [1_000, 100_000] {
+        // The same number of calls at both sizes.
+        let frames = frames * (100_000 / n);
+        let graph = s1_graph(n);
+        let tf = repeat(runs, || s1_tickflow(&graph, frames));
+        let ue = repeat(runs, || s1_unreal(&graph, frames));
+        let floor = repeat(runs, || s1_floor(n, frames));
+        println!("S1  {n} tick functions, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs})");
+        println!("    tickflow      {tf:7.2}");
+        println!(
+            "    unreal-style  {ue:7.2}   tickflow/unreal = {:.2}x",
+            tf / ue
+        );
+        println!(
+            "    Vec<Box<dyn>> {floor:7.2}   tickflow/floor  = {:.2}x",
+            tf / floor
+        );
+    }
 
     let s2_frames = if quick { 120 } else { 1_200 };
     let empty = repeat(runs, || s2_tickflow(&[], s2_frames).0);
     println!("S0  an empty scheduler frame (clock, 7 groups, timers, tickables): {empty:.0} ns");
     for n in [10_000, 100_000] {
-        s2(n, runs, s2_frames);
+        s2(n, 0, runs, s2_frames);
     }
+    s2(10_000, 10, runs, s2_frames);
 
     let rounds = calibrate();
     let s3_frames = if quick { 5 } else { 30 };
