@@ -147,10 +147,17 @@ impl<C: 'static> TickFunctions<C> {
         });
     }
 
+    /// Runs the queued parallel batch, if any. Called before every serial function: the
+    /// check stays inline, the batch itself is a call of its own.
+    #[inline]
     fn flush_batch(&mut self, env: &mut Env<'_, C>) {
-        if self.jobs.is_empty() {
-            return;
+        if !self.jobs.is_empty() {
+            self.run_queued_batch(env);
         }
+    }
+
+    #[inline(never)]
+    fn run_queued_batch(&mut self, env: &mut Env<'_, C>) {
         let mut jobs = mem::take(&mut self.jobs);
         let ctx: &C = env.ctx;
         // Every job catches its own panic, so the batch runs to the end either way, on the
