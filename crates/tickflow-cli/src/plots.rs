@@ -98,8 +98,6 @@ pub(crate) fn frames(
 struct FramePlot {
     /// Frames per bucket.
     bucket: usize,
-    /// The frame budget, µs.
-    budget_us: f64,
     hz: u32,
     /// Per bucket: its start in game seconds and the cumulative µs of each group in the
     /// bucket's worst frame (the last one is the whole frame).
@@ -113,22 +111,20 @@ impl FramePlot {
             .chunks(bucket)
             .enumerate()
             .map(|(k, chunk)| {
-                let cum = chunk.iter().map(cumulative).fold([0.0; BANDS], |a, b| {
-                    if b[BANDS - 1] > a[BANDS - 1] {
-                        b
-                    } else {
-                        a
-                    }
-                });
-                ((k * bucket) as f64 / f64::from(hz), cum)
+                let worst = chunk
+                    .iter()
+                    .map(cumulative)
+                    .max_by(|a, b| a[BANDS - 1].total_cmp(&b[BANDS - 1]))
+                    .expect("chunks are not empty");
+                ((k * bucket) as f64 / f64::from(hz), worst)
             })
             .collect();
-        FramePlot {
-            bucket,
-            budget_us: 1e6 / f64::from(hz),
-            hz,
-            worst,
-        }
+        FramePlot { bucket, hz, worst }
+    }
+
+    /// The frame budget, µs: one frame at `hz`.
+    fn budget_us(&self) -> f64 {
+        1e6 / f64::from(self.hz)
     }
 }
 
@@ -170,7 +166,7 @@ fn draw_frames<DB: DrawingBackend>(
 
     // Top: whole frame against the budget, log scale so both are readable.
     let worst = data.iter().map(|d| d.1[BANDS - 1]).fold(1.0, f64::max);
-    let y_top = (worst.max(plot.budget_us) * 3.0).max(10.0);
+    let y_top = (worst.max(plot.budget_us()) * 3.0).max(10.0);
     let mut chart = ChartBuilder::on(&top)
         .caption(
             "whole frame (log scale) and the frame budget",
@@ -196,7 +192,7 @@ fn draw_frames<DB: DrawingBackend>(
         .map_err(e)?;
     chart
         .draw_series(LineSeries::new(
-            [(0.0, plot.budget_us), (x_max, plot.budget_us)],
+            [(0.0, plot.budget_us()), (x_max, plot.budget_us())],
             BUDGET.stroke_width(2),
         ))
         .map_err(e)?;
@@ -242,23 +238,22 @@ fn draw_legend<DB: DrawingBackend>(
     plot: &FramePlot,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let text = ("sans-serif", 13).into_font().color(&BLACK);
-    let mut y = 50;
     let line = |color: RGBColor, label: String, y: i32| -> Result<(), _> {
         area.draw(&PathElement::new([(10, y), (34, y)], color.stroke_width(2)))?;
         area.draw(&Text::new(label, (42, y - 7), text.clone()))
     };
-    line(BLACK, "worst whole frame".to_string(), y)?;
-    y += 22;
+    line(BLACK, "worst whole frame".to_string(), 50)?;
     line(
         BUDGET,
         format!(
             "frame budget: {:.1} ms ({} Hz)",
-            plot.budget_us / 1e3,
+            plot.budget_us() / 1e3,
             plot.hz
         ),
-        y,
+        72,
     )?;
-    y = 270;
+    // Level with the bottom chart.
+    let mut y = 270;
     for g in (0..GROUPS.len()).rev() {
         area.draw(&Rectangle::new(
             [(10, y - 6), (34, y + 6)],
@@ -279,6 +274,15 @@ pub(crate) const HITCH_FRAME: usize = 30;
 const HITCH: Span = Span::from_millis(450);
 const CATCH_UP_FRAMES: usize = 90;
 
+/// The length of frame `f` of the scene.
+fn frame_dt(f: usize) -> Span {
+    if f == HITCH_FRAME {
+        HITCH
+    } else {
+        Span::frames(1, 60)
+    }
+}
+
 /// Calls per frame of a 0.1 s looping timer through the hitch, for each catch-up policy.
 pub(crate) fn catch_up_calls() -> Vec<(CatchUp, Vec<u32>)> {
     [CatchUp::Burst, CatchUp::Once, CatchUp::Delay]
@@ -292,12 +296,7 @@ pub(crate) fn catch_up_calls() -> Vec<(CatchUp, Vec<u32>)> {
             let mut calls = Vec::new();
             for f in 0..CATCH_UP_FRAMES {
                 calls.push(0);
-                let dt = if f == HITCH_FRAME {
-                    HITCH
-                } else {
-                    Span::frames(1, 60)
-                };
-                timers.tick(dt, &mut calls);
+                timers.tick(frame_dt(f), &mut calls);
             }
             (mode, calls)
         })
@@ -381,11 +380,10 @@ fn draw_catch_up<DB: DrawingBackend>(
 /// The frames in which a multiple of 0.1 s of game time falls (the frame that ends at or
 /// just past it), given the hitch.
 fn grid_frames(frames: usize) -> impl Iterator<Item = u32> {
-    let step = Span::frames(1, 60);
     let mut t = Span::ZERO;
     let mut next = Span::from_millis(100);
     (0..frames).filter_map(move |f| {
-        t += if f == HITCH_FRAME { HITCH } else { step };
+        t += frame_dt(f);
         let hit = t >= next && f != HITCH_FRAME;
         while t >= next {
             next += Span::from_millis(100);
@@ -443,7 +441,7 @@ mod tests {
         let plot = FramePlot::new(&frames, 60);
         assert_eq!((plot.bucket, plot.worst.len()), (2, 400));
         assert!((plot.worst[1].0 - 2.0 / 60.0).abs() < 1e-12);
-        assert!((plot.budget_us - 16_666.666).abs() < 1e-2);
+        assert!((plot.budget_us() - 16_666.666).abs() < 1e-2);
         let [pre, .., timers, _, latent, last] = plot.worst[1].1;
         assert_eq!((pre, timers, latent, last), (10.0, 15.0, 1_015.0, 1_015.0));
         assert_eq!(plot.worst[0].1[BANDS - 1], 15.0, "a calm bucket");

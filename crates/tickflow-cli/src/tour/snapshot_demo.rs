@@ -2,6 +2,7 @@
 //! restore replays the same second of game time call for call; the second keeps a handle
 //! from before the save and uses it to play a different future (rollback's "what if").
 
+use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
 use tickflow::snapshot::{Resolver, SchedulerSnapshot};
 use tickflow::tick::{TickBody, TickInfo};
@@ -68,11 +69,8 @@ impl Resolver<Game> for Bind {
         (info.settings.name == "walk").then(|| TickBody::serial(walk))
     }
 
-    fn latent(
-        &mut self,
-        info: &tickflow::latent::LatentInfo,
-    ) -> Option<tickflow::latent::Completion<Game>> {
-        (info.owner == DOOR).then(|| Box::new(door) as tickflow::latent::Completion<Game>)
+    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
+        (info.owner == DOOR).then(|| Box::new(door) as Completion<Game>)
     }
 }
 

@@ -56,27 +56,26 @@ impl Hash for SchedulerSnapshot {
 impl SchedulerSnapshot {
     /// The checks of the scheduler's own fields: version, frame counter, dilation.
     fn check_header(&self) -> Result<(), RestoreError> {
-        let snap = self;
-        if snap.version != FORMAT_VERSION {
+        if self.version != FORMAT_VERSION {
             return Err(RestoreError::Version {
-                found: snap.version,
+                found: self.version,
                 supported: FORMAT_VERSION,
             });
         }
-        if snap.frame == u64::MAX {
+        if self.frame == u64::MAX {
             return Err(RestoreError::corrupt("the frame counter is at its end"));
         }
-        if snap.frame != snap.timers.frame() {
+        if self.frame != self.timers.frame() {
             return Err(RestoreError::corrupt(format!(
                 "the scheduler is at frame {} and its timers at frame {}",
-                snap.frame,
-                snap.timers.frame()
+                self.frame,
+                self.timers.frame()
             )));
         }
-        if !crate::time::valid_dilation(snap.dilation) {
+        if !crate::time::valid_dilation(self.dilation) {
             return Err(RestoreError::corrupt(format!(
                 "time dilation {} is not a finite number from 0 to {}",
-                snap.dilation,
+                self.dilation,
                 crate::time::MAX_TIME_DILATION
             )));
         }
@@ -88,9 +87,8 @@ impl SchedulerSnapshot {
         &self,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<Vec<crate::tick::TickBody<C>>, RestoreError> {
-        let snap = self;
         let mut bodies = Vec::new();
-        for info in snap.ticks.infos() {
+        for info in self.ticks.infos() {
             let unbound = |detail: &str| RestoreError::Unbound {
                 kind: "tick function",
                 name: info.settings.name.clone(),
@@ -111,21 +109,18 @@ impl SchedulerSnapshot {
         &self,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<Vec<Box<dyn crate::tickable::Tickable<C>>>, RestoreError> {
-        let snap = self;
-        let mut objects = Vec::new();
-        for info in snap.tickables.infos() {
-            match resolver.tickable(&info) {
-                Some(t) => objects.push(t),
-                None => {
-                    return Err(RestoreError::Unbound {
+        self.tickables
+            .infos()
+            .map(|info| {
+                resolver
+                    .tickable(&info)
+                    .ok_or_else(|| RestoreError::Unbound {
                         kind: "tickable",
                         name: info.name.clone(),
                         detail: format!("{:?}", info.handle),
                     })
-                }
-            }
-        }
-        Ok(objects)
+            })
+            .collect()
     }
 
     /// The format version this snapshot was written with.

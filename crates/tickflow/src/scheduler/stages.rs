@@ -85,11 +85,15 @@ fn settle<C: 'static>(shared: &Shared<C>, mut parts: Parts<'_, C>, errors: &mut 
 
 impl<C: 'static> Stages<'_, C> {
     fn run(&mut self, stage: Stage) {
+        if matches!(stage, Stage::Timers | Stage::Tickables | Stage::Latent) {
+            // Functions spawned by these stages land after the group that ran last.
+            self.ticks.past(self.last_group);
+        }
         match stage {
             // Done by `run_frame` before the stages: it only needs its lap.
             Stage::FrameStart => {}
             Stage::Group(g) => {
-                let n = self.group(g);
+                let n = self.with_env(|ticks, env| ticks.run_group(g, env));
                 self.report.ticks_per_group[g.index()] += n;
                 self.last_group = g;
             }
@@ -97,14 +101,17 @@ impl<C: 'static> Stages<'_, C> {
             Stage::Tickables => self.tickables(),
             Stage::Latent => self.latent(),
             Stage::NewlySpawned => {
-                let n = self.newly_spawned();
+                let (n, passes, held) = self.with_env(|ticks, env| ticks.run_extra_passes(env));
                 self.report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
+                self.report.spawn_passes = passes;
+                self.report.held_back = held;
             }
         }
     }
 
-    /// Runs one tick group; returns how many functions ran.
-    fn group(&mut self, g: TickGroup) -> usize {
+    /// Lends the tick functions and what they run with (the context, the timers, and the
+    /// hook that applies queued commands between two calls) to `f`.
+    fn with_env<R>(&mut self, f: impl FnOnce(&mut TickFunctions<C>, &mut Env<'_, C>) -> R) -> R {
         let Stages {
             ctx,
             timers,
@@ -117,8 +124,8 @@ impl<C: 'static> Stages<'_, C> {
             ..
         } = self;
         let errors = &mut report.errors;
-        ticks.run_group(
-            g,
+        f(
+            ticks,
             &mut Env {
                 ctx: &mut **ctx,
                 timers: &mut **timers,
@@ -136,39 +143,6 @@ impl<C: 'static> Stages<'_, C> {
         )
     }
 
-    /// Extra passes for functions spawned after the last group.
-    fn newly_spawned(&mut self) -> usize {
-        let Stages {
-            ctx,
-            timers,
-            ticks,
-            tickables,
-            latent,
-            exec,
-            shared,
-            report,
-            ..
-        } = self;
-        let errors = &mut report.errors;
-        let (n, passes, held) = ticks.run_extra_passes(&mut Env {
-            ctx: &mut **ctx,
-            timers: &mut **timers,
-            after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
-                let parts = Parts {
-                    ticks: t,
-                    tickables: &mut **tickables,
-                    timers: tm,
-                    latent: &mut **latent,
-                    exec,
-                };
-                settle(shared, parts, errors);
-            },
-        });
-        report.spawn_passes = passes;
-        report.held_back = held;
-        n
-    }
-
     fn timers(&mut self) {
         let Stages {
             ctx,
@@ -180,10 +154,8 @@ impl<C: 'static> Stages<'_, C> {
             shared,
             report,
             dts: [game_dt, real_dt, _],
-            last_group,
             ..
         } = self;
-        ticks.past(*last_group);
         let errors = &mut report.errors;
         let dropped = timers.calls_dropped();
         let fired = timers.run_tick(*game_dt, *real_dt, ctx, &mut |tm| {
@@ -221,9 +193,8 @@ impl<C: 'static> Stages<'_, C> {
             report,
             paused,
             dts: [_, _, free_dt],
-            last_group,
+            ..
         } = self;
-        ticks.past(*last_group);
         let errors = &mut report.errors;
         let ticked = tickables.run(*free_dt, *paused, ctx, &mut |tk| {
             let parts = Parts {
@@ -250,10 +221,8 @@ impl<C: 'static> Stages<'_, C> {
             shared,
             report,
             dts: [game_dt, real_dt, _],
-            last_group,
             ..
         } = self;
-        ticks.past(*last_group);
         let errors = &mut report.errors;
         let dts = [game_dt.flicks(), real_dt.flicks(), 1];
         let completed = latent.run(dts, ctx, &mut |la| {

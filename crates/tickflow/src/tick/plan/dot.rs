@@ -25,9 +25,16 @@ pub(crate) fn kind_of(name: &str) -> &str {
     }
 }
 
+/// The kind of the live function `h`.
+fn kind_at<C>(graph: &TickGraph<C>, h: TickHandle) -> &str {
+    kind_of(graph.get(h).map_or("", |n| n.settings.name.as_str()))
+}
+
 /// One box of the kind graph.
 #[derive(Default)]
 struct Kind {
+    /// Its node id in the DOT text (`k<id>`).
+    id: usize,
     /// Position of its first function in the run order, so boxes follow the frame.
     first: usize,
     functions: usize,
@@ -75,17 +82,19 @@ impl Plan {
     /// The boxes of the kind graph, keyed by (actual group, kind): a kind demoted to another
     /// group is a box there too.
     fn kinds<'g, C>(&self, graph: &'g TickGraph<C>) -> BTreeMap<(usize, &'g str), Kind> {
-        let name = |h: TickHandle| graph.get(h).map_or("", |n| n.settings.name.as_str());
         let mut kinds: BTreeMap<(usize, &str), Kind> = BTreeMap::new();
         for (pos, &i) in self.order.iter().enumerate() {
             let h = graph.handle_at(i).expect("live");
             let g = self.info[i as usize].expect("resolved").actual.index();
-            let k = kinds.entry((g, kind_of(name(h)))).or_insert(Kind {
+            let k = kinds.entry((g, kind_at(graph, h))).or_insert(Kind {
                 first: pos,
                 ..Kind::default()
             });
             k.functions += 1;
             k.on_interval += usize::from(!graph.get(h).expect("live").settings.interval.is_zero());
+        }
+        for (id, k) in kinds.values_mut().enumerate() {
+            k.id = id;
         }
         kinds
     }
@@ -94,21 +103,19 @@ impl Plan {
     fn kind_links<C>(
         &self,
         graph: &TickGraph<C>,
-        id: &dyn Fn(usize, &str) -> Option<usize>,
+        kinds: &BTreeMap<(usize, &str), Kind>,
     ) -> BTreeMap<(usize, usize), usize> {
-        let name = |h: TickHandle| graph.get(h).map_or("", |n| n.settings.name.as_str());
+        let id =
+            |g: TickGroup, h: TickHandle| kinds.get(&(g.index(), kind_at(graph, h))).map(|k| k.id);
         let mut links: BTreeMap<(usize, usize), usize> = BTreeMap::new();
         for &i in &self.order {
             let h = graph.handle_at(i).expect("live");
-            let to = id(
-                self.info[i as usize].expect("resolved").actual.index(),
-                kind_of(name(h)),
-            );
+            let to = id(self.info[i as usize].expect("resolved").actual, h);
             for &p in &graph.get(h).expect("live").prereqs {
                 let Some(from) = self.get(p).filter(|_| graph.get(p).is_some()) else {
                     continue;
                 };
-                if let (Some(f), Some(t)) = (id(from.actual.index(), kind_of(name(p))), to) {
+                if let (Some(f), Some(t)) = (id(from.actual, p), to) {
                     *links.entry((f, t)).or_default() += 1;
                 }
             }
@@ -130,9 +137,6 @@ impl Plan {
     /// Disabled functions are counted in the graph's title only.
     pub(crate) fn kinds_dot<C>(&self, graph: &TickGraph<C>) -> String {
         let kinds = self.kinds(graph);
-        let ids: BTreeMap<(usize, &str), usize> =
-            kinds.keys().enumerate().map(|(n, &k)| (k, n)).collect();
-        let id = |g: usize, kind: &str| ids.get(&(g, kind)).copied();
         let disabled = graph.iter().filter(|(_, n)| !n.settings.enabled).count();
         let mut out = String::from(
             "digraph tick_kinds {\n  rankdir=LR;\n  compound=true;\n  node [shape=box, style=rounded];\n",
@@ -165,17 +169,15 @@ impl Plan {
                 "  subgraph cluster_{} {{\n    label=\"{g:?}: {total}\";",
                 g.index()
             );
-            for ((kg, kind), k) in &boxes {
+            for ((_, kind), k) in &boxes {
                 let mut label = format!("{} ×{}", escape(kind), k.functions);
                 if k.on_interval > 0 {
                     let _ = write!(label, "\\n{} on intervals", k.on_interval);
                 }
-                let n = id(*kg, kind).expect("listed");
-                let _ = writeln!(out, "    k{n} [label=\"{label}\"];");
+                let _ = writeln!(out, "    k{} [label=\"{label}\"];", k.id);
             }
             out.push_str("  }\n");
-            let (first, _) = boxes[0];
-            anchors.push((g.index(), id(first.0, first.1).expect("listed")));
+            anchors.push((g.index(), boxes[0].1.id));
         }
         for pair in anchors.windows(2) {
             let ((ga, a), (gb, b)) = (pair[0], pair[1]);
@@ -184,8 +186,7 @@ impl Plan {
                 "  k{a} -> k{b} [ltail=cluster_{ga}, lhead=cluster_{gb}, label=\"then\", style=bold, color=gray50, fontcolor=gray50];"
             );
         }
-        let links = self.kind_links(graph, &id);
-        for ((f, t), n) in links {
+        for ((f, t), n) in self.kind_links(graph, &kinds) {
             let _ = writeln!(out, "  k{f} -> k{t} [label=\"×{n}\"];");
         }
         out.push_str("}\n");
