@@ -168,3 +168,49 @@ fn enabling_during_a_frame_counts_as_spawning() {
     sched.tick(secs(0.1), &mut g);
     assert_eq!(g.log, ["sleeper@DuringPhysics#1"]);
 }
+
+/// What one call changes is in place before the next call: a function that removed itself is
+/// dropped (its captured state with it), and a command it queued has been applied.
+#[test]
+fn a_calls_changes_land_before_the_next_call() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    struct Guard(Arc<AtomicUsize>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let mut sched = Scheduler::new();
+    let guard = Guard(dropped.clone());
+    sched.add_tick(TickSettings::named("once"), move |g: &mut Game, cx| {
+        let _keep = &guard;
+        g.log.push("once".into());
+        let me = cx.handle();
+        assert!(cx.remove_tick(me));
+    });
+    let seen = dropped.clone();
+    sched.add_tick(TickSettings::named("after"), move |g: &mut Game, _| {
+        g.log
+            .push(format!("after saw {} drop", seen.load(Ordering::SeqCst)));
+    });
+    // The queuer runs first; its victim comes next and is off by then.
+    let victim = Arc::new(std::sync::OnceLock::new());
+    let target = victim.clone();
+    sched.add_tick(TickSettings::named("queuer"), move |g: &mut Game, _| {
+        g.log.push("queuer".into());
+        g.cmds.set_tick_enabled(*target.get().unwrap(), false);
+    });
+    let h = sched.add_tick(TickSettings::named("victim"), child("victim"));
+    victim.set(h).unwrap();
+    sched.add_tick(TickSettings::named("last"), child("last"));
+    let mut g = game(&sched);
+    sched.tick(secs(0.1), &mut g);
+    assert_eq!(
+        g.log,
+        ["once", "after saw 1 drop", "queuer", "last@PrePhysics#1"]
+    );
+    assert!(!sched.is_tick_enabled(h));
+}

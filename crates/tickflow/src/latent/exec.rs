@@ -18,6 +18,7 @@ use std::future::Future;
 use std::mem;
 use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -52,6 +53,9 @@ pub(crate) struct Exec<C: 'static> {
     pub(super) next_frame: RefCell<Vec<Waker>>,
     /// Timers of delays dropped while no timer manager was lent; cleared at the next chance.
     to_clear: RefCell<Vec<TimerHandle>>,
+    /// Raised with every entry of `to_clear`: shared with the scheduler's command queue, whose
+    /// boundaries test this one flag after every callback.
+    wake: Arc<AtomicBool>,
     /// The task being polled.
     pub(super) current: Cell<Option<Current>>,
     /// Per poll: where a delay on the game or real clock starts, when not now.
@@ -80,6 +84,7 @@ impl<C: 'static> Exec<C> {
             by_timer: RefCell::default(),
             next_frame: RefCell::default(),
             to_clear: RefCell::default(),
+            wake: Arc::default(),
             current: Cell::new(None),
             anchors: Cell::new([None; 2]),
             clock: Cell::new(Clocks::default()),
@@ -186,6 +191,7 @@ impl<C: 'static> Exec<C> {
     pub(crate) fn clear_timer(&self, h: TimerHandle) {
         if self.timers.with(|tm| tm.clear(h)).is_none() {
             self.to_clear.borrow_mut().push(h);
+            self.wake.store(true, Ordering::Release);
         }
     }
 
@@ -194,6 +200,12 @@ impl<C: 'static> Exec<C> {
         for h in list {
             timers.clear(h);
         }
+    }
+
+    /// The flag raised when something waits for the next boundary (shared with the command
+    /// queue).
+    pub(crate) fn wake(&self) -> &Arc<AtomicBool> {
+        &self.wake
     }
 
     /// Timers of dropped delays wait to be cleared at the next boundary.

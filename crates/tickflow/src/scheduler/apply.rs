@@ -4,7 +4,7 @@
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::latent::{
     Completion, Exec, LatentAction, LatentActions, LatentHandle, NewTask, TaskFactory,
@@ -42,20 +42,22 @@ pub(crate) struct Shared<C: 'static> {
     /// Spawns tasks with their handles at once, to join the executor at the next boundary.
     pub(crate) tasks: TaskFactory,
     queue: Mutex<Vec<Command<C>>>,
-    /// Set when something is queued: the boundaries skip the lock while it is clear.
-    queued: AtomicBool,
+    /// Set when something is queued (or, by the executor, when a dropped delay's timer waits
+    /// to be cleared): the boundaries skip the lock while it is clear.
+    queued: Arc<AtomicBool>,
     /// The clocks of the frame being run (or the last one), for `Commands::clocks`.
     clocks: Mutex<Clocks>,
 }
 
 impl<C: 'static> Shared<C> {
-    pub(crate) fn new(tasks: TaskFactory) -> Self {
+    /// `wake` is the executor's flag (see [`Exec::wake`]).
+    pub(crate) fn new(tasks: TaskFactory, wake: Arc<AtomicBool>) -> Self {
         Shared {
             ticks: SharedAlloc::default(),
             tickables: SharedAlloc::default(),
             tasks,
             queue: Mutex::new(Vec::new()),
-            queued: AtomicBool::new(false),
+            queued: wake,
             clocks: Mutex::new(Clocks::default()),
         }
     }
@@ -75,6 +77,11 @@ impl<C: 'static> Shared<C> {
     pub(crate) fn push(&self, c: Command<C>) {
         self.lock().push(c);
         self.queued.store(true, Ordering::Release);
+    }
+
+    /// The flag a tick function's boundary tests.
+    pub(crate) fn wake(&self) -> &AtomicBool {
+        &self.queued
     }
 
     pub(crate) fn has_pending(&self) -> bool {

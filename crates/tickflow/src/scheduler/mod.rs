@@ -164,7 +164,10 @@ impl<C: 'static> Scheduler<C> {
     /// An empty scheduler at frame 0, time zero, running, dilation 1, `max_delta` 250 ms.
     pub fn new() -> Self {
         let tasks = Tasks::new();
-        let shared = Arc::new(Shared::new(tasks.exec().factory.clone()));
+        let shared = Arc::new(Shared::new(
+            tasks.exec().factory.clone(),
+            tasks.exec().wake().clone(),
+        ));
         let mut timers = TimerManager::new();
         timers.owned = true;
         let mut latent = LatentActions::new();

@@ -129,6 +129,7 @@ impl<C: 'static> Stages<'_, C> {
             &mut Env {
                 ctx: &mut **ctx,
                 timers: &mut **timers,
+                wake: shared.wake(),
                 after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
                     let parts = Parts {
                         ticks: t,

@@ -48,7 +48,7 @@ pub(crate) struct Resolved {
 pub(crate) struct Plan {
     info: Vec<Option<Resolved>>,
     /// Per group, the enabled functions without an interval, in run order.
-    pub(crate) always: [Vec<TickHandle>; TickGroup::COUNT],
+    pub(crate) always: [Lane; TickGroup::COUNT],
     /// Every enabled function, in run order (as resolved; `append` does not extend it).
     order: Vec<u32>,
     /// Next position in each group.
@@ -57,6 +57,68 @@ pub(crate) struct Plan {
     planned: usize,
     /// `append` has added functions since `resolve`.
     pub(crate) patched: bool,
+}
+
+/// The functions of one group that run every frame, in run order, with their ranks, so that
+/// a frame merges the due interval functions in without looking anything up.
+#[derive(Debug, Default)]
+pub(crate) struct Lane {
+    handles: Vec<TickHandle>,
+    ranks: Vec<u32>,
+}
+
+impl Lane {
+    pub(crate) fn push(&mut self, h: TickHandle, rank: u32) {
+        debug_assert!(self.ranks.last().is_none_or(|&r| r < rank), "in rank order");
+        self.handles.push(h);
+        self.ranks.push(rank);
+    }
+
+    /// The functions in run order (stale handles of patched removals included).
+    #[cfg(test)]
+    pub(crate) fn handles(&self) -> &[TickHandle] {
+        &self.handles
+    }
+
+    /// The lane cut before each due function (`due`: rank-sorted `(rank, handle)` pairs):
+    /// `(lane run, due function)` pairs in run order, then the rest of the lane with `None`.
+    /// The frame walks the lane in place, with no merged copy.
+    pub(crate) fn runs<'a>(&'a self, due: &'a [(u32, TickHandle)]) -> Runs<'a> {
+        Runs {
+            lane: self,
+            due: due.iter(),
+            at: 0,
+            done: false,
+        }
+    }
+}
+
+/// See [`Lane::runs`].
+pub(crate) struct Runs<'a> {
+    lane: &'a Lane,
+    due: std::slice::Iter<'a, (u32, TickHandle)>,
+    at: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for Runs<'a> {
+    type Item = (&'a [TickHandle], Option<TickHandle>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let Lane { handles, ranks } = self.lane;
+        if let Some(&(rank, h)) = self.due.next() {
+            // A linear scan: the runs are short, and the whole lane is scanned once per frame.
+            let end = (ranks[self.at..].iter().position(|&r| r > rank))
+                .map_or(ranks.len(), |k| self.at + k);
+            let run = &handles[self.at..end];
+            self.at = end;
+            return Some((run, Some(h)));
+        }
+        if std::mem::replace(&mut self.done, true) {
+            return None;
+        }
+        Some((&handles[self.at..], None))
+    }
 }
 
 /// Positions inside a group take the low bits of a rank.
@@ -137,7 +199,7 @@ impl Plan {
             rank: ((g.index() as u32) << POSITION_BITS) | k,
         });
         if !node.has_interval() {
-            self.always[g.index()].push(h);
+            self.always[g.index()].push(h, k | ((g.index() as u32) << POSITION_BITS));
         }
         self.planned += 1;
         self.patched = true;

@@ -143,7 +143,7 @@ impl Plan {
                 self.order.push(i);
                 let node = graph.at(i).expect("live");
                 if !node.has_interval() {
-                    self.always[g].push(TickHandle::new(i, node.gen));
+                    self.always[g].push(TickHandle::new(i, node.gen), r.rank);
                 }
             }
             for &i in &batch {

@@ -3,6 +3,7 @@
 
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
@@ -11,47 +12,171 @@ use crate::tick::interval::next_due;
 use crate::tick::{Deferred, TickCx, TickGroup, TickHandle};
 use crate::time::Span;
 
+/// Where the fast path stopped.
+enum Next {
+    Done,
+    /// A call changed the graph or queued commands: settle before the next call.
+    Settle,
+    /// This function needs the full path.
+    Slow(TickHandle),
+}
+
 impl<C: 'static> TickFunctions<C> {
-    pub(super) fn exec(
+    /// Runs lists of functions in order, each list followed by one more function (a due
+    /// interval function merged in); returns how many ran. A panic in a serial callback
+    /// applies what it queued, then goes on (the frame's `recover` puts the rest in order).
+    pub(super) fn exec<'l>(
         &mut self,
-        list: impl Iterator<Item = TickHandle>,
+        lists: impl Iterator<Item = (&'l [TickHandle], Option<TickHandle>)>,
         group: TickGroup,
         env: &mut Env<'_, C>,
     ) -> usize {
         let mut ran = 0;
-        let (frame, paused, deltas) = (self.frame, self.paused, self.deltas);
-        for h in list {
-            let Some(hot) = self.graph.hot.get_mut(h.index() as usize) else {
-                continue;
-            };
-            let flags = hot.flags;
-            if hot.gen != h.tag().get()
-                || flags & ENABLED == 0
-                || hot.last_run == frame
-                || (paused && flags & WHEN_PAUSED == 0)
-            {
-                continue;
-            }
-            let clock = usize::from(flags & WHEN_PAUSED != 0);
-            let dt = if flags & SLOW == 0 {
-                hot.last_run = frame;
-                Span::from_flicks(deltas[clock])
-            } else {
-                match self.slow_start(h, clock) {
-                    Some(dt) => dt,
-                    None => continue,
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            for (list, then) in lists {
+                self.run_list(list.iter().copied(), group, env, &mut ran);
+                if let Some(h) = then {
+                    self.run_one(h, group, env, &mut ran);
                 }
-            };
-            ran += 1;
-            if flags & PARALLEL != 0 {
-                self.queue_parallel(h, dt, group, env);
+            }
+            self.flush_batch(env);
+        }));
+        if let Err(p) = result {
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| self.after_call(env)));
+            panic::resume_unwind(p);
+        }
+        ran
+    }
+
+    fn run_list(
+        &mut self,
+        mut list: impl Iterator<Item = TickHandle>,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) {
+        loop {
+            let next = if self.jobs.is_empty() {
+                self.run_fast(&mut list, group, env, ran)
             } else {
-                self.flush_batch(env);
-                self.call_serial(h, dt, group, env);
+                list.next().map_or(Next::Done, Next::Slow)
+            };
+            match next {
+                Next::Done => break,
+                Next::Settle => self.after_call(env),
+                Next::Slow(h) => self.run_one(h, group, env, ran),
             }
         }
+    }
+
+    /// Runs serial functions without interval or dilation, one `TickCx` for all, until the
+    /// list ends, a call changed something (`Settle`), or a function needs the full path.
+    /// No parallel batch is queued meanwhile (the caller checks), so none needs flushing.
+    #[inline]
+    fn run_fast(
+        &mut self,
+        list: &mut impl Iterator<Item = TickHandle>,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) -> Next {
+        let frame = self.frame;
+        // Runnable on the fast path: enabled, neither slow nor parallel and, while paused,
+        // ticking when paused. Not paused, both clocks moved alike (else the unpaused ones
+        // take the full path to get their own delta).
+        let mut mask = ENABLED | SLOW | PARALLEL;
+        let mut want = ENABLED;
+        if self.paused {
+            (mask, want) = (mask | WHEN_PAUSED, want | WHEN_PAUSED);
+        } else if self.deltas[0] != self.deltas[1] {
+            mask |= WHEN_PAUSED;
+        }
+        let bodies = &mut self.bodies;
+        let wake = env.wake;
+        let mut count = 0;
+        let mut cx = TickCx {
+            dt: Span::from_flicks(self.deltas[usize::from(self.paused)]),
+            clocks: &self.clocks,
+            group,
+            handle: TickHandle::default(),
+            timers: &mut *env.timers,
+            graph: &mut self.graph,
+        };
+        for h in list {
+            let i = h.index() as usize;
+            let Some(hot) = cx.graph.hot.get_mut(i) else {
+                continue;
+            };
+            if hot.gen != h.tag().get() || hot.last_run == frame {
+                continue;
+            }
+            if hot.flags & mask != want {
+                *ran += count;
+                return Next::Slow(h);
+            }
+            hot.last_run = frame;
+            count += 1;
+            let Some(Some(Body::Serial(f))) = bodies.get_mut(i) else {
+                continue;
+            };
+            cx.handle = h;
+            f(env.ctx, &mut cx);
+            if cx.graph.changed || wake.load(Ordering::Acquire) {
+                *ran += count;
+                return Next::Settle;
+            }
+        }
+        *ran += count;
+        Next::Done
+    }
+
+    /// One function on the full path: every check, interval and dilation bookkeeping, a
+    /// parallel function queued into the batch.
+    fn run_one(&mut self, h: TickHandle, group: TickGroup, env: &mut Env<'_, C>, ran: &mut usize) {
+        let (frame, paused) = (self.frame, self.paused);
+        let i = h.index() as usize;
+        let Some(hot) = self.graph.hot.get_mut(i) else {
+            return;
+        };
+        let flags = hot.flags;
+        if hot.gen != h.tag().get()
+            || flags & ENABLED == 0
+            || hot.last_run == frame
+            || (paused && flags & WHEN_PAUSED == 0)
+        {
+            return;
+        }
+        let clock = usize::from(flags & WHEN_PAUSED != 0);
+        let dt = if flags & SLOW == 0 {
+            hot.last_run = frame;
+            Span::from_flicks(self.deltas[clock])
+        } else {
+            match self.slow_start(h, clock) {
+                Some(dt) => dt,
+                None => return,
+            }
+        };
+        *ran += 1;
+        if flags & PARALLEL != 0 {
+            self.queue_parallel(h, dt, group, env);
+            return;
+        }
         self.flush_batch(env);
-        ran
+        let Some(Some(Body::Serial(f))) = self.bodies.get_mut(i) else {
+            return;
+        };
+        let mut cx = TickCx {
+            dt,
+            clocks: &self.clocks,
+            group,
+            handle: h,
+            timers: &mut *env.timers,
+            graph: &mut self.graph,
+        };
+        f(env.ctx, &mut cx);
+        if self.graph.changed || env.wake.load(Ordering::Acquire) {
+            self.after_call(env);
+        }
     }
 
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
@@ -87,39 +212,28 @@ impl<C: 'static> TickFunctions<C> {
         }))
     }
 
-    /// Returns a callback to its slot if its function is still registered.
+    /// Returns a parallel callback to its slot if its function is still registered (else it
+    /// is dropped here).
     pub(super) fn put_back(&mut self, h: TickHandle, body: Body<C>) {
-        if let Some(hot) = self.graph.hot.get_mut(h.index() as usize) {
-            if hot.gen == h.tag().get() && hot.body.is_none() {
-                hot.body = Some(body);
+        let i = h.index() as usize;
+        if self
+            .graph
+            .hot
+            .get(i)
+            .is_some_and(|x| x.gen == h.tag().get())
+        {
+            if let Some(slot @ None) = self.bodies.get_mut(i) {
+                *slot = Some(body);
             }
         }
     }
 
-    fn call_serial(&mut self, h: TickHandle, dt: Span, group: TickGroup, env: &mut Env<'_, C>) {
-        let i = h.index() as usize;
-        let Some(Body::Serial(mut f)) = self.graph.hot[i].body.take() else {
-            return;
-        };
-        let mut cx = TickCx {
-            dt,
-            clocks: &self.clocks,
-            group,
-            handle: h,
-            timers: &mut *env.timers,
-            graph: &mut self.graph,
-        };
-        let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
-        self.put_back(h, Body::Serial(f));
-        self.after_call(env);
-        if let Err(p) = result {
-            panic::resume_unwind(p);
-        }
-    }
-
+    /// Between two calls: takes in what the call changed, and applies queued commands.
+    #[inline(never)]
     fn after_call(&mut self, env: &mut Env<'_, C>) {
         self.settle();
         (env.after_call)(self, env.timers);
+        self.settle();
     }
 
     fn queue_parallel(&mut self, h: TickHandle, dt: Span, group: TickGroup, env: &mut Env<'_, C>) {
@@ -134,8 +248,11 @@ impl<C: 'static> TickFunctions<C> {
         {
             self.flush_batch(env);
         }
-        let Some(Body::Parallel(body)) = self.graph.hot[h.index() as usize].body.take() else {
+        let Some(slot @ Some(Body::Parallel(_))) = self.bodies.get_mut(h.index() as usize) else {
             return;
+        };
+        let Some(Body::Parallel(body)) = slot.take() else {
+            unreachable!("checked above");
         };
         self.batch.insert(h.index());
         self.jobs.push(ParJob {

@@ -3,10 +3,15 @@
 //! batches on rayon's pool.
 //!
 //! Ground rules:
-//! - A callback is taken out of its slot while it runs and put back only if its function is
-//!   still registered under the same generation (a function that removed itself, or whose
-//!   slot was reused meanwhile, is dropped instead). So no callback is ever reachable twice,
-//!   and a running callback can change the graph freely through `TickCx`.
+//! - Callbacks live here, beside the graph, by slot index: a serial callback runs in place
+//!   while its `TickCx` borrows the graph, so a running callback can change the graph freely.
+//!   Callbacks that arrive or leave meanwhile wait in the graph's `events`, taken in (in order)
+//!   right after the call, so a function that removed itself is dropped once it returned.
+//! - The per-call path is lean on purpose (it is most of a frame with many functions): one
+//!   16-byte check record, the call, and one test of two flags after it (`graph.changed` and
+//!   the scheduler's `wake`); `catch_unwind` is paid once per list, not per call.
+//! - Parallel callbacks are taken out for their batch and put back only if their function is
+//!   still registered under the same generation, so none is ever reachable twice.
 //! - Every list entry is a full handle: a slot reused during the frame is never run in the
 //!   old function's place.
 //! - A panic in a callback puts everything back (`recover`) before it travels on.
@@ -15,11 +20,12 @@ mod calls;
 mod spawned;
 
 use std::mem;
+use std::sync::atomic::AtomicBool;
 
 use rustc_hash::FxHashSet;
 
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
-use super::graph::TickGraph;
+use super::graph::{BodyEvent, TickGraph};
 use super::interval::Clock;
 use super::plan::Plan;
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
@@ -30,6 +36,9 @@ use crate::timer::TimerManager;
 pub(crate) struct Env<'a, C> {
     pub(crate) ctx: &'a mut C,
     pub(crate) timers: &'a mut TimerManager<C>,
+    /// Set while something waits for `after_call` (queued `Commands`): tested after every
+    /// call, so that the hook itself is called only when it has work.
+    pub(crate) wake: &'a AtomicBool,
     /// Applies queued `Commands` between callbacks.
     pub(crate) after_call: &'a mut dyn FnMut(&mut TickFunctions<C>, &mut TimerManager<C>),
 }
@@ -37,6 +46,8 @@ pub(crate) struct Env<'a, C> {
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub(crate) struct TickFunctions<C> {
     pub(crate) graph: TickGraph<C>,
+    /// Callbacks by slot index (`None` for a free slot, or a parallel one out for its batch).
+    bodies: Vec<Option<Body<C>>>,
     plan: Plan,
     runner: Option<Runner<C>>,
     /// `false` runs parallel batches one by one on the game thread (same results).
@@ -49,7 +60,6 @@ pub(crate) struct TickFunctions<C> {
     /// The group running, or the last one run: functions spawned now go to a later group.
     current: TickGroup,
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
-    merged: Vec<TickHandle>,
     drained: Vec<super::interval::Entry>,
     due: [Vec<(u32, TickHandle)>; TickGroup::COUNT],
     spawned_in: [Vec<TickHandle>; TickGroup::COUNT],
@@ -63,6 +73,7 @@ impl<C: 'static> TickFunctions<C> {
     pub(crate) fn new(alloc: crate::tick::SharedAlloc) -> Self {
         TickFunctions {
             graph: TickGraph::new(alloc),
+            bodies: Vec::new(),
             plan: Plan::default(),
             runner: None,
             threads: true,
@@ -71,7 +82,6 @@ impl<C: 'static> TickFunctions<C> {
             deltas: [0; 2],
             paused: false,
             current: TickGroup::PrePhysics,
-            merged: Vec::new(),
             drained: Vec::new(),
             due: Default::default(),
             spawned_in: Default::default(),
@@ -84,7 +94,9 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Registers a serial function.
     pub(crate) fn add(&mut self, s: TickSettings, f: SerialFn<C>) -> Result<TickHandle, TickError> {
-        self.graph.insert(s, Body::Serial(f))
+        let h = self.graph.insert(s, Body::Serial(f));
+        self.take_bodies();
+        h
     }
 
     /// Registers a parallel function (the caller proves `C: Sync`).
@@ -97,7 +109,9 @@ impl<C: 'static> TickFunctions<C> {
         C: Sync,
     {
         self.runner = Some(run_batch::<C>);
-        self.graph.insert(s, Body::Parallel(f))
+        let h = self.graph.insert(s, Body::Parallel(f));
+        self.take_bodies();
+        h
     }
 
     /// Installs the parallel runner a restored parallel body brought.
@@ -110,19 +124,50 @@ impl<C: 'static> TickFunctions<C> {
     /// Unregisters a function and drops its callback (unless it is running: then it is
     /// dropped when the call returns).
     pub(crate) fn remove(&mut self, h: TickHandle) -> bool {
-        self.graph.remove(h)
+        let removed = self.graph.remove(h);
+        self.take_bodies();
+        removed
     }
 
     /// Unregisters every function of an owner.
     pub(crate) fn remove_owner(&mut self, owner: crate::timer::OwnerId) -> usize {
-        self.graph.remove_owner(owner)
+        let n = self.graph.remove_owner(owner);
+        self.take_bodies();
+        n
     }
 
-    /// Places functions spawned meanwhile in this frame.
+    /// Takes in the callbacks registered meanwhile, drops the removed ones, and places
+    /// functions spawned meanwhile in this frame.
     pub(crate) fn settle(&mut self) {
+        self.graph.changed = false;
+        self.take_bodies();
         if !self.graph.spawned.is_empty() {
             self.route_spawned();
         }
+    }
+
+    /// Applies the graph's body events in order. Dropping a removed callback runs user code:
+    /// that happens last, every drop is attempted, and the first panic goes on after them.
+    fn take_bodies(&mut self) {
+        if self.graph.events.is_empty() {
+            return;
+        }
+        let mut gone = Vec::new();
+        for event in mem::take(&mut self.graph.events) {
+            let (h, body) = match event {
+                BodyEvent::Insert(h, body) => (h, Some(body)),
+                BodyEvent::Remove(h) => (h, None),
+            };
+            let i = h.index() as usize;
+            if self.bodies.len() <= i {
+                self.bodies.resize_with(i + 1, || None);
+            }
+            gone.extend(mem::replace(&mut self.bodies[i], body));
+        }
+        crate::unwind::each_then_raise(gone, |body| {
+            drop(body);
+            true
+        });
     }
 
     /// The resolved order (resolving it now if the graph changed).
@@ -171,7 +216,8 @@ impl<C: 'static> TickFunctions<C> {
         }
     }
 
-    /// Starts a frame: resolves the order if needed and collects due interval functions.
+    /// Starts a frame: takes in new callbacks, resolves the order if needed and collects due
+    /// interval functions.
     pub(crate) fn begin_frame(
         &mut self,
         frame_clocks: Clocks,
@@ -185,6 +231,8 @@ impl<C: 'static> TickFunctions<C> {
         self.deltas = deltas;
         self.paused = paused;
         self.graph.clocks = clocks;
+        self.take_bodies();
+        self.graph.changed = false;
         self.plan();
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
             let mut intervals = std::mem::take(&mut self.graph.intervals);
@@ -231,43 +279,12 @@ impl<C: 'static> TickFunctions<C> {
         let gi = g.index();
         let always = mem::take(&mut self.plan.always[gi]);
         let due = mem::take(&mut self.due[gi]);
-        let mut ran = if due.is_empty() {
-            let r = self.exec(always.iter().copied(), g, env);
-            self.plan.always[gi] = always;
-            r
-        } else {
-            // Merge by rank: both lists are in plan order. A removed function's stale handle
-            // (left by a patched removal) has no rank: it is dropped here, not ranked last,
-            // which would run every due function before the rest of the group.
-            let mut merged = mem::take(&mut self.merged);
-            let (mut a, mut d) = (always.iter().peekable(), due.iter().peekable());
-            loop {
-                let take_due = match (a.peek(), d.peek()) {
-                    (None, None) => break,
-                    (Some(_), None) => false,
-                    (None, Some(_)) => true,
-                    (Some(&&h), Some(&&(rank, _))) => match self.plan.get(h) {
-                        Some(r) => rank < r.rank,
-                        None => {
-                            a.next();
-                            continue;
-                        }
-                    },
-                };
-                if take_due {
-                    merged.push(d.next().expect("peeked").1);
-                } else {
-                    merged.push(*a.next().expect("peeked"));
-                }
-            }
-            self.plan.always[gi] = always;
-            let r = self.exec(merged.iter().copied(), g, env);
-            merged.clear();
-            self.merged = merged;
-            r
-        };
+        let mut ran = self.exec(always.runs(&due), g, env);
+        self.plan.always[gi] = always;
+        self.due[gi] = due;
+        self.due[gi].clear();
         let spawned = mem::take(&mut self.spawned_in[gi]);
-        ran += self.exec(spawned.into_iter(), g, env);
+        ran += self.exec(std::iter::once((&spawned[..], None)), g, env);
         self.finish_group(g, env);
         ran
     }
@@ -286,7 +303,11 @@ impl<C: 'static> TickFunctions<C> {
                     .count();
                 return (ran, passes, held);
             }
-            ran += self.exec(list.into_iter(), TickGroup::LastDemotable, env);
+            ran += self.exec(
+                std::iter::once((&list[..], None)),
+                TickGroup::LastDemotable,
+                env,
+            );
             self.finish_group(TickGroup::LastDemotable, env);
             passes += 1;
         }
