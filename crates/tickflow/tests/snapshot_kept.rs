@@ -94,3 +94,31 @@ fn pending_abort_hooks_are_kept_or_counted() {
     restored.tick(secs(0.1), &mut log);
     assert_eq!(log, ["channel aborted"]);
 }
+
+/// A task spawned between frames after a restore counts its delay from the restored clocks,
+/// as it would on the scheduler the snapshot was taken from.
+#[test]
+fn a_task_spawned_after_a_restore_waits_from_the_restored_time() {
+    struct None_;
+    impl Resolver<Vec<String>> for None_ {}
+    let mut sched = Scheduler::<Vec<String>>::new();
+    let mut log = Vec::new();
+    for _ in 0..100 {
+        sched.tick(secs(0.1), &mut log); // 10 s
+    }
+    let (mut restored, _) = Scheduler::restore(&sched.snapshot(), &mut None_).unwrap();
+    for s in [&mut sched, &mut restored] {
+        s.spawn(None, |cx| async move {
+            cx.delay(secs(1.0)).await;
+            let at = cx.now().since_start().as_secs_f64();
+            cx.with(|log: &mut Vec<String>| log.push(format!("woke at {at:.1}")));
+        });
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..12 {
+        sched.tick(secs(0.1), &mut a);
+        restored.tick(secs(0.1), &mut b);
+    }
+    assert_eq!(a, ["woke at 11.0"]);
+    assert_eq!(b, a);
+}

@@ -400,7 +400,8 @@ impl<C: 'static> LatentActions<C> {
     /// its deltas are owed to the actions (their next update gets them too, so a latent delay
     /// ends in the same frame as a timer of the same length) and the frame is closed, so that
     /// actions added from now on count as added between frames.
-    pub(crate) fn abort_frame(&mut self, dts: [u64; 3]) {
+    pub(crate) fn abort_frame(&mut self, clocks: &crate::time::Clocks) {
+        let dts = clocks.raw_deltas();
         if !self.frame_open {
             return;
         }

@@ -60,7 +60,8 @@ pub(crate) struct Exec<C: 'static> {
     pub(super) current: Cell<Option<Current>>,
     /// Per poll: where a delay on the game or real clock starts, when not now.
     pub(super) anchors: Cell<[Option<u64>; 2]>,
-    /// The clocks as of the last timer stage.
+    /// The clocks of the frame being run (or the last one): the scheduler's one value, given
+    /// at each frame's start.
     clock: Cell<Clocks>,
     /// A frame is open and its timer stage has not run.
     before_timers: Cell<bool>,
@@ -219,21 +220,28 @@ impl<C: 'static> Exec<C> {
         self.factory.remote.has_cancels()
     }
 
-    pub(crate) fn begin_frame(&self) {
+    /// A frame starts: its clocks. Tasks are polled only after its timer stage, so no task
+    /// reads them before the timers reached the same time.
+    pub(crate) fn begin_frame(&self, clocks: &Clocks) {
+        self.clock.set(*clocks);
         self.before_timers.set(true);
     }
 
-    /// The timer stage ran: clocks as the tasks will see them.
-    pub(crate) fn after_timers(&self, clock: Clocks) {
+    /// The clocks of a restored scheduler (between frames).
+    pub(crate) fn set_clocks(&self, clocks: &Clocks) {
+        self.clock.set(*clocks);
+    }
+
+    /// The timer stage ran.
+    pub(crate) fn after_timers(&self) {
         self.before_timers.set(false);
-        self.clock.set(clock);
         self.spawned_early.borrow_mut().clear();
     }
 
-    /// A panic aborted the frame: `clock` is where the timer manager's clocks stand now. Tasks
-    /// spawned in the frame before its timer stage count their delays from there, as a timer
-    /// set then does.
-    pub(crate) fn abort_frame(&self, clock: Clocks) {
+    /// A panic aborted the frame, whose clocks every part has reached now. Tasks spawned in the
+    /// frame before its timer stage count their delays from there, as a timer set then does.
+    pub(crate) fn abort_frame(&self) {
+        let clock = self.clock.get();
         if self.before_timers.get() {
             let early = mem::take(&mut *self.spawned_early.borrow_mut());
             let mut s = self.slots.borrow_mut();
@@ -247,7 +255,7 @@ impl<C: 'static> Exec<C> {
                 }
             }
         }
-        self.after_timers(clock);
+        self.after_timers();
     }
 
     /// Spawns a task: first polled in the next latent stage.

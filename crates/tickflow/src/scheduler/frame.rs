@@ -4,7 +4,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use super::stages::StageClock;
 use super::{FrameReport, Scheduler};
-use crate::time::{Domain, Span};
+use crate::time::{Span, Time};
 
 impl<C: 'static> Scheduler<C> {
     /// Runs one frame of `dt` (see the [module docs](crate::scheduler) for the order) and reports it.
@@ -68,7 +68,7 @@ impl<C: 'static> Scheduler<C> {
     fn open_frame(&self) -> Opened {
         Opened {
             #[cfg(feature = "tracing")]
-            span: tracing::info_span!("frame", frame = self.frame.saturating_add(1)).entered(),
+            span: tracing::info_span!("frame", frame = self.clocks.frame().saturating_add(1)).entered(),
             stages: StageClock::start(self.stage_timing),
         }
     }
@@ -82,12 +82,13 @@ impl<C: 'static> Scheduler<C> {
         game_dt: Span,
         ctx: &mut C,
     ) -> FrameReport {
-        self.frame += 1;
         // `tick_when_paused` functions and tickables get the clamped real delta while paused.
-        let free_dt = if self.paused { clamped } else { game_dt };
-        self.unpaused = self.unpaused.saturating_add(free_dt.flicks());
+        let unpaused_dt = if self.paused { clamped } else { game_dt };
+        // The one place the clocks move: every stage reads this value.
+        self.clocks = self.clocks.advanced(game_dt, dt, unpaused_dt);
+        let clocks = self.clocks;
         let mut report = FrameReport {
-            frame: self.frame,
+            frame: clocks.frame(),
             game_dt,
             real_dt: dt,
             discarded: dt.saturating_sub(clamped),
@@ -95,31 +96,19 @@ impl<C: 'static> Scheduler<C> {
             errors: std::mem::take(&mut self.errors),
             ..FrameReport::default()
         };
-
-        // The one value of this frame's clocks: the time it reaches, seen by every stage
-        // (the timer stage moves the timer manager's clocks to the same place).
-        let clocks = self
-            .timers
-            .clocks()
-            .advanced([game_dt.flicks(), dt.flicks(), 1]);
-        debug_assert_eq!(clocks.frame(), self.frame);
+        // `Commands` may read it from other threads.
         self.shared.set_clocks(clocks);
         self.timers.open_frame();
         self.latent.open_frame();
-        self.tasks.exec().begin_frame();
-        self.ticks.begin_frame(
-            clocks,
-            [clocks.now(Domain::Game).flicks(), self.unpaused],
-            [game_dt.flicks(), free_dt.flicks()],
-            self.paused,
-        );
+        self.tasks.exec().begin_frame(&clocks);
+        self.ticks.begin_frame(&clocks, self.paused);
         let Opened {
             #[cfg(feature = "tracing")]
             span,
             stages,
         } = opened;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.run_stages(stages, [game_dt, dt, free_dt], ctx, &mut report)
+            self.run_stages(stages, &clocks, ctx, &mut report)
         }));
         #[cfg(feature = "tracing")]
         drop(span);
@@ -127,13 +116,14 @@ impl<C: 'static> Scheduler<C> {
             // The stages that did not run still see the frame's time pass, and their open
             // frames close, so that what is set before the next frame counts from now.
             self.ticks.recover();
-            self.timers.abort_frame(game_dt, dt);
-            self.latent.abort_frame([game_dt.flicks(), dt.flicks(), 1]);
-            self.tasks.exec().abort_frame(self.timers.clocks());
+            self.timers.abort_frame(&clocks);
+            self.latent.abort_frame(&clocks);
+            self.tasks.exec().abort_frame();
             panic::resume_unwind(p);
         }
         self.ticks.end_frame();
-        report.end_of_time = self.timers.at_end_of_time() || self.unpaused == u64::MAX;
+        report.end_of_time =
+            self.timers.at_end_of_time() || clocks.unpaused() == Time::from_flicks(u64::MAX);
         report
     }
 }

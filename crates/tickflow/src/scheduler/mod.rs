@@ -126,12 +126,11 @@ pub struct Scheduler<C: 'static> {
     latent: LatentActions<C>,
     tasks: Tasks<C>,
     shared: Arc<Shared<C>>,
-    frame: u64,
+    /// Every clock of the last frame (the one value every stage of a frame reads).
+    clocks: Clocks,
     paused: bool,
     dilation: f64,
     max_delta: Span,
-    /// The clock of `tick_when_paused` interval functions.
-    unpaused: u64,
     /// Errors of commands applied between frames, reported with the next frame.
     errors: Vec<TickError>,
     /// Whether frames time their stages (`FrameReport::stage_times`).
@@ -147,7 +146,7 @@ impl<C: 'static> Default for Scheduler<C> {
 impl<C: 'static> fmt::Debug for Scheduler<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Scheduler")
-            .field("frame", &self.frame)
+            .field("frame", &self.clocks.frame())
             .field("paused", &self.paused)
             .field("dilation", &self.dilation)
             .field("max_delta", &self.max_delta)
@@ -179,11 +178,10 @@ impl<C: 'static> Scheduler<C> {
             latent,
             tasks,
             shared,
-            frame: 0,
+            clocks: Clocks::default(),
             paused: false,
             dilation: 1.0,
             max_delta: DEFAULT_MAX_DELTA,
-            unpaused: 0,
             errors: Vec::new(),
             stage_timing: true,
         }
@@ -506,7 +504,7 @@ impl<C: 'static> Scheduler<C> {
 
     /// The number of the last frame run (0 before the first).
     pub fn frame(&self) -> u64 {
-        self.frame
+        self.clocks.frame()
     }
 
     /// The game clock.
@@ -517,7 +515,7 @@ impl<C: 'static> Scheduler<C> {
     /// Every clock, and how far each moved in the last frame (see [`Clocks`]): the value
     /// every callback of that frame saw.
     pub fn clocks(&self) -> Clocks {
-        self.shared.clocks()
+        self.clocks
     }
 
     /// The real clock.

@@ -10,7 +10,7 @@ use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 use crate::latent::{LatentActions, LatentInfo, LatentSnapshot, SavedAction};
 use crate::tick::TickSnapshot;
 use crate::tickable::TickableSnapshot;
-use crate::time::Span;
+use crate::time::{Domain, Span};
 use crate::timer::{TimerManager, TimerSnapshot};
 
 /// A [`Scheduler`] saved as plain data: clocks, frame number, pause, dilation and
@@ -163,11 +163,11 @@ impl<C: 'static> Scheduler<C> {
     pub fn snapshot(&self) -> SchedulerSnapshot {
         SchedulerSnapshot {
             version: FORMAT_VERSION,
-            frame: self.frame,
+            frame: self.clocks.frame(),
             paused: self.paused,
             dilation: self.dilation,
             max_delta: self.max_delta,
-            unpaused: self.unpaused,
+            unpaused: self.clocks.unpaused().flicks(),
             timers: self.timers.snapshot(),
             ticks: self.ticks.graph.save(),
             tickables: self.tickables.save(),
@@ -219,8 +219,23 @@ impl<C: 'static> Scheduler<C> {
             &mut |info: &LatentInfo| resolver.borrow_mut().latent(info),
         )?;
 
+        // The one clocks value, rebuilt from the saved clocks. The unpaused clock's delta is
+        // not saved: the last frame's is derived from the saved pause state.
+        let saved = timers.clocks();
+        let unpaused_delta = if snap.paused {
+            saved.delta(Domain::Real).min(snap.max_delta)
+        } else {
+            saved.delta(Domain::Game)
+        };
+        let clocks = saved.with_unpaused(snap.unpaused, unpaused_delta.flicks());
+        if !snap.ticks.agrees_with(&clocks) {
+            return Err(RestoreError::corrupt(
+                "the tick functions' clocks are not the scheduler's",
+            ));
+        }
         let mut sched = Scheduler::new();
-        let runner = sched.ticks.graph.restore(&snap.ticks, tick_alloc, bodies);
+        sched.clocks = clocks;
+        let runner = (sched.ticks.graph).restore(&snap.ticks, tick_alloc, bodies, &sched.clocks);
         sched.ticks.set_runner(runner);
         sched
             .tickables
@@ -229,13 +244,11 @@ impl<C: 'static> Scheduler<C> {
         sched.timers.owned = true;
         sched.latent = latent;
         sched.latent.owned = true;
-        sched.frame = snap.frame;
         sched.paused = snap.paused;
         sched.dilation = snap.dilation;
         sched.max_delta = snap.max_delta;
-        sched.unpaused = snap.unpaused;
-        sched.tasks.exec().after_timers(sched.timers.clocks());
-        sched.shared.set_clocks(sched.timers.clocks());
+        sched.tasks.exec().set_clocks(&sched.clocks);
+        sched.shared.set_clocks(sched.clocks);
         let report = RestoreReport {
             unbound_cancel_hooks: unbound_hooks,
             ..snap.not_saved()

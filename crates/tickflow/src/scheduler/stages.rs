@@ -9,17 +9,16 @@ use super::{FrameReport, Scheduler, Stage};
 use crate::latent::{Exec, LatentActions};
 use crate::tick::{Env, TickError, TickFunctions, TickGroup};
 use crate::tickable::Tickables;
-use crate::time::Span;
+use crate::time::Clocks;
 use crate::timer::TimerManager;
 
 impl<C: 'static> Scheduler<C> {
     /// Runs every stage after [`Stage::FrameStart`] (done by `run_frame`), timing each with
-    /// `stages`. `dts` is this frame's (game, real, free) delta: the free clock keeps running
-    /// while the game is paused.
+    /// `stages`; every stage reads this frame's `clocks`.
     pub(super) fn run_stages(
         &mut self,
         mut stages: StageClock,
-        dts: [Span; 3],
+        clocks: &Clocks,
         ctx: &mut C,
         report: &mut FrameReport,
     ) {
@@ -45,7 +44,7 @@ impl<C: 'static> Scheduler<C> {
                 exec,
                 shared,
                 paused: *paused,
-                dts,
+                clocks,
                 report,
                 last_group: TickGroup::PrePhysics,
             };
@@ -69,8 +68,7 @@ struct Stages<'f, C: 'static> {
     exec: &'f Exec<C>,
     shared: &'f Shared<C>,
     paused: bool,
-    /// This frame's (game, real, free) delta.
-    dts: [Span; 3],
+    clocks: &'f Clocks,
     report: &'f mut FrameReport,
     /// The group that ran last: functions spawned by the stages after it land later.
     last_group: TickGroup,
@@ -121,6 +119,7 @@ impl<C: 'static> Stages<'_, C> {
             exec,
             shared,
             report,
+            clocks,
             ..
         } = self;
         let errors = &mut report.errors;
@@ -128,6 +127,7 @@ impl<C: 'static> Stages<'_, C> {
             ticks,
             &mut Env {
                 ctx: &mut **ctx,
+                clocks,
                 timers: &mut **timers,
                 wake: shared.wake(),
                 after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
@@ -154,12 +154,12 @@ impl<C: 'static> Stages<'_, C> {
             exec,
             shared,
             report,
-            dts: [game_dt, real_dt, _],
+            clocks,
             ..
         } = self;
         let errors = &mut report.errors;
         let dropped = timers.calls_dropped();
-        let fired = timers.run_tick(*game_dt, *real_dt, ctx, &mut |tm| {
+        let fired = timers.run_tick(clocks, ctx, &mut |tm| {
             let parts = Parts {
                 ticks: &mut **ticks,
                 tickables: &mut **tickables,
@@ -169,7 +169,7 @@ impl<C: 'static> Stages<'_, C> {
             };
             settle(shared, parts, errors);
         });
-        exec.after_timers(timers.clocks());
+        exec.after_timers();
         let mut parts = Parts {
             ticks: &mut **ticks,
             tickables: &mut **tickables,
@@ -193,11 +193,11 @@ impl<C: 'static> Stages<'_, C> {
             shared,
             report,
             paused,
-            dts: [_, _, free_dt],
+            clocks,
             ..
         } = self;
         let errors = &mut report.errors;
-        let ticked = tickables.run(*free_dt, *paused, ctx, &mut |tk| {
+        let ticked = tickables.run(clocks.unpaused_delta(), *paused, ctx, &mut |tk| {
             let parts = Parts {
                 ticks: &mut **ticks,
                 tickables: tk,
@@ -221,12 +221,11 @@ impl<C: 'static> Stages<'_, C> {
             exec,
             shared,
             report,
-            dts: [game_dt, real_dt, _],
+            clocks,
             ..
         } = self;
         let errors = &mut report.errors;
-        let dts = [game_dt.flicks(), real_dt.flicks(), 1];
-        let completed = latent.run(dts, ctx, &mut |la| {
+        let completed = latent.run(clocks.raw_deltas(), ctx, &mut |la| {
             let parts = Parts {
                 ticks: &mut **ticks,
                 tickables: &mut **tickables,

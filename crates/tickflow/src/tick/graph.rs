@@ -22,6 +22,7 @@ use super::body::Body;
 use super::interval::{Clock, Intervals};
 use super::{SharedAlloc, TickError, TickHandle, TickSettings};
 use crate::owner::{OwnerId, OwnerIndex};
+use crate::time::Clocks;
 
 pub(crate) use save::TickSnapshot;
 pub use save::{TickBody, TickInfo};
@@ -122,7 +123,7 @@ pub(crate) struct TickGraph<C> {
     pub(crate) removed: usize,
     pub(crate) intervals: Intervals,
     /// Current value of each clock, as of the frame being run (or the last one).
-    pub(crate) clocks: [u64; 2],
+    pub(crate) clocks: Clocks,
     pub(crate) in_frame: bool,
     pub(crate) spawned: Vec<TickHandle>,
     /// Callbacks for the runner to take in or drop.
@@ -152,7 +153,7 @@ impl<C> TickGraph<C> {
             added: Vec::new(),
             removed: 0,
             intervals: Intervals::default(),
-            clocks: [0; 2],
+            clocks: Clocks::default(),
             in_frame: false,
             spawned: Vec::new(),
             events: Vec::new(),
@@ -333,7 +334,7 @@ impl<C> TickGraph<C> {
         let node = self.get_mut(h).expect("live handle");
         node.last_tick = None;
         if node.has_interval() {
-            node.due = clocks[node.clock() as usize];
+            node.due = node.clock().now(&clocks);
             node.stamp = node.stamp.wrapping_add(1);
             let (clock, due, stamp) = (node.clock(), node.due, node.stamp);
             self.intervals.push(clock, due, h, stamp);
@@ -357,7 +358,7 @@ impl<C> TickGraph<C> {
         node.stamp = node.stamp.wrapping_add(1);
         self.hot[h.index() as usize].flags = node.flags();
         if has && node.settings.enabled {
-            let now = clocks[node.clock() as usize];
+            let now = node.clock().now(&clocks);
             if !had && self.hot[h.index() as usize].last_run > 0 {
                 // It has been ticking every frame: the new interval counts from now.
                 node.last_tick = Some(now);

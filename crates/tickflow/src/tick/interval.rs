@@ -19,15 +19,33 @@ const SHIFT: u32 = 23;
 const RING: u64 = 512;
 
 use super::TickHandle;
+use crate::time::{Clocks, Domain};
 
 /// The clock an interval counts on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Clock {
     /// The game clock: stops while paused.
     Game = 0,
-    /// For `tick_when_paused` functions: the game delta while running, the real delta (clamped)
-    /// while paused.
+    /// For `tick_when_paused` functions: [`Clocks::unpaused`].
     Unpaused = 1,
+}
+
+impl Clock {
+    /// This clock's time in a frame's clocks, in flicks.
+    pub(crate) fn now(self, clocks: &Clocks) -> u64 {
+        match self {
+            Clock::Game => clocks.now(Domain::Game).flicks(),
+            Clock::Unpaused => clocks.unpaused().flicks(),
+        }
+    }
+
+    /// How far this clock moved in the frame, in flicks.
+    pub(crate) fn delta(self, clocks: &Clocks) -> u64 {
+        match self {
+            Clock::Game => clocks.delta(Domain::Game).flicks(),
+            Clock::Unpaused => clocks.unpaused_delta().flicks(),
+        }
+    }
 }
 
 /// One queued cooldown. Order inside a frame comes from the plan's ranks, not from here.

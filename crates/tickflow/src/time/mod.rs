@@ -205,31 +205,69 @@ impl Domain {
 /// assert_eq!(log, [(1, 0.1, 0.1), (2, 0.2, 0.1)]);
 /// assert_eq!(sched.clocks().now(Domain::Real), Time::ZERO + secs(0.4));
 /// ```
+///
+/// Beside the three domains it carries the **unpaused** clock, the one
+/// [`tick_when_paused`](crate::tick::TickSettings::tick_when_paused) functions and tickables
+/// run on: it moves with the game clock while the game runs, and by the real delta (clamped
+/// to `max_delta`) while it is paused, so it never stops.
+///
+/// A [`Scheduler`](crate::Scheduler) owns one value of it, advanced once at the start of each
+/// frame and lent to every stage: tick functions, timers,
+/// tickables, latent actions and tasks all read that one value.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Clocks {
     now: [u64; 3],
     delta: [u64; 3],
+    unpaused: u64,
+    unpaused_delta: u64,
 }
 
 impl Clocks {
-    /// Clocks at `now` that moved by `delta` in the frame (each in [`Domain`] order).
+    /// Clocks at `now` that moved by `delta` in the frame (each in [`Domain`] order), never
+    /// paused (the unpaused clock is the game clock: a timer manager on its own).
     pub(crate) const fn new(now: [u64; 3], delta: [u64; 3]) -> Clocks {
-        Clocks { now, delta }
+        Clocks {
+            now,
+            delta,
+            unpaused: now[0],
+            unpaused_delta: delta[0],
+        }
     }
 
-    /// The clocks one frame later: each moved by its delta, stopping one flick short of
-    /// "never" (so that a timer due never stays never).
-    pub(crate) fn advanced(self, delta: [u64; 3]) -> Clocks {
+    /// These clocks with the unpaused clock at `now`, having moved by `delta` (a restore).
+    pub(crate) const fn with_unpaused(self, now: u64, delta: u64) -> Clocks {
+        Clocks {
+            unpaused: now,
+            unpaused_delta: delta,
+            ..self
+        }
+    }
+
+    /// The clocks one frame later: the game and real clocks moved by their deltas, the frame
+    /// clock by one, the unpaused clock by `unpaused`. The domains stop one flick short of
+    /// "never" (so that a timer due never stays never); the unpaused clock saturates.
+    pub(crate) fn advanced(self, game: Span, real: Span, unpaused: Span) -> Clocks {
+        let delta = [game.flicks(), real.flicks(), 1];
         let mut now = self.now;
         for (t, dt) in now.iter_mut().zip(delta) {
             *t = t.saturating_add(dt).min(u64::MAX - 1);
         }
-        Clocks { now, delta }
+        Clocks {
+            now,
+            delta,
+            unpaused: self.unpaused.saturating_add(unpaused.flicks()),
+            unpaused_delta: unpaused.flicks(),
+        }
     }
 
     /// The raw times, in [`Domain`] order.
     pub(crate) const fn raw(&self) -> [u64; 3] {
         self.now
+    }
+
+    /// The raw deltas, in [`Domain`] order.
+    pub(crate) const fn raw_deltas(&self) -> [u64; 3] {
+        self.delta
     }
 
     /// The time of one clock (on [`Domain::Frames`], `flicks()` counts frames).
@@ -240,6 +278,30 @@ impl Clocks {
     /// How far one clock moved in the frame (on [`Domain::Frames`]: one frame).
     pub const fn delta(&self, domain: Domain) -> Span {
         Span::from_flicks(self.delta[domain as usize])
+    }
+
+    /// The unpaused clock (see above).
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<()>::new();
+    /// sched.tick(secs(0.1), &mut ());
+    /// sched.set_paused(true);
+    /// sched.tick(secs(0.1), &mut ());
+    /// let c = sched.clocks();
+    /// assert_eq!(c.now(Domain::Game), Time::ZERO + secs(0.1)); // stopped
+    /// assert_eq!(c.unpaused(), Time::ZERO + secs(0.2)); // ran on
+    /// assert_eq!(c.unpaused_delta(), secs(0.1));
+    /// ```
+    pub const fn unpaused(&self) -> Time {
+        Time::from_flicks(self.unpaused)
+    }
+
+    /// How far the unpaused clock moved in the frame: the game delta, or while paused the
+    /// real delta clamped to `max_delta`.
+    pub const fn unpaused_delta(&self) -> Span {
+        Span::from_flicks(self.unpaused_delta)
     }
 
     /// The frame number (the first frame is 1; 0 before it).

@@ -6,7 +6,7 @@ use super::ready::Call;
 use super::slot::Callback;
 use super::slot::{State, NEVER};
 use super::{CatchUp, TimerCx, TimerHandle, TimerManager};
-use crate::time::{Domain, Span};
+use crate::time::{Clocks, Domain, Span};
 
 use crate::unwind::Payload;
 
@@ -74,16 +74,16 @@ impl<C: 'static> TimerManager<C> {
     #[track_caller]
     pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
         self.assert_standalone("tick");
-        self.run_tick(game_dt, real_dt, ctx, &mut |_| {})
+        let to = self.clocks().advanced(game_dt, real_dt, game_dt);
+        self.run_tick(&to, ctx, &mut |_| {})
     }
 
-    /// The timer stage: advances the clocks and makes the due calls, with `after_call` after
-    /// each (the scheduler applies its queued commands there, so that a callback's commands,
-    /// such as removing an owner, take effect before the next call).
+    /// The timer stage: moves the clocks to `to` (the frame's) and makes the due calls, with
+    /// `after_call` after each (the scheduler applies its queued commands there, so that a
+    /// callback's commands, such as removing an owner, take effect before the next call).
     pub(crate) fn run_tick(
         &mut self,
-        game_dt: Span,
-        real_dt: Span,
+        to: &Clocks,
         ctx: &mut C,
         after_call: &mut dyn FnMut(&mut Self),
     ) -> usize {
@@ -96,7 +96,7 @@ impl<C: 'static> TimerManager<C> {
             self.in_tick = false;
             panic::resume_unwind(p);
         }
-        self.advance_clocks([game_dt.flicks(), real_dt.flicks(), 1]);
+        self.advance_clocks(to.raw());
         self.processing = true;
         let mut calls = 0;
         let result = loop {
@@ -129,9 +129,9 @@ impl<C: 'static> TimerManager<C> {
     /// the clocks still move by the frame's deltas (so every part agrees on the time) and the
     /// frame is closed, so timers set from now on count from the time reached. Calls that came
     /// due are made first in the next tick; no user code runs here.
-    pub(crate) fn abort_frame(&mut self, game_dt: Span, real_dt: Span) {
+    pub(crate) fn abort_frame(&mut self, to: &Clocks) {
         if self.frame_open {
-            self.advance_clocks([game_dt.flicks(), real_dt.flicks(), 1]);
+            self.advance_clocks(to.raw());
         }
     }
 
@@ -143,12 +143,11 @@ impl<C: 'static> TimerManager<C> {
     }
 
     /// Moves the clocks and collects everything that became due into the ready queue.
-    fn advance_clocks(&mut self, deltas: [u64; 3]) {
+    /// Moves the clocks to `now` (each clock stops one flick short of NEVER, so that "never"
+    /// stays never).
+    fn advance_clocks(&mut self, now: [u64; 3]) {
         self.span.prev = self.span.now;
-        for (d, dt) in deltas.into_iter().enumerate() {
-            // The clocks stop one flick short of NEVER so that "never" stays never.
-            self.span.now[d] = self.span.now[d].saturating_add(dt).min(NEVER - 1);
-        }
+        self.span.now = now.map(|t| t.min(NEVER - 1));
         self.frame_open = false;
         self.ready.admit_deferred();
         let tick = self.span.now[2] as u32;

@@ -13,7 +13,9 @@ use super::{Node, TickGraph};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
 use crate::tick::body::{run_batch, Body, Runner};
+use crate::tick::interval::Clock;
 use crate::tick::{AllocSnapshot, Deferred, HandleAlloc, TickCx, TickHandle, TickSettings};
+use crate::time::Clocks;
 
 /// The saved part of a scheduler's tick functions.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,6 +128,12 @@ impl<C: 'static> TickBody<C> {
 }
 
 impl TickSnapshot {
+    /// `true` when the saved game and unpaused times are those of `clocks` (the scheduler's,
+    /// rebuilt from the rest of the snapshot).
+    pub(crate) fn agrees_with(&self, clocks: &Clocks) -> bool {
+        self.clocks == [Clock::Game, Clock::Unpaused].map(|c| c.now(clocks))
+    }
+
     /// What the resolver is asked with, in registration order.
     pub(crate) fn infos(&self) -> impl Iterator<Item = TickInfo> + '_ {
         self.functions.iter().map(|f| TickInfo {
@@ -229,7 +237,7 @@ impl<C: 'static> TickGraph<C> {
         TickSnapshot {
             alloc: crate::tick::lock_alloc(&self.alloc).save(),
             next_seq: self.next_seq,
-            clocks: self.clocks,
+            clocks: [Clock::Game, Clock::Unpaused].map(|c| c.now(&self.clocks)),
             functions,
         }
     }
@@ -241,9 +249,10 @@ impl<C: 'static> TickGraph<C> {
         snap: &TickSnapshot,
         alloc: HandleAlloc,
         bodies: Vec<TickBody<C>>,
+        clocks: &Clocks,
     ) -> Option<Runner<C>> {
         *crate::tick::lock_alloc(&self.alloc) = alloc;
-        self.clocks = snap.clocks;
+        self.clocks = *clocks;
         let mut runner = None;
         for (f, b) in snap.functions.iter().zip(bodies) {
             runner = runner.or(b.runner);

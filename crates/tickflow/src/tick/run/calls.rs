@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
-use crate::tick::interval::next_due;
+use crate::tick::interval::{next_due, Clock};
 use crate::tick::{Deferred, TickCx, TickGroup, TickHandle};
 use crate::time::Span;
 
@@ -84,19 +84,21 @@ impl<C: 'static> TickFunctions<C> {
         // Runnable on the fast path: enabled, neither slow nor parallel and, while paused,
         // ticking when paused. Not paused, both clocks moved alike (else the unpaused ones
         // take the full path to get their own delta).
+        let clocks = env.clocks;
+        let (game, unpaused) = (Clock::Game.delta(clocks), Clock::Unpaused.delta(clocks));
         let mut mask = ENABLED | SLOW | PARALLEL;
         let mut want = ENABLED;
         if self.paused {
             (mask, want) = (mask | WHEN_PAUSED, want | WHEN_PAUSED);
-        } else if self.deltas[0] != self.deltas[1] {
+        } else if game != unpaused {
             mask |= WHEN_PAUSED;
         }
         let bodies = &mut self.bodies;
         let wake = env.wake;
         let mut count = 0;
         let mut cx = TickCx {
-            dt: Span::from_flicks(self.deltas[usize::from(self.paused)]),
-            clocks: &self.clocks,
+            dt: Span::from_flicks(if self.paused { unpaused } else { game }),
+            clocks,
             group,
             handle: TickHandle::default(),
             timers: &mut *env.timers,
@@ -146,10 +148,14 @@ impl<C: 'static> TickFunctions<C> {
         {
             return;
         }
-        let clock = usize::from(flags & WHEN_PAUSED != 0);
+        let clock = if flags & WHEN_PAUSED != 0 {
+            Clock::Unpaused
+        } else {
+            Clock::Game
+        };
         let dt = if flags & SLOW == 0 {
             hot.last_run = frame;
-            Span::from_flicks(self.deltas[clock])
+            Span::from_flicks(clock.delta(env.clocks))
         } else {
             match self.slow_start(h, clock) {
                 Some(dt) => dt,
@@ -167,7 +173,7 @@ impl<C: 'static> TickFunctions<C> {
         };
         let mut cx = TickCx {
             dt,
-            clocks: &self.clocks,
+            clocks: env.clocks,
             group,
             handle: h,
             timers: &mut *env.timers,
@@ -181,9 +187,8 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
     /// due after all (it gained an interval during this frame).
-    fn slow_start(&mut self, h: TickHandle, clock: usize) -> Option<Span> {
-        let now = self.graph.clocks[clock];
-        let delta = self.deltas[clock];
+    fn slow_start(&mut self, h: TickHandle, clock: Clock) -> Option<Span> {
+        let (now, delta) = (clock.now(&self.graph.clocks), clock.delta(&self.graph.clocks));
         let node = self.graph.at_mut(h.index()).expect("live");
         let interval = node.settings.interval.flicks();
         let first = node.last_tick.is_none();
@@ -259,7 +264,7 @@ impl<C: 'static> TickFunctions<C> {
             handle: h,
             seq,
             body,
-            out: Deferred::new(dt, self.clocks, group, h),
+            out: Deferred::new(dt, *env.clocks, group, h),
             panic: None,
         });
     }
@@ -324,7 +329,7 @@ impl<C: 'static> TickFunctions<C> {
             for f in out.later {
                 let mut cx = TickCx {
                     dt: out.dt,
-                    clocks: &self.clocks,
+                    clocks: env.clocks,
                     group,
                     handle: out.handle,
                     timers: &mut *env.timers,

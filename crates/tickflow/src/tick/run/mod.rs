@@ -35,6 +35,8 @@ use crate::timer::TimerManager;
 /// What the executor needs from the scheduler while it runs a list.
 pub(crate) struct Env<'a, C> {
     pub(crate) ctx: &'a mut C,
+    /// The frame's clocks (the scheduler's one value).
+    pub(crate) clocks: &'a Clocks,
     pub(crate) timers: &'a mut TimerManager<C>,
     /// Set while something waits for `after_call` (queued `Commands`): tested after every
     /// call, so that the hook itself is called only when it has work.
@@ -53,9 +55,6 @@ pub(crate) struct TickFunctions<C> {
     /// `false` runs parallel batches one by one on the game thread (same results).
     pub(crate) threads: bool,
     frame: u64,
-    /// The clocks of the frame being run (or the last one).
-    clocks: Clocks,
-    deltas: [u64; 2],
     paused: bool,
     /// The group running, or the last one run: functions spawned now go to a later group.
     current: TickGroup,
@@ -78,8 +77,6 @@ impl<C: 'static> TickFunctions<C> {
             runner: None,
             threads: true,
             frame: 0,
-            clocks: Clocks::default(),
-            deltas: [0; 2],
             paused: false,
             current: TickGroup::PrePhysics,
             drained: Vec::new(),
@@ -218,19 +215,10 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Starts a frame: takes in new callbacks, resolves the order if needed and collects due
     /// interval functions.
-    pub(crate) fn begin_frame(
-        &mut self,
-        frame_clocks: Clocks,
-        clocks: [u64; 2],
-        deltas: [u64; 2],
-        paused: bool,
-    ) {
-        let frame = frame_clocks.frame();
-        self.frame = frame;
-        self.clocks = frame_clocks;
-        self.deltas = deltas;
+    pub(crate) fn begin_frame(&mut self, clocks: &Clocks, paused: bool) {
+        self.frame = clocks.frame();
         self.paused = paused;
-        self.graph.clocks = clocks;
+        self.graph.clocks = *clocks;
         self.take_bodies();
         self.graph.changed = false;
         self.plan();
@@ -245,7 +233,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             }
             let mut drained = mem::take(&mut self.drained);
-            let now = clocks[clock as usize];
+            let now = clock.now(clocks);
             self.graph.intervals.drain_due(clock, now, &mut drained);
             for e in drained.drain(..) {
                 let Some(node) = self.graph.get(e.handle) else {
