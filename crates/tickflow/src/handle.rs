@@ -1,5 +1,6 @@
-//! Handles: the one definition every handle type uses, and the container ids that tie a handle
-//! to the container that made it.
+//! Handles: the one definition every handle type uses, the container ids that tie a handle
+//! to the container that made it, and the one allocator (`alloc.rs`) of tick functions,
+//! tickables and tasks.
 //!
 //! A handle is 8 bytes: a slot index and a 32-bit *tag*. The tag packs the id of the container
 //! that made the handle (a timer manager, a scheduler's tick functions or tickables) in its
@@ -22,9 +23,17 @@
 //!   A slot whose generation would wrap is retired (never reused), so a stale handle can never
 //!   match a newer occupant: a few bytes lost per million reuses of one slot. One policy for
 //!   every allocator.
+//! - **Allocators**: tick functions, tickables and tasks take their handles from one
+//!   [`HandleAlloc`] each (tags and a LIFO free stack, plain data for snapshots). The timer
+//!   manager's slots keep their tags inside their 48-byte entries instead, so that a call
+//!   touches one place; they take every tag from [`next_tag`] all the same.
+
+mod alloc;
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+pub(crate) use alloc::{lock as lock_alloc, AllocSnapshot, HandleAlloc, SharedAlloc};
 
 /// Bits of a tag that hold the generation.
 pub(crate) const GEN_BITS: u32 = 20;

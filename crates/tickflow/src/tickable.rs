@@ -45,7 +45,7 @@ use std::fmt;
 use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::tick::SharedAlloc;
+use crate::handle::SharedAlloc;
 use crate::time::Span;
 use crate::timer::OwnerId;
 
@@ -141,7 +141,7 @@ impl<C> Tickables<C> {
     }
 
     pub(crate) fn add(&mut self, t: Box<dyn Tickable<C>>) -> TickableHandle {
-        let (index, gen) = crate::tick::lock_alloc(&self.alloc).alloc();
+        let (index, gen) = crate::handle::lock_alloc(&self.alloc).alloc();
         let h = TickableHandle::new(index, gen);
         self.add_reserved(h, t);
         h
@@ -181,7 +181,7 @@ impl<C> Tickables<C> {
         // Bookkeeping first, the user's destructor last: a panicking `Drop` leaves the
         // tickables consistent.
         let entry = self.slots[h.index() as usize].take();
-        crate::tick::lock_alloc(&self.alloc).free(h.index(), h.tag());
+        crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         self.live -= 1;
         drop(entry);
         true

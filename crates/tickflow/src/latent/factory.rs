@@ -8,7 +8,7 @@ use super::exec::Exec;
 use super::lend;
 use super::slots::{BoxFuture, Core, Remote, TaskCell};
 use super::task::{TaskCx, TaskHandle, TaskRef};
-use crate::tick::HandleAlloc;
+use crate::handle::HandleAlloc;
 use crate::timer::OwnerId;
 
 /// What a spawn needs and what can be shared with [`Commands`](crate::scheduler::Commands):

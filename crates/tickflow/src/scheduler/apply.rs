@@ -6,10 +6,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::handle::SharedAlloc;
 use crate::latent::{
     Completion, Exec, LatentAction, LatentActions, LatentHandle, NewTask, TaskFactory,
 };
-use crate::tick::{Body, SharedAlloc, TickError, TickFunctions, TickHandle, TickSettings};
+use crate::tick::{Body, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Clocks, Span};
 use crate::timer::{OwnerId, TimerManager};

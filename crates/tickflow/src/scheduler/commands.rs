@@ -6,8 +6,9 @@ use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use super::apply::{Command, Shared};
+use crate::handle::{lock_alloc, SharedAlloc};
 use crate::latent::{LatentAction, LatentHandle, TaskCx, TaskHandle};
-use crate::tick::{lock_alloc, Body, SharedAlloc, TickCx, TickError, TickHandle, TickSettings};
+use crate::tick::{Body, TickCx, TickError, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle};
 use crate::time::{Clocks, Span};
 use crate::timer::{OwnerId, TimerHandle, TimerManager};

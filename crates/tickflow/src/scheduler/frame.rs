@@ -68,7 +68,8 @@ impl<C: 'static> Scheduler<C> {
     fn open_frame(&self) -> Opened {
         Opened {
             #[cfg(feature = "tracing")]
-            span: tracing::info_span!("frame", frame = self.clocks.frame().saturating_add(1)).entered(),
+            span: tracing::info_span!("frame", frame = self.clocks.frame().saturating_add(1))
+                .entered(),
             stages: StageClock::start(self.stage_timing),
         }
     }

@@ -20,7 +20,8 @@ use rustc_hash::FxHashMap;
 
 use super::body::Body;
 use super::interval::{Clock, Intervals};
-use super::{SharedAlloc, TickError, TickHandle, TickSettings};
+use super::{TickError, TickHandle, TickSettings};
+use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex};
 use crate::time::Clocks;
 
@@ -225,7 +226,7 @@ impl<C> TickGraph<C> {
         body: Body<C>,
     ) -> Result<TickHandle, TickError> {
         settings.validate()?;
-        let (index, gen) = crate::tick::lock_alloc(&self.alloc).alloc();
+        let (index, gen) = crate::handle::lock_alloc(&self.alloc).alloc();
         let h = TickHandle::new(index, gen);
         self.insert_reserved(h, settings, body);
         Ok(h)
@@ -293,7 +294,7 @@ impl<C> TickGraph<C> {
         self.nodes[h.index() as usize] = None;
         self.hot[h.index() as usize] = Hot::FREE;
         self.live -= 1;
-        crate::tick::lock_alloc(&self.alloc).free(h.index(), h.tag());
+        crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         // The runner drops the callback (once it is not running) when it takes this in.
         self.events.push(BodyEvent::Remove(h));
         self.changed = true;

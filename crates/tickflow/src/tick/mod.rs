@@ -51,7 +51,6 @@
 //! 150-byte node read when the graph changes, a 40-byte record read every frame) plus its name,
 //! its prerequisite list and its callback's box.
 
-mod alloc;
 mod body;
 mod cx;
 mod graph;
@@ -61,7 +60,6 @@ mod run;
 
 use std::fmt;
 
-pub(crate) use alloc::{lock as lock_alloc, AllocSnapshot, HandleAlloc, SharedAlloc};
 pub(crate) use body::Body;
 pub use cx::{Deferred, TickCx};
 pub use graph::{TickBody, TickInfo};

@@ -6,7 +6,7 @@ use rustc_hash::FxHashSet;
 use super::{Entry, Tickable, TickableHandle, TickableMode, Tickables};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
-use crate::tick::{AllocSnapshot, HandleAlloc};
+use crate::handle::{AllocSnapshot, HandleAlloc};
 use crate::timer::OwnerId;
 
 /// The saved part of a scheduler's tickables.
@@ -91,7 +91,7 @@ impl<C> Tickables<C> {
             })
             .collect();
         TickableSnapshot {
-            alloc: crate::tick::lock_alloc(&self.alloc).save(),
+            alloc: crate::handle::lock_alloc(&self.alloc).save(),
             tickables,
         }
     }
@@ -103,7 +103,7 @@ impl<C> Tickables<C> {
         alloc: HandleAlloc,
         objects: Vec<Box<dyn Tickable<C>>>,
     ) {
-        *crate::tick::lock_alloc(&self.alloc) = alloc;
+        *crate::handle::lock_alloc(&self.alloc) = alloc;
         for (info, obj) in snap.infos().zip(objects) {
             let h = info.handle;
             let i = h.index as usize;

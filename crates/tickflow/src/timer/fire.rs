@@ -3,9 +3,8 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use super::ready::Call;
-use super::slot::Callback;
 use super::slot::{State, NEVER};
-use super::{CatchUp, TimerCx, TimerHandle, TimerManager};
+use super::{CatchUp, TimerCallback, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Clocks, Domain, Span};
 
 use crate::unwind::Payload;
@@ -216,7 +215,7 @@ impl<C: 'static> TimerManager<C> {
         domain: Domain,
         scheduled: u64,
         calls_this_tick: u64,
-        after: impl FnOnce(&mut Self, Callback<C>),
+        after: impl FnOnce(&mut Self, TimerCallback<C>),
     ) -> Result<(), Payload> {
         let mut cb = self
             .slots
@@ -257,7 +256,7 @@ impl<C: 'static> TimerManager<C> {
         done
     }
 
-    fn after_tick_call(&mut self, idx: u32, gen: u32, cb: Callback<C>, due: u64, burst: u32) {
+    fn after_tick_call(&mut self, idx: u32, gen: u32, cb: TimerCallback<C>, due: u64, burst: u32) {
         if self.slots.get(idx, gen).is_none() {
             return; // cleared (or cleared and re-set) by its own callback
         }

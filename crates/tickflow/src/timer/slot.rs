@@ -23,9 +23,6 @@ use crate::handle::{next_tag, ContainerId};
 use crate::time::Domain;
 use crate::timer::{CatchUp, TimerCallback};
 
-/// A timer callback: the context and the call's [`TimerCx`](crate::timer::TimerCx).
-pub(crate) type Callback<C> = TimerCallback<C>;
-
 /// Slot index u32::MAX is never allocated (the `Default` handle names it).
 const NIL: u32 = u32::MAX;
 
@@ -133,7 +130,7 @@ pub(crate) struct Entry<C> {
     pub(crate) flags: Flags,
     pub(crate) state: State,
     /// `None` while the callback runs (or in a free slot).
-    pub(crate) callback: Option<Callback<C>>,
+    pub(crate) callback: Option<TimerCallback<C>>,
 }
 
 const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);

@@ -12,9 +12,10 @@ use rustc_hash::FxHashMap;
 use super::{Node, TickGraph};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
+use crate::handle::{AllocSnapshot, HandleAlloc};
 use crate::tick::body::{run_batch, Body, Runner};
 use crate::tick::interval::Clock;
-use crate::tick::{AllocSnapshot, Deferred, HandleAlloc, TickCx, TickHandle, TickSettings};
+use crate::tick::{Deferred, TickCx, TickHandle, TickSettings};
 use crate::time::Clocks;
 
 /// The saved part of a scheduler's tick functions.
@@ -235,7 +236,7 @@ impl<C: 'static> TickGraph<C> {
             .collect();
         functions.sort_unstable_by_key(|f| f.seq);
         TickSnapshot {
-            alloc: crate::tick::lock_alloc(&self.alloc).save(),
+            alloc: crate::handle::lock_alloc(&self.alloc).save(),
             next_seq: self.next_seq,
             clocks: [Clock::Game, Clock::Unpaused].map(|c| c.now(&self.clocks)),
             functions,
@@ -251,7 +252,7 @@ impl<C: 'static> TickGraph<C> {
         bodies: Vec<TickBody<C>>,
         clocks: &Clocks,
     ) -> Option<Runner<C>> {
-        *crate::tick::lock_alloc(&self.alloc) = alloc;
+        *crate::handle::lock_alloc(&self.alloc) = alloc;
         self.clocks = *clocks;
         let mut runner = None;
         for (f, b) in snap.functions.iter().zip(bodies) {

@@ -188,7 +188,10 @@ impl<C: 'static> TickFunctions<C> {
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
     /// due after all (it gained an interval during this frame).
     fn slow_start(&mut self, h: TickHandle, clock: Clock) -> Option<Span> {
-        let (now, delta) = (clock.now(&self.graph.clocks), clock.delta(&self.graph.clocks));
+        let (now, delta) = (
+            clock.now(&self.graph.clocks),
+            clock.delta(&self.graph.clocks),
+        );
         let node = self.graph.at_mut(h.index()).expect("live");
         let interval = node.settings.interval.flicks();
         let first = node.last_tick.is_none();

@@ -69,7 +69,7 @@ pub(crate) struct TickFunctions<C> {
 }
 
 impl<C: 'static> TickFunctions<C> {
-    pub(crate) fn new(alloc: crate::tick::SharedAlloc) -> Self {
+    pub(crate) fn new(alloc: crate::handle::SharedAlloc) -> Self {
         TickFunctions {
             graph: TickGraph::new(alloc),
             bodies: Vec::new(),

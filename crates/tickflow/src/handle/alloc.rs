@@ -1,4 +1,4 @@
-//! Generational handle allocator shared by tick functions and tickables.
+//! The generational handle allocator of tick functions, tickables and tasks.
 //!
 //! Plain data (tags and a LIFO free list), so a snapshot can keep it exactly and a restored
 //! scheduler hands out the same handles. The scheduler and its
@@ -9,7 +9,7 @@
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
+use super::{gen_of, next_tag, saved_tag, ContainerId};
 
 /// An allocator shared by a container and its [`Commands`](crate::scheduler::Commands) (which
 /// may be on another thread): locked once per add or remove, never per frame.
