@@ -125,7 +125,9 @@ pub struct FrameReport {
     pub tasks_polled: usize,
     /// Async tasks that ended (finished or cancelled) in the latent stage.
     pub tasks_ended: usize,
-    /// Wall-clock time spent per stage, indexed by [`Stage::index`].
+    /// Wall-clock time spent per stage, indexed by [`Stage::index`]. A stage that had nothing
+    /// to do (a group in which no function ran, no timers, ...) is not timed: it reads zero,
+    /// and its few nanoseconds count toward the next stage that is.
     pub stage_times: [Duration; Stage::COUNT],
     /// Queued commands that failed when applied (a prerequisite that would form a cycle).
     pub errors: Vec<TickError>,

@@ -49,8 +49,8 @@ impl<C: 'static> Scheduler<C> {
                 last_group: TickGroup::PrePhysics,
             };
             for stage in Stage::ALL {
-                frame.run(stage);
-                stages.lap(stage);
+                let worked = frame.run(stage);
+                stages.lap(stage, worked);
             }
             frame.report.ticks_run = frame.report.ticks_per_group.iter().sum();
             frame.report.stage_times = stages.times;
@@ -82,27 +82,40 @@ fn settle<C: 'static>(shared: &Shared<C>, mut parts: Parts<'_, C>, errors: &mut 
 }
 
 impl<C: 'static> Stages<'_, C> {
-    fn run(&mut self, stage: Stage) {
+    /// Runs one stage; `false` when it had nothing to do (then it is not timed).
+    fn run(&mut self, stage: Stage) -> bool {
         if matches!(stage, Stage::Timers | Stage::Tickables | Stage::Latent) {
             // Functions spawned by these stages land after the group that ran last.
             self.ticks.past(self.last_group);
         }
         match stage {
             // Done by `run_frame` before the stages: it only needs its lap.
-            Stage::FrameStart => {}
+            Stage::FrameStart => true,
             Stage::Group(g) => {
                 let n = self.with_env(|ticks, env| ticks.run_group(g, env));
                 self.report.ticks_per_group[g.index()] += n;
                 self.last_group = g;
+                n > 0
             }
-            Stage::Timers => self.timers(),
-            Stage::Tickables => self.tickables(),
-            Stage::Latent => self.latent(),
+            Stage::Timers => {
+                self.timers();
+                self.report.timers_fired > 0 || !self.timers.is_empty()
+            }
+            Stage::Tickables => {
+                self.tickables();
+                self.report.tickables_ticked > 0
+            }
+            Stage::Latent => {
+                self.latent();
+                let r = &self.report;
+                r.latent_completed + r.tasks_polled > 0 || self.latent.len() + self.exec.len() > 0
+            }
             Stage::NewlySpawned => {
                 let (n, passes, held) = self.with_env(|ticks, env| ticks.run_extra_passes(env));
                 self.report.ticks_per_group[TickGroup::LastDemotable.index()] += n;
                 self.report.spawn_passes = passes;
                 self.report.held_back = held;
+                passes > 0
             }
         }
     }
@@ -271,9 +284,11 @@ impl StageClock {
         }
     }
 
-    /// `done` has finished: charge it the time since the last lap and open the next stage.
-    fn lap(&mut self, done: Stage) {
-        if let Some(clock) = self.clock.as_mut() {
+    /// `done` has finished: charge it the time since the last lap and open the next stage. A
+    /// stage that had nothing to do (`worked` false) is not timed: reading the clock would
+    /// cost more than the stage, whose few nanoseconds count toward the next timed stage.
+    fn lap(&mut self, done: Stage, worked: bool) {
+        if let Some(clock) = self.clock.as_mut().filter(|_| worked) {
             let now = Instant::now();
             self.times[done.index()] += now - *clock;
             *clock = now;

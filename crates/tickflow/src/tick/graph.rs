@@ -74,6 +74,7 @@ impl Node {
             } else {
                 0
             })
+            | (if self.has_interval() { INTERVAL } else { 0 })
     }
 }
 
@@ -82,6 +83,8 @@ pub(crate) const WHEN_PAUSED: u8 = 2;
 pub(crate) const PARALLEL: u8 = 4;
 /// Has an interval or a time dilation: the frame reads the full node.
 pub(crate) const SLOW: u8 = 8;
+/// Has an interval.
+pub(crate) const INTERVAL: u8 = 16;
 
 /// What a frame reads for every function, packed in 16 bytes per slot so that four share a
 /// cache line (the full `Node` is 150 bytes).

@@ -68,6 +68,7 @@ struct Calendar {
 }
 
 impl Calendar {
+    #[inline]
     fn push(&mut self, e: Entry) {
         let b = (e.due >> SHIFT).max(self.cursor);
         if b - self.cursor < RING {
@@ -139,6 +140,7 @@ pub(crate) struct Intervals {
 }
 
 impl Intervals {
+    #[inline]
     pub(crate) fn push(&mut self, clock: Clock, due: u64, handle: TickHandle, stamp: u32) {
         self.calendars[clock as usize].push(Entry { due, handle, stamp });
         self.len += 1;

@@ -41,7 +41,12 @@ pub(crate) struct Resolved {
     pub(crate) demoted_by: Option<TickHandle>,
     /// Position in the frame's order; functions spawned during a frame get `u32::MAX`.
     pub(crate) rank: u32,
+    /// How many of its group's lane run before it: where a due interval function cuts in.
+    pub(crate) cut: u32,
 }
+
+/// A due interval function: its rank, where it cuts into its group's lane, its handle.
+pub(crate) type Due = (u32, u32, TickHandle);
 
 /// The resolved order.
 #[derive(Debug, Default)]
@@ -59,19 +64,20 @@ pub(crate) struct Plan {
     pub(crate) patched: bool,
 }
 
-/// The functions of one group that run every frame, in run order, with their ranks, so that
-/// a frame merges the due interval functions in without looking anything up.
+/// The functions of one group that run every frame (no interval), in run order.
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
     handles: Vec<TickHandle>,
-    ranks: Vec<u32>,
 }
 
 impl Lane {
-    pub(crate) fn push(&mut self, h: TickHandle, rank: u32) {
-        debug_assert!(self.ranks.last().is_none_or(|&r| r < rank), "in rank order");
+    pub(crate) fn push(&mut self, h: TickHandle) {
         self.handles.push(h);
-        self.ranks.push(rank);
+    }
+
+    /// Functions in the lane (stale handles of patched removals included).
+    pub(crate) fn len(&self) -> u32 {
+        self.handles.len() as u32
     }
 
     /// The functions in run order (stale handles of patched removals included).
@@ -80,10 +86,11 @@ impl Lane {
         &self.handles
     }
 
-    /// The lane cut before each due function (`due`: rank-sorted `(rank, handle)` pairs):
-    /// `(lane run, due function)` pairs in run order, then the rest of the lane with `None`.
-    /// The frame walks the lane in place, with no merged copy.
-    pub(crate) fn runs<'a>(&'a self, due: &'a [(u32, TickHandle)]) -> Runs<'a> {
+    /// The lane cut before each due function (`due`: sorted by rank): `(lane run, due
+    /// function)` pairs in run order, then the rest of the lane with `None`. Each function
+    /// knows where it cuts in (`Resolved::cut`), so the frame walks the lane in place, with
+    /// no merged copy and no search.
+    pub(crate) fn runs<'a>(&'a self, due: &'a [Due]) -> Runs<'a> {
         Runs {
             lane: self,
             due: due.iter(),
@@ -96,7 +103,7 @@ impl Lane {
 /// See [`Lane::runs`].
 pub(crate) struct Runs<'a> {
     lane: &'a Lane,
-    due: std::slice::Iter<'a, (u32, TickHandle)>,
+    due: std::slice::Iter<'a, Due>,
     at: usize,
     done: bool,
 }
@@ -105,11 +112,9 @@ impl<'a> Iterator for Runs<'a> {
     type Item = (&'a [TickHandle], Option<TickHandle>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let Lane { handles, ranks } = self.lane;
-        if let Some(&(rank, h)) = self.due.next() {
-            // A linear scan: the runs are short, and the whole lane is scanned once per frame.
-            let end = (ranks[self.at..].iter().position(|&r| r > rank))
-                .map_or(ranks.len(), |k| self.at + k);
+        let handles = &self.lane.handles;
+        if let Some(&(_, cut, h)) = self.due.next() {
+            let end = (cut as usize).clamp(self.at, handles.len());
             let run = &handles[self.at..end];
             self.at = end;
             return Some((run, Some(h)));
@@ -144,6 +149,7 @@ impl Plan {
             actual,
             demoted_by: None,
             rank: u32::MAX,
+            cut: 0,
         });
     }
 
@@ -197,9 +203,10 @@ impl Plan {
             actual: g,
             demoted_by: None,
             rank: ((g.index() as u32) << POSITION_BITS) | k,
+            cut: self.always[g.index()].len(),
         });
         if !node.has_interval() {
-            self.always[g.index()].push(h, k | ((g.index() as u32) << POSITION_BITS));
+            self.always[g.index()].push(h);
         }
         self.planned += 1;
         self.patched = true;

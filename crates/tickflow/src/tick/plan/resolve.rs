@@ -45,6 +45,7 @@ pub(super) fn actual_groups<C>(graph: &TickGraph<C>) -> Vec<Option<Resolved>> {
                 actual: node.settings.group.demote_to(latest.0),
                 demoted_by: latest.1,
                 rank: 0,
+                cut: 0,
             });
             stack.pop();
         }
@@ -139,11 +140,12 @@ impl Plan {
             for &i in &batch {
                 let r = self.info[i as usize].as_mut().expect("resolved");
                 r.rank = ((g as u32) << POSITION_BITS) | self.next[g];
+                r.cut = self.always[g].len();
                 self.next[g] += 1;
                 self.order.push(i);
                 let node = graph.at(i).expect("live");
                 if !node.has_interval() {
-                    self.always[g].push(TickHandle::new(i, node.gen), r.rank);
+                    self.always[g].push(TickHandle::new(i, node.gen));
                 }
             }
             for &i in &batch {

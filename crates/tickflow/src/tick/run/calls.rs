@@ -34,7 +34,9 @@ impl<C: 'static> TickFunctions<C> {
         let mut ran = 0;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             for (list, then) in lists {
-                self.run_list(list.iter().copied(), group, env, &mut ran);
+                if !list.is_empty() {
+                    self.run_list(list.iter().copied(), group, env, &mut ran);
+                }
                 if let Some(h) = then {
                     self.run_one(h, group, env, &mut ran);
                 }

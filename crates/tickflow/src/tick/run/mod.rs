@@ -25,9 +25,9 @@ use std::sync::atomic::AtomicBool;
 use rustc_hash::FxHashSet;
 
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
-use super::graph::{BodyEvent, TickGraph};
+use super::graph::{BodyEvent, TickGraph, ENABLED, INTERVAL};
 use super::interval::Clock;
-use super::plan::Plan;
+use super::plan::{Due, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::TimerManager;
@@ -60,7 +60,7 @@ pub(crate) struct TickFunctions<C> {
     current: TickGroup,
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
     drained: Vec<super::interval::Entry>,
-    due: [Vec<(u32, TickHandle)>; TickGroup::COUNT],
+    due: [Vec<Due>; TickGroup::COUNT],
     spawned_in: [Vec<TickHandle>; TickGroup::COUNT],
     extra: Vec<TickHandle>,
     jobs: Vec<ParJob<C>>,
@@ -235,21 +235,27 @@ impl<C: 'static> TickFunctions<C> {
             let mut drained = mem::take(&mut self.drained);
             let now = clock.now(clocks);
             self.graph.intervals.drain_due(clock, now, &mut drained);
+            // Only the 16-byte record is read here. A stale entry (its function's interval
+            // was reset since) that gets through is turned away when it comes to run: its
+            // function is not due then, or has run this frame already.
             for e in drained.drain(..) {
-                let Some(node) = self.graph.get(e.handle) else {
-                    continue;
-                };
-                if node.stamp != e.stamp || !node.settings.enabled || !node.has_interval() {
+                let live = self
+                    .graph
+                    .hot(e.handle)
+                    .is_some_and(|x| x.flags & (ENABLED | INTERVAL) == ENABLED | INTERVAL);
+                if !live {
                     continue;
                 }
                 if let Some(r) = self.plan.get(e.handle) {
-                    self.due[r.actual.index()].push((r.rank, e.handle));
+                    self.due[r.actual.index()].push((r.rank, r.cut, e.handle));
                 }
             }
             self.drained = drained;
         }
         for list in &mut self.due {
-            list.sort_unstable();
+            // Ranks are unique (a stale duplicate of a function shares its rank; either may
+            // come first, the second is turned away).
+            list.sort_unstable_by_key(|&(rank, _, _)| rank);
         }
         self.graph.in_frame = true;
         self.current = TickGroup::PrePhysics;
