@@ -19,7 +19,7 @@ use std::num::NonZeroU32;
 use rustc_hash::FxHashMap;
 
 use super::body::Body;
-use super::interval::{Clock, Intervals};
+use super::interval::{Clock, Cooldown, Intervals};
 use super::{TickError, TickHandle, TickSettings};
 use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex};
@@ -38,12 +38,6 @@ pub(crate) struct Node {
     pub(crate) parallel: bool,
     /// Functions this one runs after. May hold removed handles; they are ignored.
     pub(crate) prereqs: Vec<TickHandle>,
-    /// When the next interval tick is due on the function's clock.
-    pub(crate) due: u64,
-    /// Clock time of the previous tick; `None` until the first tick after enabling.
-    pub(crate) last_tick: Option<u64>,
-    /// Bumped whenever `due` is replaced, so stale heap entries can be told apart.
-    pub(crate) stamp: u32,
     /// Has been named as another function's prerequisite (never cleared: removing it may
     /// move others, so its removal rebuilds the plan).
     pub(crate) depended_on: bool,
@@ -117,6 +111,8 @@ pub(crate) enum BodyEvent<C> {
 pub(crate) struct TickGraph<C> {
     nodes: Vec<Option<Node>>,
     pub(crate) hot: Vec<Hot>,
+    /// Cooldowns by slot (see `Cooldown`).
+    pub(crate) cool: Vec<Cooldown>,
     alloc: SharedAlloc,
     next_seq: u64,
     owners: OwnerIndex<TickHandle>,
@@ -150,6 +146,7 @@ impl<C> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
             hot: Vec::new(),
+            cool: Vec::new(),
             alloc,
             next_seq: 0,
             owners: OwnerIndex::default(),
@@ -242,6 +239,7 @@ impl<C> TickGraph<C> {
         if self.nodes.len() <= i {
             self.nodes.resize_with(i + 1, || None);
             self.hot.resize_with(i + 1, || Hot::FREE);
+            self.cool.resize_with(i + 1, Cooldown::default);
         }
         let parallel = matches!(body, Body::Parallel(_));
         if let Some(owner) = settings.owner {
@@ -254,11 +252,14 @@ impl<C> TickGraph<C> {
             seq: self.next_seq,
             parallel,
             prereqs: Vec::new(),
-            due: 0,
-            last_tick: None,
-            stamp: 0,
             depended_on: false,
         });
+        let node = self.nodes[i].as_ref().expect("just set");
+        self.cool[i] = Cooldown {
+            interval: node.settings.interval.flicks(),
+            dilation: node.settings.time_dilation,
+            ..Cooldown::default()
+        };
         self.events.push(BodyEvent::Insert(h, body));
         self.changed = true;
         self.hot[i] = Hot {
@@ -322,8 +323,9 @@ impl<C> TickGraph<C> {
         self.hot[h.index() as usize].flags = node.flags();
         if !on {
             // Disabling resets the interval bookkeeping: re-enabled, it ticks at once.
-            node.last_tick = None;
-            node.stamp = node.stamp.wrapping_add(1);
+            let cool = &mut self.cool[h.index() as usize];
+            cool.last_tick = None;
+            cool.stamp = cool.stamp.wrapping_add(1);
         }
         self.dirty = true;
         if on {
@@ -334,13 +336,13 @@ impl<C> TickGraph<C> {
 
     /// Schedules the first tick of a function that just became runnable.
     fn became_enabled(&mut self, h: TickHandle) {
-        let clocks = self.clocks;
-        let node = self.get_mut(h).expect("live handle");
-        node.last_tick = None;
-        if node.has_interval() {
-            node.due = node.clock().now(&clocks);
-            node.stamp = node.stamp.wrapping_add(1);
-            let (clock, due, stamp) = (node.clock(), node.due, node.stamp);
+        let node = self.get(h).expect("live handle");
+        let (clock, has_interval) = (node.clock(), node.has_interval());
+        let cool = &mut self.cool[h.index() as usize];
+        cool.last_tick = None;
+        if has_interval {
+            let due = clock.now(&self.clocks);
+            let stamp = cool.restart(due);
             self.intervals.push(clock, due, h, stamp);
         }
         if self.in_frame {
@@ -359,21 +361,24 @@ impl<C> TickGraph<C> {
         let had = node.has_interval();
         node.settings.interval = interval;
         let has = node.has_interval();
-        node.stamp = node.stamp.wrapping_add(1);
-        self.hot[h.index() as usize].flags = node.flags();
+        let i = h.index() as usize;
+        self.hot[i].flags = node.flags();
+        let cool = &mut self.cool[i];
+        cool.interval = interval.flicks();
+        cool.stamp = cool.stamp.wrapping_add(1);
         if has && node.settings.enabled {
             let now = node.clock().now(&clocks);
-            if !had && self.hot[h.index() as usize].last_run > 0 {
+            if !had && self.hot[i].last_run > 0 {
                 // It has been ticking every frame: the new interval counts from now.
-                node.last_tick = Some(now);
+                cool.last_tick = Some(now);
             }
-            node.due = if node.last_tick.is_some() {
+            let due = if cool.last_tick.is_some() {
                 now.saturating_add(interval.flicks())
             } else {
                 now
             };
-            let (clock, due, stamp) = (node.clock(), node.due, node.stamp);
-            self.intervals.push(clock, due, h, stamp);
+            let stamp = cool.restart(due);
+            self.intervals.push(node.clock(), due, h, stamp);
         }
         if had != has {
             self.dirty = true;

@@ -228,8 +228,8 @@ impl<C: 'static> TickGraph<C> {
                     .iter()
                     .map(|p| (p.index(), gen_of(p.tag().get())))
                     .collect(),
-                due: n.due,
-                last_tick: n.last_tick,
+                due: self.cool[h.index() as usize].due,
+                last_tick: self.cool[h.index() as usize].last_tick,
                 last_run: self.hot[h.index() as usize].last_run,
                 depended_on: n.depended_on,
             })
@@ -264,9 +264,10 @@ impl<C: 'static> TickGraph<C> {
             node.prereqs = (f.prereqs.iter())
                 .map(|&(i, g)| TickHandle::new(i, snap.alloc.tag(g)))
                 .collect();
-            node.due = f.due;
-            node.last_tick = f.last_tick;
             node.depended_on = f.depended_on;
+            let cool = &mut self.cool[f.index as usize];
+            cool.due = f.due;
+            cool.last_tick = f.last_tick;
             self.hot[f.index as usize].last_run = f.last_run;
         }
         self.next_seq = snap.next_seq;
@@ -274,10 +275,11 @@ impl<C: 'static> TickGraph<C> {
         let waiting: Vec<_> = self
             .iter()
             .filter(|(_, n)| n.settings.enabled && n.has_interval())
-            .map(|(h, n)| (n.clock(), n.due, h, n.stamp))
+            .map(|(h, n)| (n.clock(), h))
             .collect();
-        for (clock, due, h, stamp) in waiting {
-            self.intervals.push(clock, due, h, stamp);
+        for (clock, h) in waiting {
+            let cool = &self.cool[h.index() as usize];
+            self.intervals.push(clock, cool.due, h, cool.stamp);
         }
         self.added.clear();
         self.removed = 0;

@@ -194,25 +194,24 @@ impl<C: 'static> TickFunctions<C> {
             clock.now(&self.graph.clocks),
             clock.delta(&self.graph.clocks),
         );
-        let node = self.graph.at_mut(h.index()).expect("live");
-        let interval = node.settings.interval.flicks();
-        let first = node.last_tick.is_none();
-        if interval > 0 && !first && node.due > now {
+        let cool = &mut self.graph.cool[h.index() as usize];
+        let interval = cool.interval;
+        let first = cool.last_tick.is_none();
+        if interval > 0 && !first && cool.due > now {
             return None;
         }
-        let raw = match node.last_tick {
+        let raw = match cool.last_tick {
             // Never below `last_tick` while running; a restore checks `last_tick` against the
             // saved graph clock only, and an edited snapshot can move both past this clock.
             Some(t) if interval > 0 => now.saturating_sub(t),
             _ => delta,
         };
-        node.last_tick = Some(now);
-        let d = node.settings.time_dilation;
+        cool.last_tick = Some(now);
+        let d = cool.dilation;
         if interval > 0 {
-            node.due = next_due(node.due, now, interval, first);
-            node.stamp = node.stamp.wrapping_add(1);
-            let (c, due, stamp) = (node.clock(), node.due, node.stamp);
-            self.graph.intervals.push(c, due, h, stamp);
+            let due = next_due(cool.due, now, interval, first);
+            let stamp = cool.restart(due);
+            self.graph.intervals.push(clock, due, h, stamp);
         }
         self.graph.hot[h.index() as usize].last_run = self.frame;
         Some(Span::from_flicks(if d == 1.0 {

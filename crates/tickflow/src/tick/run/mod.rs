@@ -225,7 +225,10 @@ impl<C: 'static> TickFunctions<C> {
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
             let mut intervals = std::mem::take(&mut self.graph.intervals);
             let graph = &self.graph;
-            intervals.retain(|e| graph.get(e.handle).is_some_and(|n| n.stamp == e.stamp));
+            intervals.retain(|e| {
+                graph.get(e.handle).is_some()
+                    && graph.cool[e.handle.index() as usize].stamp == e.stamp
+            });
             self.graph.intervals = intervals;
         }
         for clock in [Clock::Game, Clock::Unpaused] {
@@ -339,11 +342,12 @@ impl<C: 'static> TickFunctions<C> {
                     && n.has_interval()
                     && self.graph.hot[h.index() as usize].last_run != frame
             })
-            .map(|(h, n)| (n.clock(), n.due, h, n.stamp))
+            .map(|(h, n)| (n.clock(), h))
             .collect();
-        for (clock, due, h, stamp) in waiting {
+        for (clock, h) in waiting {
             // May duplicate a queued entry; the copy goes stale at the function's next tick.
-            self.graph.intervals.push(clock, due, h, stamp);
+            let cool = &self.graph.cool[h.index() as usize];
+            self.graph.intervals.push(clock, cool.due, h, cool.stamp);
         }
         self.graph.dirty = true;
         self.end_frame();
