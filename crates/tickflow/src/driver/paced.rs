@@ -295,6 +295,10 @@ impl PacedRunner {
             sleep_until(deadline);
             let now = Instant::now();
             for _ in 0..self.pacer.due(now) {
+                // A stop ends the run after the frame it came in, even among catch-up frames.
+                if self.stop.is_stopped() {
+                    break;
+                }
                 sched.tick(step, ctx);
                 frames += 1;
                 let frame = PacedFrame {
@@ -370,9 +374,14 @@ mod tests {
         let report = runner.run(&mut sched, &mut n);
         stopper.join().unwrap();
         assert!(report.frames > 0 && sched.frame() == report.frames);
-        // The same handle stops the next run.
+        // The same handle stops the next run, after the frame it came in even when more
+        // frames are due at once: a 20 ms stall at frame 2 makes frame 3 one of 20 catch-up
+        // frames.
         let stop = runner.stop_handle();
         let again = runner.run_until(&mut sched, &mut n, |frame, _| {
+            if frame.frames == 2 {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             if frame.frames == 3 {
                 stop.stop();
             }
