@@ -40,16 +40,20 @@
 //!    between them run at the same time on rayon's worker pool, and the group ends when all are
 //!    done. Their results are the same as running them one by one.
 //! 8. **Paused** scheduler: only `tick_when_paused` functions run, with the frame's real delta
-//!    (clamped like the game delta); the others keep their interval cooldowns frozen.
+//!    (clamped like the game delta); the others keep their interval cooldowns frozen. Their
+//!    intervals count on the [unpaused clock](crate::time::Clocks::unpaused).
 //! 9. **Time dilation** per function multiplies the delta it receives. Intervals are measured
 //!    on the scheduler's game clock, before the function's own dilation (as in Unreal).
 //!
 //! # Cost
 //!
 //! The order is resolved only when the graph changes (add, remove, enable, prerequisite), in
-//! O(n log n); a frame then costs O(functions that run). A function takes about 190 bytes (a
-//! 150-byte node read when the graph changes, a 40-byte record read every frame) plus its name,
-//! its prerequisite list and its callback's box.
+//! O(n log n); a frame then costs O(functions that run): the ones that run every frame are
+//! walked in plan order, and interval functions wait in a calendar queue until due, costing
+//! nothing before. A function takes about 200 bytes: a 104-byte node read when the graph
+//! changes, a 16-byte check record and its 24-byte callback slot read every frame it runs, a
+//! 48-byte cooldown read when an interval or dilation applies, and a place in the plan; plus
+//! its name, its prerequisite list and its callback's box.
 
 mod body;
 mod cx;
@@ -207,7 +211,8 @@ pub struct TickSettings {
     pub interval: Span,
     /// Disabled functions do not run and cost nothing per frame.
     pub enabled: bool,
-    /// Runs while the scheduler is paused (with the real delta).
+    /// Runs while the scheduler is paused (with the real delta); its interval counts on the
+    /// [unpaused clock](crate::time::Clocks::unpaused).
     pub tick_when_paused: bool,
     /// Runs before the other functions of its group that do not depend on it.
     pub high_priority: bool,

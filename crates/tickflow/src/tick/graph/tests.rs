@@ -73,3 +73,14 @@ fn owners_are_removed_together() {
     assert!(g.get(c).is_some());
     assert_eq!(g.remove_owner(owner), 0);
 }
+
+/// The frame reads these per function: they stay small (see the module docs' cost).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn per_function_records_stay_small() {
+    use crate::tick::interval::Cooldown;
+    assert_eq!(std::mem::size_of::<Hot>(), 16);
+    assert_eq!(std::mem::size_of::<Cooldown>(), 48);
+    assert_eq!(std::mem::size_of::<Option<Body<()>>>(), 24);
+    assert!(std::mem::size_of::<Option<Node>>() <= 128);
+}
