@@ -68,7 +68,6 @@ impl Node {
             } else {
                 0
             })
-            | (if self.has_interval() { INTERVAL } else { 0 })
     }
 }
 
@@ -77,8 +76,6 @@ pub(crate) const WHEN_PAUSED: u8 = 2;
 pub(crate) const PARALLEL: u8 = 4;
 /// Has an interval or a time dilation: the frame reads the full node.
 pub(crate) const SLOW: u8 = 8;
-/// Has an interval.
-pub(crate) const INTERVAL: u8 = 16;
 
 /// What a frame reads for every function, packed in 16 bytes per slot so that four share a
 /// cache line (the full `Node` is 150 bytes).
@@ -258,6 +255,7 @@ impl<C> TickGraph<C> {
         self.cool[i] = Cooldown {
             interval: node.settings.interval.flicks(),
             dilation: node.settings.time_dilation,
+            gen: h.tag().get(),
             ..Cooldown::default()
         };
         self.events.push(BodyEvent::Insert(h, body));
@@ -297,6 +295,7 @@ impl<C> TickGraph<C> {
         }
         self.nodes[h.index() as usize] = None;
         self.hot[h.index() as usize] = Hot::FREE;
+        self.cool[h.index() as usize] = Cooldown::default();
         self.live -= 1;
         crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         // The runner drops the callback (once it is not running) when it takes this in.

@@ -48,9 +48,12 @@ impl Clock {
     }
 }
 
-/// A function's cooldown: everything an interval tick reads and writes, 48 bytes per slot
-/// beside the graph's nodes (150 bytes), so that a due function costs one cache line here.
-#[derive(Copy, Clone, Debug, Default)]
+/// A function's cooldown: everything an interval tick reads and writes, 56 bytes per slot
+/// beside the graph's nodes, so that a due function costs one cache line here. It also keeps
+/// the function's generation and its place in the plan (copied from the plan whenever the
+/// plan changes), so that the frame's drain checks a queue entry and files it in its group
+/// from this one record.
+#[derive(Copy, Clone, Debug)]
 pub(crate) struct Cooldown {
     /// When the next interval tick is due on the function's clock.
     pub(crate) due: u64,
@@ -62,6 +65,27 @@ pub(crate) struct Cooldown {
     pub(crate) dilation: f64,
     /// Bumped whenever `due` is replaced, so stale queue entries can be told apart.
     pub(crate) stamp: u32,
+    /// The tag of the function in this slot (0 for a free slot).
+    pub(crate) gen: u32,
+    /// The function's rank in the plan (`u32::MAX` while it is not planned).
+    pub(crate) rank: u32,
+    /// Where it cuts into its group's lane (see `Resolved::cut`).
+    pub(crate) cut: u32,
+}
+
+impl Default for Cooldown {
+    fn default() -> Self {
+        Cooldown {
+            due: 0,
+            last_tick: None,
+            interval: 0,
+            dilation: 1.0,
+            stamp: 0,
+            gen: 0,
+            rank: u32::MAX,
+            cut: 0,
+        }
+    }
 }
 
 impl Cooldown {

@@ -129,6 +129,11 @@ impl<'a> Iterator for Runs<'a> {
 /// Positions inside a group take the low bits of a rank.
 const POSITION_BITS: u32 = 28;
 
+/// The group (index) of a rank.
+pub(crate) fn group_of(rank: u32) -> usize {
+    (rank >> POSITION_BITS) as usize
+}
+
 impl Plan {
     pub(crate) fn get(&self, h: TickHandle) -> Option<&Resolved> {
         self.info
@@ -177,6 +182,16 @@ impl Plan {
         );
         plan.planned = plan.order.len();
         plan
+    }
+
+    /// Copies every function's place into its cooldown record (`rank`, `cut`), where the
+    /// frame's drain reads it.
+    pub(crate) fn publish<C>(&self, graph: &mut TickGraph<C>) {
+        for (i, cool) in graph.cool.iter_mut().enumerate() {
+            let r = self.info.get(i).copied().flatten();
+            cool.rank = r.map_or(u32::MAX, |r| r.rank);
+            cool.cut = r.map_or(0, |r| r.cut);
+        }
     }
 
     /// Functions planned.

@@ -25,9 +25,9 @@ use std::sync::atomic::AtomicBool;
 use rustc_hash::FxHashSet;
 
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
-use super::graph::{BodyEvent, TickGraph, ENABLED, INTERVAL};
+use super::graph::{BodyEvent, TickGraph};
 use super::interval::Clock;
-use super::plan::{Due, Plan};
+use super::plan::{group_of, Due, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::TimerManager;
@@ -186,11 +186,15 @@ impl<C: 'static> TickFunctions<C> {
                     graph.dirty = true;
                     break;
                 }
+                let r = self.plan.get(h).expect("just appended");
+                let cool = &mut graph.cool[h.index() as usize];
+                (cool.rank, cool.cut) = (r.rank, r.cut);
             }
         }
         graph.added.clear();
         if graph.dirty {
             self.plan = Plan::resolve(graph);
+            self.plan.publish(graph);
             graph.dirty = false;
             graph.removed = 0;
         }
@@ -238,19 +242,17 @@ impl<C: 'static> TickFunctions<C> {
             let mut drained = mem::take(&mut self.drained);
             let now = clock.now(clocks);
             self.graph.intervals.drain_due(clock, now, &mut drained);
-            // Only the 16-byte record is read here. A stale entry (its function's interval
-            // was reset since) that gets through is turned away when it comes to run: its
-            // function is not due then, or has run this frame already.
+            // Only the cooldown record is read here: a stale entry (a removed function's, or
+            // one whose interval was reset since: disabled, changed) has another tag or stamp.
             for e in drained.drain(..) {
-                let live = self
-                    .graph
-                    .hot(e.handle)
-                    .is_some_and(|x| x.flags & (ENABLED | INTERVAL) == ENABLED | INTERVAL);
-                if !live {
+                let Some(cool) = self.graph.cool.get(e.handle.index() as usize) else {
+                    continue;
+                };
+                if cool.gen != e.handle.tag().get() || cool.stamp != e.stamp {
                     continue;
                 }
-                if let Some(r) = self.plan.get(e.handle) {
-                    self.due[r.actual.index()].push((r.rank, r.cut, e.handle));
+                if cool.rank != u32::MAX {
+                    self.due[group_of(cool.rank)].push((cool.rank, cool.cut, e.handle));
                 }
             }
             self.drained = drained;
