@@ -96,18 +96,27 @@ impl Hot {
     };
 }
 
-/// A callback arriving or leaving. Callbacks live beside the graph (in `TickFunctions`, so
-/// that one runs in place while its `TickCx` borrows the graph); the graph queues these for
-/// the runner, which applies them in order between two calls.
+/// A callback arriving or leaving, at a position (see `TickGraph::pos`). Callbacks live beside
+/// the graph (in `TickFunctions`, so that one runs in place while its `TickCx` borrows the
+/// graph); the graph queues these for the runner, which applies them in order between two
+/// calls.
 pub(crate) enum BodyEvent<C> {
-    Insert(TickHandle, Body<C>),
-    Remove(TickHandle),
+    Insert(u32, Body<C>),
+    Remove(u32),
 }
+
+/// No position: a free slot.
+pub(crate) const NO_POS: u32 = u32::MAX;
 
 /// Settings, prerequisites, interval state and callbacks of all tick functions.
 pub(crate) struct TickGraph<C> {
     nodes: Vec<Option<Node>>,
+    /// Check records by position: the functions that run every frame in plan order, then the
+    /// others; new functions are appended, and `reorder` puts them in order again when the
+    /// plan is rebuilt. The callbacks sit at the same positions in `TickFunctions`.
     pub(crate) hot: Vec<Hot>,
+    /// Each slot's position in `hot` (`NO_POS` for a free slot).
+    pub(crate) pos: Vec<u32>,
     /// Cooldowns by slot (see `Cooldown`).
     pub(crate) cool: Vec<Cooldown>,
     alloc: SharedAlloc,
@@ -143,6 +152,7 @@ impl<C> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
             hot: Vec::new(),
+            pos: Vec::new(),
             cool: Vec::new(),
             alloc,
             next_seq: 0,
@@ -181,11 +191,44 @@ impl<C> TickGraph<C> {
         self.nodes.get_mut(index as usize)?.as_mut()
     }
 
+    /// The position of a live handle's check record and callback.
+    pub(crate) fn pos_of(&self, h: TickHandle) -> Option<u32> {
+        let p = *self.pos.get(h.index() as usize)?;
+        (self.hot.get(p as usize)?.gen == h.tag().get()).then_some(p)
+    }
+
     /// The frame data of a live handle.
     pub(crate) fn hot(&self, h: TickHandle) -> Option<&Hot> {
-        self.hot
-            .get(h.index() as usize)
-            .filter(|x| x.gen == h.tag().get())
+        self.hot.get(self.pos_of(h)? as usize)
+    }
+
+    /// The frame data of a live handle, to change.
+    pub(crate) fn hot_mut(&mut self, h: TickHandle) -> Option<&mut Hot> {
+        let p = self.pos_of(h)?;
+        self.hot.get_mut(p as usize)
+    }
+
+    /// Puts the check records in the order of `order` (live slots; others are skipped), then
+    /// every other live function in slot order. Returns, for each new position, the old one,
+    /// for the runner to move the callbacks alike.
+    pub(crate) fn reorder(&mut self, order: impl Iterator<Item = u32>) -> Vec<u32> {
+        let mut from = Vec::with_capacity(self.live);
+        let mut hot = Vec::with_capacity(self.live);
+        let mut placed = vec![false; self.nodes.len()];
+        let live: Vec<u32> = (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].is_some())
+            .collect();
+        for slot in order.chain(live) {
+            let i = slot as usize;
+            if self.nodes.get(i).is_some_and(Option::is_some) && !placed[i] {
+                placed[i] = true;
+                from.push(self.pos[i]);
+                hot.push(self.hot[self.pos[i] as usize]);
+                self.pos[i] = (hot.len() - 1) as u32;
+            }
+        }
+        self.hot = hot;
+        from
     }
 
     pub(crate) fn handle_at(&self, index: u32) -> Option<TickHandle> {
@@ -235,7 +278,7 @@ impl<C> TickGraph<C> {
         let i = h.index() as usize;
         if self.nodes.len() <= i {
             self.nodes.resize_with(i + 1, || None);
-            self.hot.resize_with(i + 1, || Hot::FREE);
+            self.pos.resize(i + 1, NO_POS);
             self.cool.resize_with(i + 1, Cooldown::default);
         }
         let parallel = matches!(body, Body::Parallel(_));
@@ -258,13 +301,15 @@ impl<C> TickGraph<C> {
             gen: h.tag().get(),
             ..Cooldown::default()
         };
-        self.events.push(BodyEvent::Insert(h, body));
-        self.changed = true;
-        self.hot[i] = Hot {
+        let p = u32::try_from(self.hot.len()).expect("fewer than 2^32 positions");
+        self.hot.push(Hot {
             gen: h.tag().get(),
             flags: self.nodes[i].as_ref().expect("just set").flags(),
             last_run: 0,
-        };
+        });
+        self.pos[i] = p;
+        self.events.push(BodyEvent::Insert(p, body));
+        self.changed = true;
         self.next_seq += 1;
         self.live += 1;
         if enabled {
@@ -293,13 +338,15 @@ impl<C> TickGraph<C> {
         if let Some(owner) = owner {
             self.owners.forget(owner, h);
         }
-        self.nodes[h.index() as usize] = None;
-        self.hot[h.index() as usize] = Hot::FREE;
-        self.cool[h.index() as usize] = Cooldown::default();
+        let i = h.index() as usize;
+        let p = std::mem::replace(&mut self.pos[i], NO_POS);
+        self.nodes[i] = None;
+        self.hot[p as usize] = Hot::FREE;
+        self.cool[i] = Cooldown::default();
         self.live -= 1;
         crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         // The runner drops the callback (once it is not running) when it takes this in.
-        self.events.push(BodyEvent::Remove(h));
+        self.events.push(BodyEvent::Remove(p));
         self.changed = true;
         true
     }
@@ -319,7 +366,9 @@ impl<C> TickGraph<C> {
             return true;
         }
         node.settings.enabled = on;
-        self.hot[h.index() as usize].flags = node.flags();
+        let flags = node.flags();
+        let p = self.pos[h.index() as usize] as usize;
+        self.hot[p].flags = flags;
         if !on {
             // Disabling resets the interval bookkeeping: re-enabled, it ticks at once.
             let cool = &mut self.cool[h.index() as usize];
@@ -361,13 +410,14 @@ impl<C> TickGraph<C> {
         node.settings.interval = interval;
         let has = node.has_interval();
         let i = h.index() as usize;
-        self.hot[i].flags = node.flags();
+        let p = self.pos[i] as usize;
+        self.hot[p].flags = node.flags();
         let cool = &mut self.cool[i];
         cool.interval = interval.flicks();
         cool.stamp = cool.stamp.wrapping_add(1);
         if has && node.settings.enabled {
             let now = node.clock().now(&clocks);
-            if !had && self.hot[i].last_run > 0 {
+            if !had && self.hot[p].last_run > 0 {
                 // It has been ticking every frame: the new interval counts from now.
                 cool.last_tick = Some(now);
             }

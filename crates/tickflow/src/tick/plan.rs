@@ -45,6 +45,9 @@ pub(crate) struct Resolved {
     pub(crate) cut: u32,
 }
 
+/// A function to run and the position of its check record and callback.
+pub(crate) type Entry = (TickHandle, u32);
+
 /// A due interval function: its rank, where it cuts into its group's lane, its handle.
 pub(crate) type Due = (u32, u32, TickHandle);
 
@@ -64,26 +67,33 @@ pub(crate) struct Plan {
     pub(crate) patched: bool,
 }
 
-/// The functions of one group that run every frame (no interval), in run order.
+/// The functions of one group that run every frame (no interval), in run order, with their
+/// positions (after the plan is rebuilt, consecutive: the frame walks memory in order).
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
-    handles: Vec<TickHandle>,
+    entries: Vec<Entry>,
 }
 
 impl Lane {
-    pub(crate) fn push(&mut self, h: TickHandle) {
-        self.handles.push(h);
+    pub(crate) fn push(&mut self, h: TickHandle, pos: u32) {
+        self.entries.push((h, pos));
     }
 
     /// Functions in the lane (stale handles of patched removals included).
     pub(crate) fn len(&self) -> u32 {
-        self.handles.len() as u32
+        self.entries.len() as u32
     }
 
     /// The functions in run order (stale handles of patched removals included).
-    #[cfg(test)]
-    pub(crate) fn handles(&self) -> &[TickHandle] {
-        &self.handles
+    pub(crate) fn handles(&self) -> impl Iterator<Item = TickHandle> + '_ {
+        self.entries.iter().map(|&(h, _)| h)
+    }
+
+    /// Takes every function's position from `pos_of` (after the graph reordered them).
+    pub(crate) fn locate(&mut self, pos_of: impl Fn(TickHandle) -> Option<u32>) {
+        for (h, p) in &mut self.entries {
+            *p = pos_of(*h).unwrap_or(super::graph::NO_POS);
+        }
     }
 
     /// The lane cut before each due function (`due`: sorted by rank): `(lane run, due
@@ -109,10 +119,10 @@ pub(crate) struct Runs<'a> {
 }
 
 impl<'a> Iterator for Runs<'a> {
-    type Item = (&'a [TickHandle], Option<TickHandle>);
+    type Item = (&'a [Entry], Option<TickHandle>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let handles = &self.lane.handles;
+        let handles = &self.lane.entries;
         if let Some(&(_, cut, h)) = self.due.next() {
             let end = (cut as usize).clamp(self.at, handles.len());
             let run = &handles[self.at..end];
@@ -202,7 +212,7 @@ impl Plan {
     /// Puts a new function last in its group, where `resolve` would put it; the caller checks
     /// that it qualifies (enabled, serial, normal priority, no prerequisites, nothing waits
     /// for it). `false` when its group has no rank left (then rebuild).
-    pub(crate) fn append(&mut self, h: TickHandle, node: &Node) -> bool {
+    pub(crate) fn append(&mut self, h: TickHandle, node: &Node, pos: u32) -> bool {
         let g = node.settings.group.demote_to(node.settings.group);
         let k = self.next[g.index()];
         if k >= (1 << POSITION_BITS) - 1 {
@@ -221,7 +231,7 @@ impl Plan {
             cut: self.always[g.index()].len(),
         });
         if !node.has_interval() {
-            self.always[g.index()].push(h);
+            self.always[g.index()].push(h, pos);
         }
         self.planned += 1;
         self.patched = true;

@@ -230,7 +230,7 @@ impl<C: 'static> TickGraph<C> {
                     .collect(),
                 due: self.cool[h.index() as usize].due,
                 last_tick: self.cool[h.index() as usize].last_tick,
-                last_run: self.hot[h.index() as usize].last_run,
+                last_run: self.hot(h).expect("live").last_run,
                 depended_on: n.depended_on,
             })
             .collect();
@@ -268,7 +268,7 @@ impl<C: 'static> TickGraph<C> {
             let cool = &mut self.cool[f.index as usize];
             cool.due = f.due;
             cool.last_tick = f.last_tick;
-            self.hot[f.index as usize].last_run = f.last_run;
+            self.hot_mut(h).expect("just inserted").last_run = f.last_run;
         }
         self.next_seq = snap.next_seq;
         self.intervals = Default::default();

@@ -7,6 +7,7 @@ use std::collections::BinaryHeap;
 
 use super::{Plan, Resolved, POSITION_BITS};
 use crate::tick::graph::TickGraph;
+use crate::tick::graph::NO_POS;
 use crate::tick::TickHandle;
 
 /// Every enabled function's actual group: the latest of its own and its enabled
@@ -145,7 +146,7 @@ impl Plan {
                 self.order.push(i);
                 let node = graph.at(i).expect("live");
                 if !node.has_interval() {
-                    self.always[g].push(TickHandle::new(i, node.gen));
+                    self.always[g].push(TickHandle::new(i, node.gen), NO_POS);
                 }
             }
             for &i in &batch {

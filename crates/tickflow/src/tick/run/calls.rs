@@ -9,6 +9,7 @@ use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::interval::{next_due, Clock};
+use crate::tick::plan::Entry;
 use crate::tick::{Deferred, TickCx, TickGroup, TickHandle};
 use crate::time::Span;
 
@@ -18,7 +19,7 @@ enum Next {
     /// A call changed the graph or queued commands: settle before the next call.
     Settle,
     /// This function needs the full path.
-    Slow(TickHandle),
+    Slow(Entry),
 }
 
 impl<C: 'static> TickFunctions<C> {
@@ -27,7 +28,7 @@ impl<C: 'static> TickFunctions<C> {
     /// applies what it queued, then goes on (the frame's `recover` puts the rest in order).
     pub(super) fn exec<'l>(
         &mut self,
-        lists: impl Iterator<Item = (&'l [TickHandle], Option<TickHandle>)>,
+        lists: impl Iterator<Item = (&'l [Entry], Option<TickHandle>)>,
         group: TickGroup,
         env: &mut Env<'_, C>,
     ) -> usize {
@@ -37,8 +38,9 @@ impl<C: 'static> TickFunctions<C> {
                 if !list.is_empty() {
                     self.run_list(list.iter().copied(), group, env, &mut ran);
                 }
-                if let Some(h) = then {
-                    self.run_one(h, group, env, &mut ran);
+                // A due function removed since the drain has no position: skipped.
+                if let Some(e) = then.and_then(|h| Some((h, self.graph.pos_of(h)?))) {
+                    self.run_one(e, group, env, &mut ran);
                 }
             }
             self.flush_batch(env);
@@ -52,7 +54,7 @@ impl<C: 'static> TickFunctions<C> {
 
     fn run_list(
         &mut self,
-        mut list: impl Iterator<Item = TickHandle>,
+        mut list: impl Iterator<Item = Entry>,
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
@@ -77,7 +79,7 @@ impl<C: 'static> TickFunctions<C> {
     #[inline]
     fn run_fast(
         &mut self,
-        list: &mut impl Iterator<Item = TickHandle>,
+        list: &mut impl Iterator<Item = Entry>,
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
@@ -106,8 +108,8 @@ impl<C: 'static> TickFunctions<C> {
             timers: &mut *env.timers,
             graph: &mut self.graph,
         };
-        for h in list {
-            let i = h.index() as usize;
+        for (h, p) in list {
+            let i = p as usize;
             let Some(hot) = cx.graph.hot.get_mut(i) else {
                 continue;
             };
@@ -116,7 +118,7 @@ impl<C: 'static> TickFunctions<C> {
             }
             if hot.flags & mask != want {
                 *ran += count;
-                return Next::Slow(h);
+                return Next::Slow((h, p));
             }
             hot.last_run = frame;
             count += 1;
@@ -136,9 +138,9 @@ impl<C: 'static> TickFunctions<C> {
 
     /// One function on the full path: every check, interval and dilation bookkeeping, a
     /// parallel function queued into the batch.
-    fn run_one(&mut self, h: TickHandle, group: TickGroup, env: &mut Env<'_, C>, ran: &mut usize) {
+    fn run_one(&mut self, (h, p): Entry, group: TickGroup, env: &mut Env<'_, C>, ran: &mut usize) {
         let (frame, paused) = (self.frame, self.paused);
-        let i = h.index() as usize;
+        let i = p as usize;
         let Some(hot) = self.graph.hot.get_mut(i) else {
             return;
         };
@@ -159,7 +161,7 @@ impl<C: 'static> TickFunctions<C> {
             hot.last_run = frame;
             Span::from_flicks(clock.delta(env.clocks))
         } else {
-            match self.slow_start(h, clock) {
+            match self.slow_start(h, i, clock) {
                 Some(dt) => dt,
                 None => return,
             }
@@ -189,7 +191,7 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
     /// due after all (it gained an interval during this frame).
-    fn slow_start(&mut self, h: TickHandle, clock: Clock) -> Option<Span> {
+    fn slow_start(&mut self, h: TickHandle, pos: usize, clock: Clock) -> Option<Span> {
         let (now, delta) = (
             clock.now(&self.graph.clocks),
             clock.delta(&self.graph.clocks),
@@ -213,7 +215,7 @@ impl<C: 'static> TickFunctions<C> {
             let stamp = cool.restart(due);
             self.graph.intervals.push(clock, due, h, stamp);
         }
-        self.graph.hot[h.index() as usize].last_run = self.frame;
+        self.graph.hot[pos].last_run = self.frame;
         Some(Span::from_flicks(if d == 1.0 {
             raw
         } else {
@@ -224,14 +226,8 @@ impl<C: 'static> TickFunctions<C> {
     /// Returns a parallel callback to its slot if its function is still registered (else it
     /// is dropped here).
     pub(super) fn put_back(&mut self, h: TickHandle, body: Body<C>) {
-        let i = h.index() as usize;
-        if self
-            .graph
-            .hot
-            .get(i)
-            .is_some_and(|x| x.gen == h.tag().get())
-        {
-            if let Some(slot @ None) = self.bodies.get_mut(i) {
+        if let Some(p) = self.graph.pos_of(h) {
+            if let Some(slot @ None) = self.bodies.get_mut(p as usize) {
                 *slot = Some(body);
             }
         }
@@ -257,7 +253,10 @@ impl<C: 'static> TickFunctions<C> {
         {
             self.flush_batch(env);
         }
-        let Some(slot @ Some(Body::Parallel(_))) = self.bodies.get_mut(h.index() as usize) else {
+        let Some(p) = self.graph.pos_of(h) else {
+            return;
+        };
+        let Some(slot @ Some(Body::Parallel(_))) = self.bodies.get_mut(p as usize) else {
             return;
         };
         let Some(Body::Parallel(body)) = slot.take() else {

@@ -27,7 +27,7 @@ use rustc_hash::FxHashSet;
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
 use super::interval::Clock;
-use super::plan::{group_of, Due, Plan};
+use super::plan::{group_of, Due, Entry, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::TimerManager;
@@ -48,7 +48,8 @@ pub(crate) struct Env<'a, C> {
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub(crate) struct TickFunctions<C> {
     pub(crate) graph: TickGraph<C>,
-    /// Callbacks by slot index (`None` for a free slot, or a parallel one out for its batch).
+    /// Callbacks by position, beside the graph's check records (`None` for a free position,
+    /// or a parallel callback out for its batch).
     bodies: Vec<Option<Body<C>>>,
     plan: Plan,
     runner: Option<Runner<C>>,
@@ -61,8 +62,8 @@ pub(crate) struct TickFunctions<C> {
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
     drained: Vec<super::interval::Entry>,
     due: [Vec<Due>; TickGroup::COUNT],
-    spawned_in: [Vec<TickHandle>; TickGroup::COUNT],
-    extra: Vec<TickHandle>,
+    spawned_in: [Vec<Entry>; TickGroup::COUNT],
+    extra: Vec<Entry>,
     jobs: Vec<ParJob<C>>,
     batch: FxHashSet<u32>,
     deferred: Vec<(u64, Deferred<C>)>,
@@ -151,11 +152,11 @@ impl<C: 'static> TickFunctions<C> {
         }
         let mut gone = Vec::new();
         for event in mem::take(&mut self.graph.events) {
-            let (h, body) = match event {
-                BodyEvent::Insert(h, body) => (h, Some(body)),
-                BodyEvent::Remove(h) => (h, None),
+            let (p, body) = match event {
+                BodyEvent::Insert(p, body) => (p, Some(body)),
+                BodyEvent::Remove(p) => (p, None),
             };
-            let i = h.index() as usize;
+            let i = p as usize;
             if self.bodies.len() <= i {
                 self.bodies.resize_with(i + 1, || None);
             }
@@ -169,9 +170,11 @@ impl<C: 'static> TickFunctions<C> {
 
     /// The resolved order (resolving it now if the graph changed).
     pub(crate) fn plan(&mut self) -> &Plan {
+        // Positions change below: every callback must be in place first.
+        self.take_bodies();
         let graph = &mut self.graph;
-        if graph.removed > self.plan.len() / 4 + 1024 {
-            graph.dirty = true; // compact the stale entries away
+        if graph.removed > self.plan.len() / 4 + 1024 || graph.hot.len() > 2 * graph.len() + 1024 {
+            graph.dirty = true; // compact the stale entries and positions away
         }
         if !graph.dirty {
             for &h in &graph.added {
@@ -182,7 +185,7 @@ impl<C: 'static> TickFunctions<C> {
                     && node.settings.enabled
                     && !node.settings.high_priority
                     && node.prereqs.is_empty();
-                if !appendable || !self.plan.append(h, node) {
+                if !appendable || !self.plan.append(h, node, graph.pos_of(h).expect("live")) {
                     graph.dirty = true;
                     break;
                 }
@@ -197,8 +200,29 @@ impl<C: 'static> TickFunctions<C> {
             self.plan.publish(graph);
             graph.dirty = false;
             graph.removed = 0;
+            self.lay_out();
         }
         &self.plan
+    }
+
+    /// Puts the check records and callbacks of the functions that run every frame in plan
+    /// order, so that a frame walks them in memory order (no callback is out: this runs at a
+    /// frame's start, after the callbacks that arrived or left were taken in).
+    fn lay_out(&mut self) {
+        let order: Vec<u32> = (self.plan.always.iter())
+            .flat_map(|lane| lane.handles())
+            .map(|h| h.index())
+            .collect();
+        let from = self.graph.reorder(order.into_iter());
+        let mut old = mem::take(&mut self.bodies);
+        self.bodies = (from.iter())
+            .map(|&p| old.get_mut(p as usize).and_then(Option::take))
+            .collect();
+        debug_assert!(old.iter().all(Option::is_none), "every callback moved");
+        let graph = &self.graph;
+        for lane in &mut self.plan.always {
+            lane.locate(|h| graph.pos_of(h));
+        }
     }
 
     /// The cached plan as it is (for tests of the patching).
@@ -298,7 +322,7 @@ impl<C: 'static> TickFunctions<C> {
             if passes == super::MAX_SPAWN_PASSES {
                 let held = list
                     .iter()
-                    .filter(|&&h| self.graph.hot(h).is_some_and(|x| x.last_run != self.frame))
+                    .filter(|&&(h, _)| self.graph.hot(h).is_some_and(|x| x.last_run != self.frame))
                     .count();
                 return (ran, passes, held);
             }
@@ -342,7 +366,7 @@ impl<C: 'static> TickFunctions<C> {
             .filter(|(h, n)| {
                 n.settings.enabled
                     && n.has_interval()
-                    && self.graph.hot[h.index() as usize].last_run != frame
+                    && self.graph.hot(*h).is_some_and(|x| x.last_run != frame)
             })
             .map(|(h, n)| (n.clock(), h))
             .collect();

@@ -19,7 +19,7 @@ impl<C: 'static> TickFunctions<C> {
         let mut placed: Vec<(Option<TickGroup>, u32, u64, TickHandle)> = Vec::new();
         for &h in &spawned {
             let Some(n) = self.graph.get(h) else { continue };
-            if !n.settings.enabled || self.graph.hot[h.index() as usize].last_run == self.frame {
+            if !n.settings.enabled || self.graph.hot(h).is_none_or(|x| x.last_run == self.frame) {
                 continue;
             }
             placed.push((None, 0, n.seq, h));
@@ -59,11 +59,13 @@ impl<C: 'static> TickFunctions<C> {
             match target {
                 Some(g) => {
                     self.plan.set_spawned(h, g);
-                    self.spawned_in[g.index()].push(h);
+                    let p = self.graph.pos_of(h).expect("live");
+                    self.spawned_in[g.index()].push((h, p));
                 }
                 None => {
                     self.plan.set_spawned(h, TickGroup::LastDemotable);
-                    self.extra.push(h);
+                    let p = self.graph.pos_of(h).expect("live");
+                    self.extra.push((h, p));
                 }
             }
         }
