@@ -3,17 +3,21 @@
 //! batches on rayon's pool.
 //!
 //! Ground rules:
-//! - Callbacks live here, beside the graph, by slot index: a serial callback runs in place
-//!   while its `TickCx` borrows the graph, so a running callback can change the graph freely.
-//!   Callbacks that arrive or leave meanwhile wait in the graph's `events`, taken in (in order)
-//!   right after the call, so a function that removed itself is dropped once it returned.
+//! - Callbacks live here, beside the graph, at the positions of their check records (see
+//!   `TickGraph::pos`): a serial callback runs in place while its `TickCx` borrows the graph,
+//!   so a running callback can change the graph freely. Callbacks that arrive or leave
+//!   meanwhile wait in the graph's `events`, taken in (in order) right after the call, so a
+//!   function that removed itself is dropped once it returned.
+//! - Positions follow the plan: when it is rebuilt, the functions that run every frame are
+//!   laid out in run order, so that a frame reads check records and callbacks in memory order
+//!   (`lay_out`); positions never change during a frame.
 //! - The per-call path is lean on purpose (it is most of a frame with many functions): one
 //!   16-byte check record, the call, and one test of two flags after it (`graph.changed` and
 //!   the scheduler's `wake`); `catch_unwind` is paid once per list, not per call.
 //! - Parallel callbacks are taken out for their batch and put back only if their function is
 //!   still registered under the same generation, so none is ever reachable twice.
-//! - Every list entry is a full handle: a slot reused during the frame is never run in the
-//!   old function's place.
+//! - Every list entry is a full handle with its position: a slot reused during the frame gets
+//!   a new position and another tag, so it is never run in the old function's place.
 //! - A panic in a callback puts everything back (`recover`) before it travels on.
 
 mod calls;
