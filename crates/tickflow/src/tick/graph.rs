@@ -96,7 +96,7 @@ impl Hot {
     };
 }
 
-/// A callback arriving or leaving, at a position (see `TickGraph::pos`). Callbacks live beside
+/// A callback arriving or leaving, at a position (see `Cooldown::pos`). Callbacks live beside
 /// the graph (in `TickFunctions`, so that one runs in place while its `TickCx` borrows the
 /// graph); the graph queues these for the runner, which applies them in order between two
 /// calls.
@@ -113,10 +113,9 @@ pub(crate) struct TickGraph<C> {
     nodes: Vec<Option<Node>>,
     /// Check records by position: the functions that run every frame in plan order, then the
     /// others; new functions are appended, and `reorder` puts them in order again when the
-    /// plan is rebuilt. The callbacks sit at the same positions in `TickFunctions`.
+    /// plan is rebuilt. The callbacks sit at the same positions in `TickFunctions`; a slot's
+    /// position is in its cooldown record.
     pub(crate) hot: Vec<Hot>,
-    /// Each slot's position in `hot` (`NO_POS` for a free slot).
-    pub(crate) pos: Vec<u32>,
     /// Cooldowns by slot (see `Cooldown`).
     pub(crate) cool: Vec<Cooldown>,
     alloc: SharedAlloc,
@@ -152,7 +151,6 @@ impl<C> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
             hot: Vec::new(),
-            pos: Vec::new(),
             cool: Vec::new(),
             alloc,
             next_seq: 0,
@@ -193,7 +191,7 @@ impl<C> TickGraph<C> {
 
     /// The position of a live handle's check record and callback.
     pub(crate) fn pos_of(&self, h: TickHandle) -> Option<u32> {
-        let p = *self.pos.get(h.index() as usize)?;
+        let p = self.cool.get(h.index() as usize)?.pos;
         (self.hot.get(p as usize)?.gen == h.tag().get()).then_some(p)
     }
 
@@ -222,9 +220,10 @@ impl<C> TickGraph<C> {
             let i = slot as usize;
             if self.nodes.get(i).is_some_and(Option::is_some) && !placed[i] {
                 placed[i] = true;
-                from.push(self.pos[i]);
-                hot.push(self.hot[self.pos[i] as usize]);
-                self.pos[i] = (hot.len() - 1) as u32;
+                let cool = &mut self.cool[i];
+                from.push(cool.pos);
+                hot.push(self.hot[cool.pos as usize]);
+                cool.pos = (hot.len() - 1) as u32;
             }
         }
         self.hot = hot;
@@ -278,7 +277,6 @@ impl<C> TickGraph<C> {
         let i = h.index() as usize;
         if self.nodes.len() <= i {
             self.nodes.resize_with(i + 1, || None);
-            self.pos.resize(i + 1, NO_POS);
             self.cool.resize_with(i + 1, Cooldown::default);
         }
         let parallel = matches!(body, Body::Parallel(_));
@@ -307,7 +305,7 @@ impl<C> TickGraph<C> {
             flags: self.nodes[i].as_ref().expect("just set").flags(),
             last_run: 0,
         });
-        self.pos[i] = p;
+        self.cool[i].pos = p;
         self.events.push(BodyEvent::Insert(p, body));
         self.changed = true;
         self.next_seq += 1;
@@ -339,7 +337,7 @@ impl<C> TickGraph<C> {
             self.owners.forget(owner, h);
         }
         let i = h.index() as usize;
-        let p = std::mem::replace(&mut self.pos[i], NO_POS);
+        let p = self.cool[i].pos;
         self.nodes[i] = None;
         self.hot[p as usize] = Hot::FREE;
         self.cool[i] = Cooldown::default();
@@ -367,7 +365,7 @@ impl<C> TickGraph<C> {
         }
         node.settings.enabled = on;
         let flags = node.flags();
-        let p = self.pos[h.index() as usize] as usize;
+        let p = self.cool[h.index() as usize].pos as usize;
         self.hot[p].flags = flags;
         if !on {
             // Disabling resets the interval bookkeeping: re-enabled, it ticks at once.
@@ -410,7 +408,7 @@ impl<C> TickGraph<C> {
         node.settings.interval = interval;
         let has = node.has_interval();
         let i = h.index() as usize;
-        let p = self.pos[i] as usize;
+        let p = self.cool[i].pos as usize;
         self.hot[p].flags = node.flags();
         let cool = &mut self.cool[i];
         cool.interval = interval.flicks();

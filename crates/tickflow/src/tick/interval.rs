@@ -48,11 +48,11 @@ impl Clock {
     }
 }
 
-/// A function's cooldown: everything an interval tick reads and writes, 56 bytes per slot
-/// beside the graph's nodes, so that a due function costs one cache line here. It also keeps
-/// the function's generation and its place in the plan (copied from the plan whenever the
-/// plan changes), so that the frame's drain checks a queue entry and files it in its group
-/// from this one record.
+/// A function's cooldown: everything an interval tick reads and writes, one 64-byte cache
+/// line per slot beside the graph's nodes. It also keeps the function's tag, its place in the
+/// plan (copied from the plan whenever the plan changes) and the position of its check record
+/// and callback, so that the frame's drain checks a queue entry and files it in its group
+/// from this one record, and the call finds the rest from it.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Cooldown {
     /// When the next interval tick is due on the function's clock.
@@ -71,6 +71,8 @@ pub(crate) struct Cooldown {
     pub(crate) rank: u32,
     /// Where it cuts into its group's lane (see `Resolved::cut`).
     pub(crate) cut: u32,
+    /// The position of its check record and callback (`NO_POS` for a free slot).
+    pub(crate) pos: u32,
 }
 
 impl Default for Cooldown {
@@ -84,6 +86,7 @@ impl Default for Cooldown {
             gen: 0,
             rank: u32::MAX,
             cut: 0,
+            pos: u32::MAX,
         }
     }
 }

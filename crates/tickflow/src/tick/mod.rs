@@ -52,7 +52,7 @@
 //! walked in plan order, and interval functions wait in a calendar queue until due, costing
 //! nothing before. A function takes about 200 bytes: a 104-byte node read when the graph
 //! changes, a 16-byte check record and its 24-byte callback slot read every frame it runs, a
-//! 56-byte cooldown read when an interval or dilation applies, and a place in the plan; plus
+//! 64-byte cooldown read when an interval or dilation applies, and a place in the plan; plus
 //! its name, its prerequisite list and its callback's box.
 
 mod body;

@@ -80,7 +80,7 @@ fn owners_are_removed_together() {
 fn per_function_records_stay_small() {
     use crate::tick::interval::Cooldown;
     assert_eq!(std::mem::size_of::<Hot>(), 16);
-    assert_eq!(std::mem::size_of::<Cooldown>(), 56);
+    assert_eq!(std::mem::size_of::<Cooldown>(), 64);
     assert_eq!(std::mem::size_of::<Option<Body<()>>>(), 24);
     assert!(std::mem::size_of::<Option<Node>>() <= 128);
 }

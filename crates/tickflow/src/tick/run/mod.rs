@@ -4,7 +4,7 @@
 //!
 //! Ground rules:
 //! - Callbacks live here, beside the graph, at the positions of their check records (see
-//!   `TickGraph::pos`): a serial callback runs in place while its `TickCx` borrows the graph,
+//!   `Cooldown::pos`): a serial callback runs in place while its `TickCx` borrows the graph,
 //!   so a running callback can change the graph freely. Callbacks that arrive or leave
 //!   meanwhile wait in the graph's `events`, taken in (in order) right after the call, so a
 //!   function that removed itself is dropped once it returned.
