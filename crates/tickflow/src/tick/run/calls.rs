@@ -1,5 +1,5 @@
-//! The per-call path: one list of functions run in order, serial calls on the game thread,
-//! parallel ones queued into batches, each callback taken out of its slot while it runs.
+//! The per-call path: lists of functions run in order, serial callbacks called in place on
+//! the game thread, parallel ones taken out into batches for the worker pool.
 
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
@@ -190,7 +190,8 @@ impl<C: 'static> TickFunctions<C> {
     }
 
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
-    /// due after all (it gained an interval during this frame).
+    /// due after all (it gained an interval during this frame, or a stale queue entry that
+    /// got through brought it).
     fn slow_start(&mut self, h: TickHandle, pos: usize, clock: Clock) -> Option<Span> {
         let (now, delta) = (
             clock.now(&self.graph.clocks),
