@@ -12,6 +12,7 @@
 //! - While a frame runs (`in_frame`), functions that become runnable (added or enabled) are
 //!   pushed to `spawned` so the frame can run them in a later group.
 
+mod layout;
 mod save;
 
 use std::num::NonZeroU32;
@@ -187,47 +188,6 @@ impl<C> TickGraph<C> {
 
     pub(crate) fn at_mut(&mut self, index: u32) -> Option<&mut Node> {
         self.nodes.get_mut(index as usize)?.as_mut()
-    }
-
-    /// The position of a live handle's check record and callback.
-    pub(crate) fn pos_of(&self, h: TickHandle) -> Option<u32> {
-        let p = self.cool.get(h.index() as usize)?.pos;
-        (self.hot.get(p as usize)?.gen == h.tag().get()).then_some(p)
-    }
-
-    /// The frame data of a live handle.
-    pub(crate) fn hot(&self, h: TickHandle) -> Option<&Hot> {
-        self.hot.get(self.pos_of(h)? as usize)
-    }
-
-    /// The frame data of a live handle, to change.
-    pub(crate) fn hot_mut(&mut self, h: TickHandle) -> Option<&mut Hot> {
-        let p = self.pos_of(h)?;
-        self.hot.get_mut(p as usize)
-    }
-
-    /// Puts the check records in the order of `order` (live slots; others are skipped), then
-    /// every other live function in slot order. Returns, for each new position, the old one,
-    /// for the runner to move the callbacks alike.
-    pub(crate) fn reorder(&mut self, order: impl Iterator<Item = u32>) -> Vec<u32> {
-        let mut from = Vec::with_capacity(self.live);
-        let mut hot = Vec::with_capacity(self.live);
-        let mut placed = vec![false; self.nodes.len()];
-        let live: Vec<u32> = (0..self.nodes.len() as u32)
-            .filter(|&i| self.nodes[i as usize].is_some())
-            .collect();
-        for slot in order.chain(live) {
-            let i = slot as usize;
-            if self.nodes.get(i).is_some_and(Option::is_some) && !placed[i] {
-                placed[i] = true;
-                let cool = &mut self.cool[i];
-                from.push(cool.pos);
-                hot.push(self.hot[cool.pos as usize]);
-                cool.pos = (hot.len() - 1) as u32;
-            }
-        }
-        self.hot = hot;
-        from
     }
 
     pub(crate) fn handle_at(&self, index: u32) -> Option<TickHandle> {
