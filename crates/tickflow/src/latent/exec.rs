@@ -223,7 +223,7 @@ impl<C: 'static> Exec<C> {
     /// A frame starts: its clocks. Tasks are polled only after its timer stage, so no task
     /// reads them before the timers reached the same time.
     pub(crate) fn begin_frame(&self, clocks: &Clocks) {
-        self.clock.set(*clocks);
+        self.set_clocks(clocks);
         self.before_timers.set(true);
     }
 

@@ -45,7 +45,7 @@ pub(crate) struct Shared<C: 'static> {
     queue: Mutex<Vec<Command<C>>>,
     /// Set when something is queued (or, by the executor, when a dropped delay's timer waits
     /// to be cleared): the boundaries skip the lock while it is clear.
-    queued: Arc<AtomicBool>,
+    wake: Arc<AtomicBool>,
     /// The clocks of the frame being run (or the last one), for `Commands::clocks`.
     clocks: Mutex<Clocks>,
 }
@@ -58,7 +58,7 @@ impl<C: 'static> Shared<C> {
             tickables: SharedAlloc::default(),
             tasks,
             queue: Mutex::new(Vec::new()),
-            queued: wake,
+            wake,
             clocks: Mutex::new(Clocks::default()),
         }
     }
@@ -77,16 +77,16 @@ impl<C: 'static> Shared<C> {
 
     pub(crate) fn push(&self, c: Command<C>) {
         self.lock().push(c);
-        self.queued.store(true, Ordering::Release);
+        self.wake.store(true, Ordering::Release);
     }
 
     /// The flag a tick function's boundary tests.
     pub(crate) fn wake(&self) -> &AtomicBool {
-        &self.queued
+        &self.wake
     }
 
     pub(crate) fn has_pending(&self) -> bool {
-        self.queued.load(Ordering::Acquire)
+        self.wake.load(Ordering::Acquire)
     }
 
     /// Commands queued and not applied yet.
@@ -95,7 +95,7 @@ impl<C: 'static> Shared<C> {
     }
 
     fn take(&self) -> Vec<Command<C>> {
-        self.queued.store(false, Ordering::Release);
+        self.wake.store(false, Ordering::Release);
         mem::take(&mut *self.lock())
     }
 
@@ -106,7 +106,7 @@ impl<C: 'static> Shared<C> {
         q.extend(rest);
         q.extend(later);
         if !q.is_empty() {
-            self.queued.store(true, Ordering::Release);
+            self.wake.store(true, Ordering::Release);
         }
     }
 }

@@ -78,8 +78,8 @@ pub(crate) const PARALLEL: u8 = 4;
 /// Has an interval or a time dilation: the frame reads the full node.
 pub(crate) const SLOW: u8 = 8;
 
-/// What a frame reads for every function, packed in 16 bytes per slot so that four share a
-/// cache line (the full `Node` is 150 bytes).
+/// What a frame reads for every function that runs, packed in 16 bytes per position so that
+/// four share a cache line (a `Node` is about 100 bytes).
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Hot {
     /// The live generation; 0 for a free slot.
@@ -105,9 +105,6 @@ pub(crate) enum BodyEvent<C> {
     Insert(u32, Body<C>),
     Remove(u32),
 }
-
-/// No position: a free slot.
-pub(crate) const NO_POS: u32 = u32::MAX;
 
 /// Settings, prerequisites, interval state and callbacks of all tick functions.
 pub(crate) struct TickGraph<C> {

@@ -8,7 +8,7 @@
 //! O(functions that tick + buckets passed, at most 512). (A binary heap costs a cache miss per
 //! level at 1e5 functions: 4× slower here; an ordered map of every bucket allocated a vector
 //! per bucket and searched the map on every push.) Entries are never removed in place: a
-//! change of interval, a disable or a removal bumps the node's stamp or generation, and the
+//! change of interval, a disable or a removal bumps the cooldown's stamp or tag, and the
 //! stale entry is dropped when it surfaces.
 
 use std::collections::BTreeMap;
@@ -86,12 +86,18 @@ impl Default for Cooldown {
             gen: 0,
             rank: u32::MAX,
             cut: 0,
-            pos: u32::MAX,
+            pos: NO_POS,
         }
     }
 }
 
 impl Cooldown {
+    /// `true` when `e` is this function's current queue entry (not one left by a removed
+    /// function in this slot, or by a cooldown restarted since).
+    pub(crate) fn holds(&self, e: &Entry) -> bool {
+        self.gen == e.handle.tag().get() && self.stamp == e.stamp
+    }
+
     /// Starts a new cooldown due at `due`; returns the stamp of its queue entry.
     pub(crate) fn restart(&mut self, due: u64) -> u32 {
         self.due = due;
@@ -99,6 +105,9 @@ impl Cooldown {
         self.stamp
     }
 }
+
+/// No position: a free slot (see `Cooldown::pos`).
+pub(crate) const NO_POS: u32 = u32::MAX;
 
 /// One queued cooldown. Order inside a frame comes from the plan's ranks, not from here.
 #[derive(Copy, Clone, Debug)]

@@ -25,6 +25,7 @@ use std::fmt::Write as _;
 use std::num::NonZeroU32;
 
 use super::graph::{Node, TickGraph};
+use super::interval::Cooldown;
 use super::{TickGroup, TickHandle};
 
 mod dot;
@@ -45,8 +46,8 @@ pub(crate) struct Resolved {
     pub(crate) cut: u32,
 }
 
-/// A function to run and the position of its check record and callback.
-pub(crate) type Entry = (TickHandle, u32);
+/// A function to run and the position of its check record and callback (where it is placed).
+pub(crate) type Placed = (TickHandle, u32);
 
 /// A due interval function: its rank, where it cuts into its group's lane, its handle.
 pub(crate) type Due = (u32, u32, TickHandle);
@@ -71,7 +72,7 @@ pub(crate) struct Plan {
 /// positions (after the plan is rebuilt, consecutive: the frame walks memory in order).
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
-    entries: Vec<Entry>,
+    entries: Vec<Placed>,
 }
 
 impl Lane {
@@ -92,7 +93,7 @@ impl Lane {
     /// Takes every function's position from `pos_of` (after the graph reordered them).
     pub(crate) fn locate(&mut self, pos_of: impl Fn(TickHandle) -> Option<u32>) {
         for (h, p) in &mut self.entries {
-            *p = pos_of(*h).unwrap_or(super::graph::NO_POS);
+            *p = pos_of(*h).unwrap_or(super::interval::NO_POS);
         }
     }
 
@@ -119,7 +120,7 @@ pub(crate) struct Runs<'a> {
 }
 
 impl<'a> Iterator for Runs<'a> {
-    type Item = (&'a [Entry], Option<TickHandle>);
+    type Item = (&'a [Placed], Option<TickHandle>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let handles = &self.lane.entries;
@@ -196,12 +197,22 @@ impl Plan {
 
     /// Copies every function's place into its cooldown record (`rank`, `cut`), where the
     /// frame's drain reads it.
-    pub(crate) fn publish<C>(&self, graph: &mut TickGraph<C>) {
-        for (i, cool) in graph.cool.iter_mut().enumerate() {
-            let r = self.info.get(i).copied().flatten();
-            cool.rank = r.map_or(u32::MAX, |r| r.rank);
-            cool.cut = r.map_or(0, |r| r.cut);
+    pub(crate) fn publish(&self, cool: &mut [Cooldown]) {
+        for (i, c) in cool.iter_mut().enumerate() {
+            self.place(i, c);
         }
+    }
+
+    /// The same for one function (appended by `append`).
+    pub(crate) fn publish_one(&self, h: TickHandle, cool: &mut [Cooldown]) {
+        let i = h.index() as usize;
+        self.place(i, &mut cool[i]);
+    }
+
+    fn place(&self, slot: usize, cool: &mut Cooldown) {
+        let r = self.info.get(slot).copied().flatten();
+        cool.rank = r.map_or(u32::MAX, |r| r.rank);
+        cool.cut = r.map_or(0, |r| r.cut);
     }
 
     /// Functions planned.

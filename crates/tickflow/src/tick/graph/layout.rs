@@ -30,10 +30,7 @@ impl<C> TickGraph<C> {
         let mut from = Vec::with_capacity(self.live);
         let mut hot = Vec::with_capacity(self.live);
         let mut placed = vec![false; self.nodes.len()];
-        let live: Vec<u32> = (0..self.nodes.len() as u32)
-            .filter(|&i| self.nodes[i as usize].is_some())
-            .collect();
-        for slot in order.chain(live) {
+        for slot in order.chain(0..self.nodes.len() as u32) {
             let i = slot as usize;
             if self.nodes.get(i).is_some_and(Option::is_some) && !placed[i] {
                 placed[i] = true;

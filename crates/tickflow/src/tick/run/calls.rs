@@ -3,13 +3,14 @@
 
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
+use crate::tick::graph::TickGraph;
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::interval::{next_due, Clock};
-use crate::tick::plan::Entry;
+use crate::tick::plan::Placed;
 use crate::tick::{Deferred, TickCx, TickGroup, TickHandle};
 use crate::time::Span;
 
@@ -19,7 +20,13 @@ enum Next {
     /// A call changed the graph or queued commands: settle before the next call.
     Settle,
     /// This function needs the full path.
-    Slow(Entry),
+    Slow(Placed),
+}
+
+/// After a call: it changed the graph, or something waits for the commands hook.
+#[inline(always)]
+fn must_settle<C>(graph: &TickGraph<C>, wake: &AtomicBool) -> bool {
+    graph.changed || wake.load(Ordering::Acquire)
 }
 
 impl<C: 'static> TickFunctions<C> {
@@ -28,7 +35,7 @@ impl<C: 'static> TickFunctions<C> {
     /// applies what it queued, then goes on (the frame's `recover` puts the rest in order).
     pub(super) fn exec<'l>(
         &mut self,
-        lists: impl Iterator<Item = (&'l [Entry], Option<TickHandle>)>,
+        lists: impl Iterator<Item = (&'l [Placed], Option<TickHandle>)>,
         group: TickGroup,
         env: &mut Env<'_, C>,
     ) -> usize {
@@ -54,7 +61,7 @@ impl<C: 'static> TickFunctions<C> {
 
     fn run_list(
         &mut self,
-        mut list: impl Iterator<Item = Entry>,
+        mut list: impl Iterator<Item = Placed>,
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
@@ -79,7 +86,7 @@ impl<C: 'static> TickFunctions<C> {
     #[inline]
     fn run_fast(
         &mut self,
-        list: &mut impl Iterator<Item = Entry>,
+        list: &mut impl Iterator<Item = Placed>,
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
@@ -95,6 +102,8 @@ impl<C: 'static> TickFunctions<C> {
         if self.paused {
             (mask, want) = (mask | WHEN_PAUSED, want | WHEN_PAUSED);
         } else if game != unpaused {
+            // Not reached while `Clocks::advanced` moves the unpaused clock with the game
+            // clock; kept as a guard (a constant mask measured 2 instructions more per call).
             mask |= WHEN_PAUSED;
         }
         let bodies = &mut self.bodies;
@@ -127,7 +136,7 @@ impl<C: 'static> TickFunctions<C> {
             };
             cx.handle = h;
             f(env.ctx, &mut cx);
-            if cx.graph.changed || wake.load(Ordering::Acquire) {
+            if must_settle(cx.graph, wake) {
                 *ran += count;
                 return Next::Settle;
             }
@@ -138,7 +147,7 @@ impl<C: 'static> TickFunctions<C> {
 
     /// One function on the full path: every check, interval and dilation bookkeeping, a
     /// parallel function queued into the batch.
-    fn run_one(&mut self, (h, p): Entry, group: TickGroup, env: &mut Env<'_, C>, ran: &mut usize) {
+    fn run_one(&mut self, (h, p): Placed, group: TickGroup, env: &mut Env<'_, C>, ran: &mut usize) {
         let (frame, paused) = (self.frame, self.paused);
         let i = p as usize;
         let Some(hot) = self.graph.hot.get_mut(i) else {
@@ -184,7 +193,7 @@ impl<C: 'static> TickFunctions<C> {
             graph: &mut self.graph,
         };
         f(env.ctx, &mut cx);
-        if self.graph.changed || env.wake.load(Ordering::Acquire) {
+        if must_settle(&self.graph, env.wake) {
             self.after_call(env);
         }
     }
@@ -254,14 +263,16 @@ impl<C: 'static> TickFunctions<C> {
         {
             self.flush_batch(env);
         }
-        let Some(p) = self.graph.pos_of(h) else {
+        let Some(slot) = (self.graph.pos_of(h)).and_then(|p| self.bodies.get_mut(p as usize))
+        else {
             return;
         };
-        let Some(slot @ Some(Body::Parallel(_))) = self.bodies.get_mut(p as usize) else {
-            return;
-        };
-        let Some(Body::Parallel(body)) = slot.take() else {
-            unreachable!("checked above");
+        let body = match slot.take() {
+            Some(Body::Parallel(body)) => body,
+            other => {
+                *slot = other;
+                return;
+            }
         };
         self.batch.insert(h.index());
         self.jobs.push(ParJob {

@@ -31,7 +31,7 @@ use rustc_hash::FxHashSet;
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
 use super::interval::Clock;
-use super::plan::{group_of, Due, Entry, Plan};
+use super::plan::{group_of, Due, Placed, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::TimerManager;
@@ -66,8 +66,8 @@ pub(crate) struct TickFunctions<C> {
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
     drained: Vec<super::interval::Entry>,
     due: [Vec<Due>; TickGroup::COUNT],
-    spawned_in: [Vec<Entry>; TickGroup::COUNT],
-    extra: Vec<Entry>,
+    spawned_in: [Vec<Placed>; TickGroup::COUNT],
+    extra: Vec<Placed>,
     jobs: Vec<ParJob<C>>,
     batch: FxHashSet<u32>,
     deferred: Vec<(u64, Deferred<C>)>,
@@ -193,15 +193,13 @@ impl<C: 'static> TickFunctions<C> {
                     graph.dirty = true;
                     break;
                 }
-                let r = self.plan.get(h).expect("just appended");
-                let cool = &mut graph.cool[h.index() as usize];
-                (cool.rank, cool.cut) = (r.rank, r.cut);
+                self.plan.publish_one(h, &mut graph.cool);
             }
         }
         graph.added.clear();
         if graph.dirty {
             self.plan = Plan::resolve(graph);
-            self.plan.publish(graph);
+            self.plan.publish(&mut graph.cool);
             graph.dirty = false;
             graph.removed = 0;
             self.lay_out();
@@ -251,16 +249,12 @@ impl<C: 'static> TickFunctions<C> {
         self.frame = clocks.frame();
         self.paused = paused;
         self.graph.clocks = *clocks;
-        self.take_bodies();
         self.graph.changed = false;
         self.plan();
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
             let mut intervals = std::mem::take(&mut self.graph.intervals);
             let graph = &self.graph;
-            intervals.retain(|e| {
-                graph.get(e.handle).is_some()
-                    && graph.cool[e.handle.index() as usize].stamp == e.stamp
-            });
+            intervals.retain(|e| graph.cool[e.handle.index() as usize].holds(e));
             self.graph.intervals = intervals;
         }
         for clock in [Clock::Game, Clock::Unpaused] {
@@ -276,10 +270,7 @@ impl<C: 'static> TickFunctions<C> {
                 let Some(cool) = self.graph.cool.get(e.handle.index() as usize) else {
                     continue;
                 };
-                if cool.gen != e.handle.tag().get() || cool.stamp != e.stamp {
-                    continue;
-                }
-                if cool.rank != u32::MAX {
+                if cool.holds(&e) && cool.rank != u32::MAX {
                     self.due[group_of(cool.rank)].push((cool.rank, cool.cut, e.handle));
                 }
             }
@@ -305,11 +296,11 @@ impl<C: 'static> TickFunctions<C> {
         self.current = g;
         let gi = g.index();
         let always = mem::take(&mut self.plan.always[gi]);
-        let due = mem::take(&mut self.due[gi]);
+        let mut due = mem::take(&mut self.due[gi]);
         let mut ran = self.exec(always.runs(&due), g, env);
         self.plan.always[gi] = always;
-        self.due[gi] = due;
-        self.due[gi].clear();
+        due.clear();
+        self.due[gi] = due; // kept for its capacity
         let spawned = mem::take(&mut self.spawned_in[gi]);
         ran += self.exec(std::iter::once((&spawned[..], None)), g, env);
         self.finish_group(g, env);
