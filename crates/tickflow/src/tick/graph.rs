@@ -344,9 +344,8 @@ impl<C> TickGraph<C> {
         let cool = &mut self.cool[h.index() as usize];
         cool.last_tick = None;
         if has_interval {
-            let due = clock.now(&self.clocks);
-            let stamp = cool.restart(due);
-            self.intervals.push(clock, due, h, stamp);
+            cool.restart(clock.now(&self.clocks));
+            self.intervals.push(clock, h, cool);
         }
         if self.in_frame {
             self.spawned.push(h);
@@ -381,8 +380,8 @@ impl<C> TickGraph<C> {
             } else {
                 now
             };
-            let stamp = cool.restart(due);
-            self.intervals.push(node.clock(), due, h, stamp);
+            cool.restart(due);
+            self.intervals.push(node.clock(), h, cool);
         }
         if had != has {
             self.dirty = true;

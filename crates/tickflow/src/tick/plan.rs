@@ -49,8 +49,14 @@ pub(crate) struct Resolved {
 /// A function to run and the position of its check record and callback (where it is placed).
 pub(crate) type Placed = (TickHandle, u32);
 
-/// A due interval function: its rank, where it cuts into its group's lane, its handle.
-pub(crate) type Due = (u32, u32, TickHandle);
+/// A due interval function: where it cuts into its group's lane, and where it is placed
+/// (taken from its cooldown record when the frame starts; positions do not move during a
+/// frame).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Due {
+    pub(crate) cut: u32,
+    pub(crate) at: Placed,
+}
 
 /// The resolved order.
 #[derive(Debug, Default)]
@@ -120,15 +126,15 @@ pub(crate) struct Runs<'a> {
 }
 
 impl<'a> Iterator for Runs<'a> {
-    type Item = (&'a [Placed], Option<TickHandle>);
+    type Item = (&'a [Placed], Option<Placed>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let handles = &self.lane.entries;
-        if let Some(&(_, cut, h)) = self.due.next() {
-            let end = (cut as usize).clamp(self.at, handles.len());
+        if let Some(d) = self.due.next() {
+            let end = (d.cut as usize).clamp(self.at, handles.len());
             let run = &handles[self.at..end];
             self.at = end;
-            return Some((run, Some(h)));
+            return Some((run, Some(d.at)));
         }
         if std::mem::replace(&mut self.done, true) {
             return None;

@@ -279,7 +279,7 @@ impl<C: 'static> TickGraph<C> {
             .collect();
         for (clock, h) in waiting {
             let cool = &self.cool[h.index() as usize];
-            self.intervals.push(clock, cool.due, h, cool.stamp);
+            self.intervals.push(clock, h, cool);
         }
         self.added.clear();
         self.removed = 0;

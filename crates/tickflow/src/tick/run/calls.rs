@@ -35,7 +35,7 @@ impl<C: 'static> TickFunctions<C> {
     /// applies what it queued, then goes on (the frame's `recover` puts the rest in order).
     pub(super) fn exec<'l>(
         &mut self,
-        lists: impl Iterator<Item = (&'l [Placed], Option<TickHandle>)>,
+        lists: impl Iterator<Item = (&'l [Placed], Option<Placed>)>,
         group: TickGroup,
         env: &mut Env<'_, C>,
     ) -> usize {
@@ -45,8 +45,8 @@ impl<C: 'static> TickFunctions<C> {
                 if !list.is_empty() {
                     self.run_list(list.iter().copied(), group, env, &mut ran);
                 }
-                // A due function removed since the drain has no position: skipped.
-                if let Some(e) = then.and_then(|h| Some((h, self.graph.pos_of(h)?))) {
+                // A due function removed since the drain fails `run_one`'s tag check.
+                if let Some(e) = then {
                     self.run_one(e, group, env, &mut ran);
                 }
             }
@@ -221,9 +221,8 @@ impl<C: 'static> TickFunctions<C> {
         cool.last_tick = Some(now);
         let d = cool.dilation;
         if interval > 0 {
-            let due = next_due(cool.due, now, interval, first);
-            let stamp = cool.restart(due);
-            self.graph.intervals.push(clock, due, h, stamp);
+            cool.restart(next_due(cool.due, now, interval, first));
+            self.graph.intervals.push(clock, h, cool);
         }
         self.graph.hot[pos].last_run = self.frame;
         Some(Span::from_flicks(if d == 1.0 {

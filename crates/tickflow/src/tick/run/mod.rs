@@ -65,6 +65,8 @@ pub(crate) struct TickFunctions<C> {
     current: TickGroup,
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
     drained: Vec<super::interval::Entry>,
+    /// The frame's due functions as sort keys (see `file_due`).
+    keys: Vec<u64>,
     due: [Vec<Due>; TickGroup::COUNT],
     spawned_in: [Vec<Placed>; TickGroup::COUNT],
     extra: Vec<Placed>,
@@ -85,6 +87,7 @@ impl<C: 'static> TickFunctions<C> {
             paused: false,
             current: TickGroup::PrePhysics,
             drained: Vec::new(),
+            keys: Vec::new(),
             due: Default::default(),
             spawned_in: Default::default(),
             extra: Vec::new(),
@@ -257,32 +260,58 @@ impl<C: 'static> TickFunctions<C> {
             intervals.retain(|e| graph.cool[e.handle.index() as usize].holds(e));
             self.graph.intervals = intervals;
         }
+        let mut drained = mem::take(&mut self.drained);
         for clock in [Clock::Game, Clock::Unpaused] {
             if paused && clock == Clock::Game {
                 continue;
             }
-            let mut drained = mem::take(&mut self.drained);
-            let now = clock.now(clocks);
-            self.graph.intervals.drain_due(clock, now, &mut drained);
-            // Only the cooldown record is read here: a stale entry (a removed function's, or
-            // one whose interval was reset since: disabled, changed) has another tag or stamp.
-            for e in drained.drain(..) {
-                let Some(cool) = self.graph.cool.get(e.handle.index() as usize) else {
-                    continue;
-                };
-                if cool.holds(&e) && cool.rank != u32::MAX {
-                    self.due[group_of(cool.rank)].push((cool.rank, cool.cut, e.handle));
-                }
+            self.graph
+                .intervals
+                .drain_due(clock, clock.now(clocks), &mut drained);
+        }
+        // Only the cooldown record is read here: a stale entry (a removed function's, or one
+        // whose interval was reset since: disabled, changed) has another tag or stamp.
+        for e in drained.drain(..) {
+            let Some(cool) = self.graph.cool.get(e.handle.index() as usize) else {
+                continue;
+            };
+            if cool.holds(&e) && cool.rank != u32::MAX {
+                self.keys
+                    .push(u64::from(cool.rank) << 32 | u64::from(e.handle.index()));
             }
-            self.drained = drained;
         }
-        for list in &mut self.due {
-            // Ranks are unique (a stale duplicate of a function shares its rank; either may
-            // come first, the second is turned away).
-            list.sort_unstable_by_key(|&(rank, _, _)| rank);
-        }
+        self.drained = drained;
+        self.file_due();
         self.graph.in_frame = true;
         self.current = TickGroup::PrePhysics;
+    }
+
+    /// Files the drained due functions in their groups, in run order. They are sorted as
+    /// plain integers, rank above slot: a comparison sort of the records themselves
+    /// mispredicts its branches (measured 11 ns per function against 5.5). Ranks are unique
+    /// (a stale duplicate of a function shares its rank and slot; the last-run check turns
+    /// the second away). Each function's check record and callback are read here too, in
+    /// one loop: their cache misses then overlap, where each call would otherwise stall on
+    /// its own (they sit at random places among the every-frame functions).
+    fn file_due(&mut self) {
+        self.keys.sort_unstable();
+        let mut seen = 0u32;
+        for key in self.keys.drain(..) {
+            let (rank, slot) = ((key >> 32) as u32, key as u32);
+            let cool = &self.graph.cool[slot as usize];
+            let Some(tag) = std::num::NonZeroU32::new(cool.gen) else {
+                continue;
+            };
+            let p = cool.pos as usize;
+            self.due[group_of(rank)].push(Due {
+                cut: cool.cut,
+                at: (TickHandle::new(slot, tag), cool.pos),
+            });
+            if let (Some(hot), Some(body)) = (self.graph.hot.get(p), self.bodies.get(p)) {
+                seen = seen.wrapping_add(hot.gen ^ u32::from(body.is_some()));
+            }
+        }
+        std::hint::black_box(seen);
     }
 
     /// Marks that the frame has moved past group `g` (into the timer, tickable or latent
@@ -295,6 +324,15 @@ impl<C: 'static> TickFunctions<C> {
     pub(crate) fn run_group(&mut self, g: TickGroup, env: &mut Env<'_, C>) -> usize {
         self.current = g;
         let gi = g.index();
+        if self.plan.always[gi].len() == 0
+            && self.due[gi].is_empty()
+            && self.spawned_in[gi].is_empty()
+            && self.jobs.is_empty()
+            && self.deferred.is_empty()
+        {
+            // Nothing to run and nothing to finish: most games leave most groups empty.
+            return 0;
+        }
         let always = mem::take(&mut self.plan.always[gi]);
         let mut due = mem::take(&mut self.due[gi]);
         let mut ran = self.exec(always.runs(&due), g, env);
@@ -368,7 +406,7 @@ impl<C: 'static> TickFunctions<C> {
         for (clock, h) in waiting {
             // May duplicate a queued entry; the copy goes stale at the function's next tick.
             let cool = &self.graph.cool[h.index() as usize];
-            self.graph.intervals.push(clock, cool.due, h, cool.stamp);
+            self.graph.intervals.push(clock, h, cool);
         }
         self.graph.dirty = true;
         self.end_frame();
