@@ -17,6 +17,9 @@ use std::collections::BTreeMap;
 const SHIFT: u32 = 23;
 /// Buckets in the ring (a power of two).
 const RING: u64 = 512;
+/// Pushes staged before they are filed (see `Intervals`): enough for the misses to overlap,
+/// few enough for the list to stay in the first-level cache.
+const STAGED: usize = 128;
 
 use super::TickHandle;
 use crate::time::{Clocks, Domain};
@@ -49,11 +52,14 @@ impl Clock {
 }
 
 /// A function's cooldown: everything an interval tick reads and writes, one 64-byte cache
-/// line per slot beside the graph's nodes. It also keeps the function's tag, its place in the
+/// line per slot beside the graph's nodes (aligned to it: a record that straddled two lines
+/// cost two misses where one was needed, and how many straddled depended on where the
+/// allocator put the vector, so the frame's speed did too). It also keeps the function's tag, its place in the
 /// plan (copied from the plan whenever the plan changes) and the position of its check record
 /// and callback, so that the frame's drain checks a queue entry and files it in its group
 /// from this one record, and the call finds the rest from it.
 #[derive(Copy, Clone, Debug)]
+#[repr(align(64))]
 pub(crate) struct Cooldown {
     /// When the next interval tick is due on the function's clock.
     pub(crate) due: u64,
@@ -194,12 +200,11 @@ impl Calendar {
 
 /// The two cooldown calendars, one per [`Clock`].
 ///
-/// A push is staged in a short list and filed into its bucket when the next drain (or
-/// compaction) needs it. Filing writes to a bucket at a random place in memory; done right
-/// after the function's call, that write missed the cache and held up the frame, once per
-/// due function. Filed together, the misses overlap (at 1e5 functions on intervals, 105 ns
-/// per due function became 70). An entry is never due before the next frame, so staging
-/// changes no drain.
+/// A push is staged in a short list and filed into its bucket when the list is full or the
+/// next drain (or compaction) needs it. Filing writes to a bucket at a random place in
+/// memory; done right after the function's call, that write missed the cache and held up
+/// the frame, once per due function. Filed together, the misses overlap. An entry is never
+/// due before the next frame, so staging changes no drain.
 #[derive(Debug, Default)]
 pub(crate) struct Intervals {
     calendars: [Calendar; 2],
@@ -211,6 +216,9 @@ impl Intervals {
     /// Queues `cool`'s cooldown (its `due` and `stamp`) for the function `handle`.
     #[inline]
     pub(crate) fn push(&mut self, clock: Clock, handle: TickHandle, cool: &Cooldown) {
+        if self.staged.len() == STAGED {
+            self.file_staged();
+        }
         self.staged.push((
             clock,
             Entry {

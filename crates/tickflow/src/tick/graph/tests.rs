@@ -81,6 +81,7 @@ fn per_function_records_stay_small() {
     use crate::tick::interval::Cooldown;
     assert_eq!(std::mem::size_of::<Hot>(), 16);
     assert_eq!(std::mem::size_of::<Cooldown>(), 64);
+    assert_eq!(std::mem::align_of::<Cooldown>(), 64, "one cache line each");
     assert_eq!(std::mem::size_of::<Option<Body<()>>>(), 24);
     assert!(std::mem::size_of::<Option<Node>>() <= 128);
 }
