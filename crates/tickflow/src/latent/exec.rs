@@ -204,7 +204,7 @@ impl<C: 'static> Exec<C> {
     }
 
     /// The flag raised when something waits for the next boundary (shared with the command
-    /// queue).
+    /// queue and the tick graph).
     pub(crate) fn wake(&self) -> &Arc<AtomicBool> {
         &self.wake
     }

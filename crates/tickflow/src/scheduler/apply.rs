@@ -44,7 +44,8 @@ pub(crate) struct Shared<C: 'static> {
     pub(crate) tasks: TaskFactory,
     queue: Mutex<Vec<Command<C>>>,
     /// Set when something is queued (or, by the executor, when a dropped delay's timer waits
-    /// to be cleared): the boundaries skip the lock while it is clear.
+    /// to be cleared; or by the tick graph, when a call changed it): the boundaries skip the
+    /// lock while it is clear.
     wake: Arc<AtomicBool>,
     /// The clocks of the frame being run (or the last one), for `Commands::clocks`.
     clocks: Mutex<Clocks>,

@@ -173,7 +173,7 @@ impl<C: 'static> Scheduler<C> {
         latent.owned = true;
         Scheduler {
             timers,
-            ticks: TickFunctions::new(Arc::clone(&shared.ticks)),
+            ticks: TickFunctions::new(Arc::clone(&shared.ticks), tasks.exec().wake().clone()),
             tickables: Tickables::new(Arc::clone(&shared.tickables)),
             latent,
             tasks,

@@ -16,6 +16,8 @@ mod layout;
 mod save;
 
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -131,8 +133,10 @@ pub(crate) struct TickGraph<C> {
     pub(crate) spawned: Vec<TickHandle>,
     /// Callbacks for the runner to take in or drop.
     pub(crate) events: Vec<BodyEvent<C>>,
-    /// `events` or `spawned` gained an entry: the runner looks after the call.
-    pub(crate) changed: bool,
+    /// Raised when `events` or `spawned` gain an entry, so the runner looks after the call.
+    /// The scheduler shares this flag with its command queue (see `TickFunctions::new`), so
+    /// one test after each call covers both.
+    wake: Arc<AtomicBool>,
     live: usize,
 }
 
@@ -145,7 +149,13 @@ impl<C> std::fmt::Debug for TickGraph<C> {
 }
 
 impl<C> TickGraph<C> {
+    #[cfg(test)]
     pub(crate) fn new(alloc: SharedAlloc) -> TickGraph<C> {
+        Self::with_wake(alloc, Arc::default())
+    }
+
+    /// A graph that raises `wake` when a change waits for the runner.
+    pub(crate) fn with_wake(alloc: SharedAlloc, wake: Arc<AtomicBool>) -> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
             hot: Vec::new(),
@@ -161,9 +171,13 @@ impl<C> TickGraph<C> {
             in_frame: false,
             spawned: Vec::new(),
             events: Vec::new(),
-            changed: false,
+            wake,
             live: 0,
         }
+    }
+
+    fn mark_changed(&self) {
+        self.wake.store(true, Ordering::Release);
     }
 
     /// The node of a live handle.
@@ -264,7 +278,7 @@ impl<C> TickGraph<C> {
         });
         self.cool[i].pos = p;
         self.events.push(BodyEvent::Insert(p, body));
-        self.changed = true;
+        self.mark_changed();
         self.next_seq += 1;
         self.live += 1;
         if enabled {
@@ -302,7 +316,7 @@ impl<C> TickGraph<C> {
         crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         // The runner drops the callback (once it is not running) when it takes this in.
         self.events.push(BodyEvent::Remove(p));
-        self.changed = true;
+        self.mark_changed();
         true
     }
 
@@ -349,7 +363,7 @@ impl<C> TickGraph<C> {
         }
         if self.in_frame {
             self.spawned.push(h);
-            self.changed = true;
+            self.mark_changed();
         }
     }
 

@@ -97,7 +97,7 @@ fn run_order(g: &TickGraph<()>, p: &Plan) -> Vec<Vec<TickHandle>> {
 #[test]
 fn patched_plans_match_fresh_ones() {
     use super::super::run::TickFunctions;
-    let mut t = TickFunctions::<()>::new(Default::default());
+    let mut t = TickFunctions::<()>::new(Default::default(), Default::default());
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
     let mut next = |n: usize| {
         seed ^= seed << 13;

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
-use crate::tick::graph::TickGraph;
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::interval::{next_due, Clock};
 use crate::tick::plan::Placed;
@@ -23,10 +22,11 @@ enum Next {
     Slow(Placed),
 }
 
-/// After a call: it changed the graph, or something waits for the commands hook.
+/// After a call: it changed the graph, or something waits for the commands hook (one flag
+/// for both, see `TickFunctions::new`).
 #[inline(always)]
-fn must_settle<C>(graph: &TickGraph<C>, wake: &AtomicBool) -> bool {
-    graph.changed || wake.load(Ordering::Acquire)
+fn must_settle(wake: &AtomicBool) -> bool {
+    wake.load(Ordering::Acquire)
 }
 
 impl<C: 'static> TickFunctions<C> {
@@ -136,7 +136,7 @@ impl<C: 'static> TickFunctions<C> {
             };
             cx.handle = h;
             f(env.ctx, &mut cx);
-            if must_settle(cx.graph, wake) {
+            if must_settle(wake) {
                 *ran += count;
                 return Next::Settle;
             }
@@ -193,7 +193,7 @@ impl<C: 'static> TickFunctions<C> {
             graph: &mut self.graph,
         };
         f(env.ctx, &mut cx);
-        if must_settle(&self.graph, env.wake) {
+        if must_settle(env.wake) {
             self.after_call(env);
         }
     }

@@ -12,8 +12,9 @@
 //!   laid out in run order, so that a frame reads check records and callbacks in memory order
 //!   (`lay_out`); positions never change during a frame.
 //! - The per-call path is lean on purpose (it is most of a frame with many functions): one
-//!   16-byte check record, the call, and one test of two flags after it (`graph.changed` and
-//!   the scheduler's `wake`); `catch_unwind` is paid once per list, not per call.
+//!   16-byte check record, the call, and one test of one flag after it (`wake`: raised by a
+//!   change to the graph and by the scheduler's command queue alike); `catch_unwind` is paid
+//!   once per list, not per call.
 //! - Parallel callbacks are taken out for their batch and put back only if their function is
 //!   still registered under the same generation, so none is ever reachable twice.
 //! - Every list entry is a full handle with its position: a slot reused during the frame gets
@@ -25,6 +26,7 @@ mod spawned;
 
 use std::mem;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
@@ -76,9 +78,11 @@ pub(crate) struct TickFunctions<C> {
 }
 
 impl<C: 'static> TickFunctions<C> {
-    pub(crate) fn new(alloc: crate::handle::SharedAlloc) -> Self {
+    /// `wake` is the flag tested after every call: the graph raises it when a call changed
+    /// it, and the scheduler shares it with its command queue, so one test covers both.
+    pub(crate) fn new(alloc: crate::handle::SharedAlloc, wake: Arc<AtomicBool>) -> Self {
         TickFunctions {
-            graph: TickGraph::new(alloc),
+            graph: TickGraph::with_wake(alloc, wake),
             bodies: Vec::new(),
             plan: Plan::default(),
             runner: None,
@@ -144,7 +148,6 @@ impl<C: 'static> TickFunctions<C> {
     /// Takes in the callbacks registered meanwhile, drops the removed ones, and places
     /// functions spawned meanwhile in this frame.
     pub(crate) fn settle(&mut self) {
-        self.graph.changed = false;
         self.take_bodies();
         if !self.graph.spawned.is_empty() {
             self.route_spawned();
@@ -252,7 +255,6 @@ impl<C: 'static> TickFunctions<C> {
         self.frame = clocks.frame();
         self.paused = paused;
         self.graph.clocks = *clocks;
-        self.graph.changed = false;
         self.plan();
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
             let mut intervals = std::mem::take(&mut self.graph.intervals);
