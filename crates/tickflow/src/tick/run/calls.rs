@@ -43,7 +43,7 @@ impl<C: 'static> TickFunctions<C> {
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             for (list, then) in lists {
                 if !list.is_empty() {
-                    self.run_list(list.iter().copied(), group, env, &mut ran);
+                    self.run_list(list, group, env, &mut ran);
                 }
                 // A due function removed since the drain fails `run_one`'s tag check.
                 if let Some(e) = then {
@@ -61,16 +61,17 @@ impl<C: 'static> TickFunctions<C> {
 
     fn run_list(
         &mut self,
-        mut list: impl Iterator<Item = Placed>,
+        list: &[Placed],
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
     ) {
+        let mut list = list.iter();
         loop {
             let next = if self.jobs.is_empty() {
                 self.run_fast(&mut list, group, env, ran)
             } else {
-                list.next().map_or(Next::Done, Next::Slow)
+                list.next().map_or(Next::Done, |&e| Next::Slow(e))
             };
             match next {
                 Next::Done => break,
@@ -83,10 +84,12 @@ impl<C: 'static> TickFunctions<C> {
     /// Runs serial functions without interval or dilation, one `TickCx` for all, until the
     /// list ends, a call changed something (`Settle`), or a function needs the full path.
     /// No parallel batch is queued meanwhile (the caller checks), so none needs flushing.
+    /// Functions run are counted from how far the list moved less those skipped, so the loop
+    /// keeps no counter across the call.
     #[inline]
     fn run_fast(
         &mut self,
-        list: &mut impl Iterator<Item = Placed>,
+        list: &mut std::slice::Iter<'_, Placed>,
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
@@ -108,7 +111,8 @@ impl<C: 'static> TickFunctions<C> {
         }
         let bodies = &mut self.bodies;
         let wake = env.wake;
-        let mut count = 0;
+        let start = list.len();
+        let mut skipped = 0;
         let mut cx = TickCx {
             dt: Span::from_flicks(if self.paused { unpaused } else { game }),
             clocks,
@@ -117,31 +121,32 @@ impl<C: 'static> TickFunctions<C> {
             timers: &mut *env.timers,
             graph: &mut self.graph,
         };
-        for (h, p) in list {
+        while let Some(&(h, p)) = list.next() {
             let i = p as usize;
             let Some(hot) = cx.graph.hot.get_mut(i) else {
+                skipped += 1;
                 continue;
             };
             if hot.gen != h.tag().get() || hot.last_run == frame {
+                skipped += 1;
                 continue;
             }
             if hot.flags & mask != want {
-                *ran += count;
+                *ran += start - list.len() - skipped - 1;
                 return Next::Slow((h, p));
             }
             hot.last_run = frame;
-            count += 1;
             let Some(Some(Body::Serial(f))) = bodies.get_mut(i) else {
                 continue;
             };
             cx.handle = h;
             f(env.ctx, &mut cx);
             if must_settle(wake) {
-                *ran += count;
+                *ran += start - list.len() - skipped;
                 return Next::Settle;
             }
         }
-        *ran += count;
+        *ran += start - skipped;
         Next::Done
     }
 
