@@ -3,6 +3,8 @@
 //! ran, their order and the delta each received must equal a naive reference that checks
 //! every function's cooldown every frame (the rules of `tick_interval.rs`: due when the time
 //! since the previous due time reaches the interval, overrun credited, a hitch is one tick).
+//! Some functions have a time dilation of 2 (so every-frame ones take the full path from
+//! their lane too), and the game pauses at times (nothing runs, the game clock stops).
 
 use std::sync::{Arc, Mutex};
 
@@ -15,7 +17,9 @@ enum Op {
     Add {
         tenths: u64,
         enabled: bool,
+        dilated: bool,
     },
+    Pause(bool),
     Enable(usize, bool),
     SetInterval(usize, u64),
     Remove(usize),
@@ -25,8 +29,9 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (prop_oneof![Just(0u64), 1..30u64], prop::bool::weighted(0.9))
-            .prop_map(|(tenths, enabled)| Op::Add { tenths, enabled }),
+        3 => (prop_oneof![Just(0u64), 1..30u64], prop::bool::weighted(0.9), prop::bool::weighted(0.2))
+            .prop_map(|(tenths, enabled, dilated)| Op::Add { tenths, enabled, dilated }),
+        1 => prop::bool::weighted(0.3).prop_map(Op::Pause),
         1 => (0..24usize, any::<bool>()).prop_map(|(a, on)| Op::Enable(a, on)),
         1 => (0..24usize, prop_oneof![Just(0u64), 1..30u64]).prop_map(|(a, t)| Op::SetInterval(a, t)),
         1 => (0..24usize).prop_map(Op::Remove),
@@ -38,6 +43,7 @@ fn op() -> impl Strategy<Value = Op> {
 struct Func {
     interval: u64,
     enabled: bool,
+    dilation: u64,
     due: u64,
     last_tick: Option<u64>,
     ever_ran: bool,
@@ -66,14 +72,20 @@ proptest! {
         let mut handles: Vec<Option<TickHandle>> = Vec::new();
         let mut model: Vec<Option<Func>> = Vec::new();
         let mut now = 0u64;
+        let mut paused = false;
         for op in ops {
             match op {
-                Op::Add { tenths, enabled } => {
+                Op::Pause(on) => {
+                    sched.set_paused(on);
+                    paused = on;
+                }
+                Op::Add { tenths, enabled, dilated } => {
                     let id = handles.len();
                     let log = log.clone();
                     let settings = TickSettings {
                         interval: Span::from_flicks(tenths * tenth),
                         enabled,
+                        time_dilation: if dilated { 2.0 } else { 1.0 },
                         ..TickSettings::default()
                     };
                     let h = sched.add_tick(settings, move |_, cx| {
@@ -83,6 +95,7 @@ proptest! {
                     model.push(Some(Func {
                         interval: tenths * tenth,
                         enabled,
+                        dilation: if dilated { 2 } else { 1 },
                         due: now,
                         last_tick: None,
                         ever_ran: false,
@@ -124,8 +137,13 @@ proptest! {
                     // The game delta is clamped to max_delta (0.25 s by default): a 1.5 s
                     // frame is a hitch.
                     let dt = hundredths.min(25) * hundredth;
-                    now += dt;
                     let mut want = Vec::new();
+                    if paused {
+                        let got = std::mem::take(&mut *log.lock().unwrap());
+                        prop_assert_eq!(got, want, "paused at {} flicks", now);
+                        continue;
+                    }
+                    now += dt;
                     for (id, f) in model.iter_mut().enumerate() {
                         let Some(f) = f.as_mut().filter(|f| f.enabled) else { continue };
                         let first = f.last_tick.is_none();
@@ -141,7 +159,7 @@ proptest! {
                         }
                         f.last_tick = Some(now);
                         f.ever_ran = true;
-                        want.push((id, given));
+                        want.push((id, given * f.dilation));
                     }
                     let got = std::mem::take(&mut *log.lock().unwrap());
                     prop_assert_eq!(got, want, "frame at {} flicks", now);
