@@ -292,18 +292,29 @@ pub fn run(opts: &Options) {
         // The same number of calls at both sizes.
         let frames = frames * (100_000 / n);
         let graph = s1_graph(n);
-        let tf = repeat(runs, || s1_tickflow(&graph, frames));
-        let ue = repeat(runs, || s1_unreal(&graph, frames));
-        let floor = repeat(runs, || s1_floor(n, frames));
-        println!("S1  {n} tick functions, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs})");
+        // Interleaved rounds, each with its own ratios: the machine's speed drifts (shared,
+        // clocks boosting and not), and a ratio of two numbers measured apart would carry
+        // that drift.
+        let rounds: Vec<[f64; 3]> = (0..runs)
+            .map(|_| {
+                [
+                    s1_tickflow(&graph, frames),
+                    s1_unreal(&graph, frames),
+                    s1_floor(n, frames),
+                ]
+            })
+            .collect();
+        let med = |f: &dyn Fn(&[f64; 3]) -> f64| median(rounds.iter().map(f).collect());
+        let (tf, ue, floor) = (med(&|r| r[0]), med(&|r| r[1]), med(&|r| r[2]));
+        println!("S1  {n} tick functions, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs} interleaved rounds; ratios are medians of the rounds' ratios)");
         println!("    tickflow      {tf:7.2}");
         println!(
             "    unreal-style  {ue:7.2}   tickflow/unreal = {:.2}x",
-            tf / ue
+            med(&|r| r[0] / r[1])
         );
         println!(
             "    Vec<Box<dyn>> {floor:7.2}   tickflow/floor  = {:.2}x",
-            tf / floor
+            med(&|r| r[0] / r[2])
         );
     }
 
