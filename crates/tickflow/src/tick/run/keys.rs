@@ -1,0 +1,97 @@
+//! Sorting a frame's due functions: `u64` keys, rank in the high half, ordered by a radix sort
+//! on the bytes of the rank that differ.
+//!
+//! The due functions come out of the calendar in no useful order, and a comparison sort of
+//! random keys mispredicts about half of its comparisons: `sort_unstable` took about 5.5 ns
+//! per key at 85 keys. A least-significant-digit radix sort makes no data-dependent branch,
+//! and a frame's ranks share most of their bytes (the group's bits; the high bits of the
+//! position when a group has fewer than 2^16 functions), so a typical frame needs two
+//! passes. The low half of a key (a slot) never decides the order: ranks are unique, except
+//! for a stale duplicate of a function, which shares its slot too.
+
+/// Below this many keys `sort_unstable` is as fast and needs no scratch.
+const SMALL: usize = 32;
+
+/// Sorts `keys` by their high 32 bits (stable for equal ranks); `scratch` is reused.
+pub(super) fn sort_by_rank(keys: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    if keys.len() <= SMALL {
+        keys.sort_unstable();
+        return;
+    }
+    // The bytes in which some ranks differ: the others need no pass.
+    let (mut all, mut any) = (u32::MAX, 0u32);
+    for &k in keys.iter() {
+        let rank = (k >> 32) as u32;
+        all &= rank;
+        any |= rank;
+    }
+    let differ = all ^ any;
+    scratch.clear();
+    scratch.resize(keys.len(), 0);
+    for byte in 0..4 {
+        if (differ >> (8 * byte)) & 0xff == 0 {
+            continue;
+        }
+        let shift = 32 + 8 * byte;
+        let mut count = [0usize; 256];
+        for &k in keys.iter() {
+            count[((k >> shift) & 0xff) as usize] += 1;
+        }
+        let mut at = 0;
+        for c in count.iter_mut() {
+            (*c, at) = (at, at + *c);
+        }
+        for &k in keys.iter() {
+            let d = ((k >> shift) & 0xff) as usize;
+            scratch[count[d]] = k;
+            count[d] += 1;
+        }
+        std::mem::swap(keys, scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random ranks in ranges that need one to four passes, with duplicates, against
+    /// `sort_by_key` on the rank.
+    #[test]
+    fn sorts_like_a_comparison_sort() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut scratch = Vec::new();
+        for round in 0..400 {
+            let n = (rand() % 600) as usize;
+            let (base, span) = match round % 4 {
+                0 => (3u64 << 28, 1u64 << 8),
+                1 => (0, 10_000),
+                2 => (5 << 28, 1 << 24),
+                _ => (0, 1 << 32),
+            };
+            let mut keys: Vec<u64> = (0..n)
+                .map(|i| {
+                    let rank = (base + rand() % span).min(u32::MAX as u64);
+                    // A duplicate now and then, as a stale queue entry makes.
+                    let rank = if i % 17 == 3 { base } else { rank };
+                    rank << 32 | (rand() & 0xffff_ffff)
+                })
+                .collect();
+            let mut want = keys.clone();
+            want.sort_by_key(|k| k >> 32);
+            sort_by_rank(&mut keys, &mut scratch);
+            let ranks = |v: &[u64]| v.iter().map(|k| k >> 32).collect::<Vec<_>>();
+            assert_eq!(ranks(&keys), ranks(&want), "round {round}");
+            let mut got_all = keys.clone();
+            let mut want_all = want.clone();
+            got_all.sort_unstable();
+            want_all.sort_unstable();
+            assert_eq!(got_all, want_all, "the same keys, round {round}");
+        }
+    }
+}
