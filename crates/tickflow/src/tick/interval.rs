@@ -203,8 +203,8 @@ impl Calendar {
 /// A push is staged in a short list and filed into its bucket when the list is full or the
 /// next drain (or compaction) needs it. Filing writes to a bucket at a random place in
 /// memory; done right after the function's call, that write missed the cache and held up
-/// the frame, once per due function. Filed together, the misses overlap. An entry is never
-/// due before the next frame, so staging changes no drain.
+/// the frame, once per due function. Filed together, the misses overlap. A drain and a
+/// compaction file what is staged first, so staging changes nothing they see.
 #[derive(Debug, Default)]
 pub(crate) struct Intervals {
     calendars: [Calendar; 2],
