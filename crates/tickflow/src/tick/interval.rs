@@ -54,10 +54,10 @@ impl Clock {
 /// A function's cooldown: everything an interval tick reads and writes, one 64-byte cache
 /// line per slot beside the graph's nodes (aligned to it: a record that straddled two lines
 /// cost two misses where one was needed, and how many straddled depended on where the
-/// allocator put the vector, so the frame's speed did too). It also keeps the function's tag, its place in the
-/// plan (copied from the plan whenever the plan changes) and the position of its check record
-/// and callback, so that the frame's drain checks a queue entry and files it in its group
-/// from this one record, and the call finds the rest from it.
+/// allocator put the vector, so the frame's speed did too). It also keeps the function's
+/// tag, its place in the plan (copied from the plan whenever the plan changes) and the
+/// position of its check record and callback, so that the frame's drain checks a queue entry
+/// and files it in its group from this one record, and the call finds the rest from it.
 #[derive(Copy, Clone, Debug)]
 #[repr(align(64))]
 pub(crate) struct Cooldown {

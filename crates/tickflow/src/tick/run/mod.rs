@@ -260,7 +260,7 @@ impl<C: 'static> TickFunctions<C> {
         self.graph.clocks = *clocks;
         self.plan();
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
-            let mut intervals = std::mem::take(&mut self.graph.intervals);
+            let mut intervals = mem::take(&mut self.graph.intervals);
             let graph = &self.graph;
             intervals.retain(|e| graph.cool[e.handle.index() as usize].holds(e));
             self.graph.intervals = intervals;
@@ -295,9 +295,9 @@ impl<C: 'static> TickFunctions<C> {
     /// plain integers, rank above slot, by a radix sort (`keys`): a comparison sort of the
     /// records mispredicted its branches (11 ns per function; of `u64` keys, 5.5). Ranks
     /// are unique (a stale duplicate of a function shares its rank and slot; the last-run
-    /// check turns the second away). Each function's check record and callback are read here too, in
-    /// one loop: their cache misses then overlap, where each call would otherwise stall on
-    /// its own (they sit at random places among the every-frame functions).
+    /// check turns the second away). Each function's check record and callback are read here
+    /// too, in one loop: their cache misses then overlap, where each call would otherwise
+    /// stall on its own (they sit at random places among the every-frame functions).
     fn file_due(&mut self) {
         keys::sort_by_rank(&mut self.keys, &mut self.scratch);
         let mut seen = 0u32;
