@@ -117,10 +117,90 @@
 //! Rollback: [`sync_test`] checks that a world survives it (see its docs); a game's own
 //! rollback loop keeps the last few snapshots, restores the one before a late input, and
 //! re-simulates.
+//!
+//! # Moving an owner between schedulers
+//!
+//! A server that outgrows one process shards its world, and entities cross from one shard to
+//! another. [`Scheduler::export_owner`] takes everything one [`OwnerId`] has (timers, tick
+//! functions, tickables, latent actions) out of a scheduler as an [`OwnerSnapshot`], with
+//! times relative to that scheduler's clocks; [`Scheduler::import_owner`] sets it up in
+//! another, re-anchored on its clocks, and returns a [`HandleMap`] from the old handles to
+//! the new ones. The snapshot is plain data: send it over the network with the entity's own
+//! state (postcard with the `serde` feature: 37 bytes per named timer).
+//!
+//! - **What the owner keeps**: time to each timer's next call, calls made and left, pause,
+//!   domain and catch-up policy, names and tags; each tick function's settings, interval
+//!   phase and prerequisites among its own functions (one on another owner's function is
+//!   re-linked by name when the destination has it, else listed in
+//!   [`HandleMap::unlinked_prerequisites`]); latent actions with the time they counted.
+//!   Calls keep their per-owner order: an owner that moves between schedulers in lockstep
+//!   makes the same calls, with the same arguments, in the same order as if it had stayed
+//!   (`tests/migrate_split_world.rs` holds this under random moves). Relative to other
+//!   owners, its items count as set at the import.
+//! - **What cannot move**: closures, so callbacks are bound again by the destination's
+//!   [`Resolver`] exactly as after a restore; a tickable object is built again by name (its
+//!   own state is the game's to carry); async tasks, which the export cancels
+//!   ([`OwnerSnapshot::tasks_not_moved`]); latent actions that cannot save themselves
+//!   ([`OwnerSnapshot::latent_not_moved`]).
+//! - **Exactly once**: a snapshot carries `(owner, epoch)`, and the epoch counts the owner's
+//!   moves, so a destination refuses a snapshot it imported already or an older one
+//!   ([`ImportError::Duplicate`]): a retried network delivery cannot duplicate an entity. A
+//!   failed import changes nothing.
+//! - **Two-phase handover**: [`Scheduler::freeze_owner`] takes the owner out but keeps its
+//!   callbacks; once the destination confirms, [`Scheduler::commit_owner`] drops them,
+//!   and if the handover fails, [`Scheduler::abort_owner`] puts everything back with the
+//!   time it had left (its time stood still meanwhile).
+//!
+//! ```
+//! use tickflow::prelude::*;
+//! use tickflow::snapshot::Resolver;
+//! use tickflow::timer::{TimerCallback, TimerInfo};
+//!
+//! /// The owner's state: hit points. Callbacks find it through the owner id.
+//! #[derive(Default)]
+//! struct Shard { hp: std::collections::BTreeMap<u64, u32> }
+//!
+//! fn regen(id: u64) -> TimerCallback<Shard> {
+//!     Box::new(move |s: &mut Shard, _: &mut TimerCx<Shard>| *s.hp.entry(id).or_default() += 1)
+//! }
+//! struct Bind;
+//! impl Resolver<Shard> for Bind {
+//!     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Shard>> {
+//!         let owner = info.owner?;
+//!         (info.name.as_deref() == Some("regen")).then(|| regen(owner.get()))
+//!     }
+//! }
+//!
+//! let orc = OwnerId::new(7);
+//! let (mut west, mut east) = (Scheduler::<Shard>::new(), Scheduler::<Shard>::new());
+//! let (mut w, mut e) = (Shard::default(), Shard::default());
+//! west.timers().every(secs(1.0)).owner(orc).name("regen").call(regen(7));
+//! for _ in 0..90 {
+//!     west.tick(Span::frames(1, 60), &mut w); // 1.5 s: one call, the next due in 0.5 s
+//!     east.tick(Span::frames(1, 60), &mut e);
+//! }
+//!
+//! // The orc walks east: its timer and its hit points go together.
+//! let moved = west.export_owner(orc);
+//! let hp = w.hp.remove(&7).unwrap();
+//! # #[cfg(feature = "serde")]
+//! let moved: tickflow::snapshot::OwnerSnapshot =
+//!     serde_json::from_str(&serde_json::to_string(&moved).unwrap()).unwrap();
+//! east.import_owner(&moved, &mut Bind).unwrap();
+//! e.hp.insert(7, hp);
+//! assert!(east.import_owner(&moved, &mut Bind).is_err(), "delivered twice: refused");
+//!
+//! for _ in 0..30 {
+//!     east.tick(Span::frames(1, 60), &mut e); // 0.5 s later: the second call, on time
+//! }
+//! assert_eq!(e.hp[&7], 2);
+//! assert!(west.timers().is_empty());
+//! ```
 
 pub use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 pub use crate::scheduler::{
-    sync_test, Resolver, RestoreReport, SchedulerSnapshot, SyncError, SyncReport,
+    sync_test, HandleMap, ImportError, OwnerSnapshot, Resolver, RestoreReport, SchedulerSnapshot,
+    SyncError, SyncReport,
 };
 pub use crate::timer::TimerSnapshot;
 
@@ -130,3 +210,5 @@ use crate::latent::LatentAction;
 use crate::scheduler::Scheduler;
 #[cfg(doc)]
 use crate::tickable::Tickable;
+#[cfg(doc)]
+use crate::timer::OwnerId;

@@ -36,8 +36,10 @@
 //! assert!(!sched.remove_tickable(h), "stale handles answer false");
 //! ```
 
+mod moved;
 mod save;
 
+pub(crate) use moved::MovedTickable;
 pub use save::TickableInfo;
 pub(crate) use save::TickableSnapshot;
 

@@ -1,6 +1,7 @@
 //! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
 
 mod handle;
+mod moved;
 mod save;
 
 use std::collections::VecDeque;
@@ -18,6 +19,7 @@ use crate::time::{Domain, Span};
 pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
 
 pub use handle::LatentHandle;
+pub(crate) use moved::{MovedLatent, TakenLatent};
 pub(crate) use save::LatentSnapshot;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

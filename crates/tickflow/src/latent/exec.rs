@@ -374,6 +374,11 @@ impl<C: 'static> Exec<C> {
         }
     }
 
+    /// Tasks of `owner` that have not ended.
+    pub(crate) fn count_owner(&self, owner: OwnerId) -> usize {
+        self.slots.borrow().owners.get(owner).len()
+    }
+
     /// Cancels every task of `owner`, in spawn order; returns how many.
     ///
     /// # Panics

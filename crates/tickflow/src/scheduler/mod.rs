@@ -90,6 +90,7 @@
 mod apply;
 mod commands;
 mod frame;
+mod migrate;
 mod report;
 mod resolver;
 mod snapshot;
@@ -101,6 +102,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 pub use commands::Commands;
+pub use migrate::{HandleMap, ImportError, OwnerSnapshot};
 pub use report::{FrameReport, Stage};
 pub use resolver::{Resolver, RestoreReport};
 pub use snapshot::SchedulerSnapshot;
@@ -135,6 +137,8 @@ pub struct Scheduler<C: 'static> {
     errors: Vec<TickError>,
     /// Whether frames time their stages (`FrameReport::stage_times`).
     stage_timing: bool,
+    /// Owners' move epochs and frozen owners (see `migrate.rs`).
+    moves: migrate::Moves<C>,
 }
 
 impl<C: 'static> Default for Scheduler<C> {
@@ -184,6 +188,7 @@ impl<C: 'static> Scheduler<C> {
             max_delta: DEFAULT_MAX_DELTA,
             errors: Vec::new(),
             stage_timing: true,
+            moves: migrate::Moves::default(),
         }
     }
 

@@ -13,6 +13,7 @@
 //!   pushed to `spawned` so the frame can run them in a later group.
 
 mod layout;
+mod moved;
 mod save;
 
 use std::num::NonZeroU32;
@@ -28,6 +29,7 @@ use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex};
 use crate::time::Clocks;
 
+pub(crate) use moved::MovedTick;
 pub(crate) use save::TickSnapshot;
 pub use save::{TickBody, TickInfo};
 

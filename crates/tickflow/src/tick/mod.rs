@@ -66,8 +66,8 @@ use std::fmt;
 
 pub(crate) use body::Body;
 pub use cx::{Deferred, TickCx};
+pub(crate) use graph::{MovedTick, TickGraph, TickSnapshot};
 pub use graph::{TickBody, TickInfo};
-pub(crate) use graph::{TickGraph, TickSnapshot};
 pub(crate) use run::{Env, TickFunctions};
 
 use crate::time::Span;

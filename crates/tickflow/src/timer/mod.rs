@@ -104,6 +104,7 @@ mod control;
 mod cx;
 mod fire;
 mod manager;
+mod moved;
 mod query;
 mod ready;
 mod slot;
@@ -117,6 +118,8 @@ pub use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub use cx::TimerCx;
 pub use manager::TimerManager;
+pub(crate) use moved::{MovedTimer, TakenTimer};
+pub(crate) use snapshot::unbound;
 pub use snapshot::TimerSnapshot;
 
 /// A boxed timer callback: what [`TimerBuilder::call`] stores, and what a restore's resolver

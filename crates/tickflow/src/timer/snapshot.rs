@@ -89,24 +89,24 @@ pub struct TimerSnapshot {
 /// One timer in a [`TimerSnapshot`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-struct TimerRecord {
-    slot: u32,
-    seq: u32,
-    phase: Phase,
+pub(super) struct TimerRecord {
+    pub(super) slot: u32,
+    pub(super) seq: u32,
+    pub(super) phase: Phase,
     /// Pending: the delay. Scheduled: the absolute due time. Paused: the time left.
-    time: u64,
-    period: u64,
-    domain: Domain,
-    catch_up: CatchUp,
-    looping: bool,
-    calls: u64,
-    tag: Option<u64>,
-    extras: Option<Box<ExtraRecord>>,
+    pub(super) time: u64,
+    pub(super) period: u64,
+    pub(super) domain: Domain,
+    pub(super) catch_up: CatchUp,
+    pub(super) looping: bool,
+    pub(super) calls: u64,
+    pub(super) tag: Option<u64>,
+    pub(super) extras: Option<Box<ExtraRecord>>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-enum Phase {
+pub(super) enum Phase {
     /// Set in the open frame; counts from the next tick.
     Pending,
     /// Counting down to an absolute due time (or due already).
@@ -117,13 +117,13 @@ enum Phase {
 /// What only some timers have.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-struct ExtraRecord {
-    owner: Option<OwnerId>,
-    name: Option<String>,
-    times_left: Option<u64>,
-    first_delay: Option<u64>,
+pub(super) struct ExtraRecord {
+    pub(super) owner: Option<OwnerId>,
+    pub(super) name: Option<String>,
+    pub(super) times_left: Option<u64>,
+    pub(super) first_delay: Option<u64>,
     /// The timer had an `on_cancel` hook (hooks are closures: bound again or dropped).
-    on_cancel: bool,
+    pub(super) on_cancel: bool,
 }
 
 /// Binds a timer's callback and, when it had one (the `bool`), its `on_cancel` hook.
@@ -291,7 +291,7 @@ impl<C: 'static> TimerManager<C> {
         }
     }
 
-    fn record(&self, idx: u32) -> TimerRecord {
+    pub(super) fn record(&self, idx: u32) -> TimerRecord {
         let e: &Entry<C> = self.slots.at(idx);
         let (phase, time) = match e.state {
             State::Pending => (Phase::Pending, e.due),
@@ -396,7 +396,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// Stores one saved timer in its slot (without its callback, which the caller binds)
     /// and places it where its phase says.
-    fn put(&mut self, r: &TimerRecord) {
+    pub(super) fn put(&mut self, r: &TimerRecord) {
         let idx = r.slot;
         let calls_hi = (r.calls >> 32) as u32;
         let x = r.extras.as_deref();
@@ -442,7 +442,7 @@ impl<C: 'static> TimerManager<C> {
 }
 
 /// The error for a timer the resolver could not bind: its name, handle, tag and owner.
-fn unbound(info: &TimerInfo) -> RestoreError {
+pub(crate) fn unbound(info: &TimerInfo) -> RestoreError {
     let mut detail = format!("{:?}", info.handle);
     if let Some(tag) = info.tag {
         detail += &format!(", tag {tag}");

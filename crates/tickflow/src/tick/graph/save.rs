@@ -126,6 +126,16 @@ impl<C: 'static> TickBody<C> {
     pub fn is_parallel(&self) -> bool {
         matches!(self.body, Body::Parallel(_))
     }
+
+    /// A body taken out of a scheduler, with the runner a parallel one needs.
+    pub(crate) fn from_parts(body: Body<C>, runner: Option<Runner<C>>) -> Self {
+        TickBody { body, runner }
+    }
+
+    /// The callback and, for a parallel body, its runner.
+    pub(crate) fn into_parts(self) -> (Body<C>, Option<Runner<C>>) {
+        (self.body, self.runner)
+    }
 }
 
 impl TickSnapshot {

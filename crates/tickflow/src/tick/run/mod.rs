@@ -23,6 +23,7 @@
 
 mod calls;
 mod keys;
+mod moved;
 mod spawned;
 
 use std::mem;

@@ -1,0 +1,315 @@
+//! [`Scheduler::export_owner`], [`Scheduler::freeze_owner`] with its commit and abort, and
+//! [`Scheduler::import_owner`].
+
+use super::{HandleMap, Held, ImportError, OwnerSnapshot};
+use crate::format::{RestoreError, FORMAT_VERSION};
+use crate::latent::{LatentAction, LatentInfo, MovedLatent, SavedAction};
+use crate::scheduler::{Resolver, Scheduler};
+use crate::tick::{MovedTick, TickBody};
+use crate::tickable::Tickable;
+use crate::timer::{CancelHook, OwnerId, TimerCallback};
+
+/// An import's callbacks, all bound before anything is changed.
+struct Bound<C> {
+    timers: Vec<(TimerCallback<C>, Option<CancelHook<C>>)>,
+    ticks: Vec<TickBody<C>>,
+    tickables: Vec<Box<dyn Tickable<C>>>,
+    latent: Vec<(Box<dyn LatentAction<C>>, crate::latent::Completion<C>)>,
+}
+
+impl<C: 'static> Scheduler<C> {
+    /// Takes every timer, tick function, tickable and latent action of `owner` out of this
+    /// scheduler as plain data, for [`import_owner`](Self::import_owner) into another (a
+    /// server shard the entity walked into, say). Between frames.
+    ///
+    /// What cannot move is reported in the snapshot and dropped here: the owner's async tasks
+    /// are cancelled ([`OwnerSnapshot::tasks_not_moved`]), latent actions that cannot save
+    /// themselves are dropped without their abort hooks
+    /// ([`OwnerSnapshot::latent_not_moved`]). No `on_cancel` or abort hook runs: the items
+    /// moved, they were not cancelled. Hooks of live timers travel as a flag and are bound
+    /// again by [`Resolver::timer_on_cancel`] at the destination.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let orc = OwnerId::new(12);
+    /// let mut here = Scheduler::<()>::new();
+    /// here.timers().every(secs(1.0)).owner(orc).name("regen").call(|_, _| {});
+    /// here.add_tick(TickSettings::named("think").owned_by(orc), |_, _| {});
+    /// let moved = here.export_owner(orc);
+    /// assert_eq!((moved.owner(), moved.epoch()), (orc, 1));
+    /// assert_eq!((moved.timer_count(), moved.tick_count()), (1, 1));
+    /// assert!(here.timers().is_empty() && here.tick_count() == 0);
+    /// ```
+    pub fn export_owner(&mut self, owner: OwnerId) -> OwnerSnapshot {
+        let (snap, held) = self.take_out(owner);
+        drop(held);
+        self.flush();
+        let exec = self.tasks.exec();
+        exec.cancel_owner(owner);
+        self.flush();
+        snap
+    }
+
+    /// The first half of a two-phase handover: takes `owner`'s items out as
+    /// [`export_owner`](Self::export_owner) does, but keeps their callbacks (and its async
+    /// tasks running) until [`commit_owner`](Self::commit_owner) drops them or
+    /// [`abort_owner`](Self::abort_owner) puts them back. Frozen items do not run; their
+    /// times stand still. Items the owner gains meanwhile are not part of the handover.
+    ///
+    /// `None`, changing nothing, when the owner is frozen already.
+    pub fn freeze_owner(&mut self, owner: OwnerId) -> Option<OwnerSnapshot> {
+        if self.moves.frozen.contains_key(&owner) {
+            return None;
+        }
+        let (snap, held) = self.take_out(owner);
+        self.moves.frozen.insert(owner, held);
+        Some(snap)
+    }
+
+    /// Ends a handover that succeeded: drops the frozen owner's callbacks and cancels its
+    /// async tasks. `false` when the owner is not frozen.
+    pub fn commit_owner(&mut self, owner: OwnerId) -> bool {
+        let Some(held) = self.moves.frozen.remove(&owner) else {
+            return false;
+        };
+        drop(held);
+        self.flush();
+        self.tasks.exec().cancel_owner(owner);
+        self.flush();
+        true
+    }
+
+    /// Ends a handover that failed: puts the frozen owner's items back, with the time each
+    /// had left at the freeze (its time stood still), and returns their new handles (the
+    /// old slots may have been reused meanwhile). `None` when the owner is not frozen.
+    pub fn abort_owner(&mut self, owner: OwnerId) -> Option<HandleMap> {
+        let held = self.moves.frozen.remove(&owner)?;
+        self.flush();
+        let mut map = HandleMap::default();
+        for (m, cb, hook) in held.timers {
+            let new = self.timers.put_moved(&m, cb, hook);
+            map.timers.extend(m.old_handle().map(|old| (old, new)));
+        }
+        let (records, bodies): (Vec<MovedTick>, Vec<TickBody<C>>) = held.ticks.into_iter().unzip();
+        self.put_ticks(&records, bodies, &mut map);
+        for (m, obj) in held.tickables {
+            let new = self.tickables.add(obj);
+            map.tickables.extend(m.old_handle().map(|old| (old, new)));
+        }
+        for l in held.latent {
+            let added = (self.latent).add_boxed(owner, l.info.uuid, l.action, l.on_complete);
+            debug_assert!(added, "a frozen owner's keys stay free");
+        }
+        Some(map)
+    }
+
+    /// `true` while `owner` is frozen by [`freeze_owner`](Self::freeze_owner).
+    pub fn is_frozen(&self, owner: OwnerId) -> bool {
+        self.moves.frozen.contains_key(&owner)
+    }
+
+    /// Sets an exported owner's items up here, with their times re-anchored on this
+    /// scheduler's clocks and fresh handles, binding callbacks through `resolver` as
+    /// [`restore`](Self::restore) does. Between frames. Ties between the owner's timers keep
+    /// their exported order. Prerequisites on other owners' functions are re-linked by name
+    /// ([`HandleMap::unlinked_prerequisites`] lists those this scheduler has no function
+    /// for).
+    ///
+    /// # Errors
+    ///
+    /// All or nothing: nothing changes here when the import fails.
+    /// - [`ImportError::Duplicate`]: this scheduler imported this move of the owner already.
+    /// - [`ImportError::LatentKeyInUse`]: an unfinished latent action here holds a key of one
+    ///   in the snapshot.
+    /// - [`ImportError::Restore`]: another format version, damaged data, or a callback the
+    ///   resolver could not bind.
+    pub fn import_owner(
+        &mut self,
+        snap: &OwnerSnapshot,
+        resolver: &mut impl Resolver<C>,
+    ) -> Result<HandleMap, ImportError> {
+        self.flush();
+        self.check_import(snap)?;
+        let bound = bind(snap, resolver)?;
+        let mut map = HandleMap::default();
+        for (m, (cb, hook)) in snap.timers.iter().zip(bound.timers) {
+            let new = self.timers.put_moved(m, cb, hook);
+            map.timers.extend(m.old_handle().map(|old| (old, new)));
+        }
+        self.put_ticks(&snap.ticks, bound.ticks, &mut map);
+        for (m, obj) in snap.tickables.iter().zip(bound.tickables) {
+            let new = self.tickables.add(obj);
+            map.tickables.extend(m.old_handle().map(|old| (old, new)));
+        }
+        for (m, (action, done)) in snap.latent.iter().zip(bound.latent) {
+            let added = self.latent.add_boxed(snap.owner, m.uuid, action, done);
+            debug_assert!(added, "keys were checked");
+        }
+        let seen = self.moves.epochs.entry(snap.owner).or_default();
+        *seen = (seen.0.max(snap.epoch), snap.epoch);
+        Ok(map)
+    }
+
+    /// Takes the owner's items out with their closures; the snapshot gets the next epoch.
+    fn take_out(&mut self, owner: OwnerId) -> (OwnerSnapshot, Held<C>) {
+        self.flush();
+        let timers = self.timers.take_owner(owner);
+        let ticks = self.ticks.take_owner(owner);
+        let tickables = self.tickables.take_owner(owner);
+        let latent = self.latent.take_owner(owner);
+        let seen = self.moves.epochs.entry(owner).or_default();
+        seen.0 += 1;
+        let snap = OwnerSnapshot {
+            version: FORMAT_VERSION,
+            owner,
+            epoch: seen.0,
+            timers: timers.iter().map(|t| t.0.clone()).collect(),
+            ticks: ticks.iter().map(|t| t.0.clone()).collect(),
+            tickables: tickables.iter().map(|t| t.0.clone()).collect(),
+            latent: (latent.iter())
+                .filter_map(|l| {
+                    let action = l.saved.clone()?;
+                    Some(MovedLatent {
+                        uuid: l.info.uuid,
+                        action,
+                    })
+                })
+                .collect(),
+            latent_not_moved: (latent.iter())
+                .filter(|l| l.saved.is_none())
+                .map(|l| l.info.clone())
+                .collect(),
+            tasks_not_moved: self.tasks.exec().count_owner(owner) as u64,
+        };
+        let held = Held {
+            timers,
+            ticks,
+            tickables,
+            latent,
+        };
+        (snap, held)
+    }
+
+    fn put_ticks(&mut self, records: &[MovedTick], bodies: Vec<TickBody<C>>, map: &mut HandleMap) {
+        let (handles, unlinked) = self.ticks.put_moved(records, bodies);
+        for (m, new) in records.iter().zip(handles) {
+            map.ticks.extend(m.old_handle().map(|old| (old, new)));
+        }
+        map.unlinked = unlinked;
+    }
+
+    /// Everything an import checks before it binds a callback.
+    fn check_import(&self, snap: &OwnerSnapshot) -> Result<(), ImportError> {
+        if snap.version != FORMAT_VERSION {
+            return Err(RestoreError::Version {
+                found: snap.version,
+                supported: FORMAT_VERSION,
+            }
+            .into());
+        }
+        let owner = snap.owner;
+        let imported = self.moves.epochs.get(&owner).map_or(0, |e| e.1);
+        if snap.epoch == 0 || snap.epoch <= imported {
+            return Err(ImportError::Duplicate {
+                owner,
+                epoch: snap.epoch,
+                imported,
+            });
+        }
+        for t in &snap.timers {
+            t.check(owner)?;
+        }
+        MovedTick::check_all(&snap.ticks, owner)?;
+        let mut uuids = rustc_hash::FxHashSet::default();
+        for l in &snap.latent {
+            if !uuids.insert(l.uuid) {
+                return Err(RestoreError::corrupt(format!(
+                    "latent key ({owner:?}, {}) is moved twice",
+                    l.uuid
+                ))
+                .into());
+            }
+            if self.latent.holds(owner, l.uuid) {
+                return Err(ImportError::LatentKeyInUse {
+                    owner,
+                    uuid: l.uuid,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Binds every callback of a snapshot, in its order; the first one missing is the error.
+fn bind<C: 'static>(
+    snap: &OwnerSnapshot,
+    resolver: &mut dyn Resolver<C>,
+) -> Result<Bound<C>, RestoreError> {
+    let unbound = |kind: &'static str, name: String, detail: String| RestoreError::Unbound {
+        kind,
+        name,
+        detail,
+    };
+    let mut timers = Vec::with_capacity(snap.timers.len());
+    for m in &snap.timers {
+        let info = m.info();
+        let Some(cb) = resolver.timer(&info) else {
+            return Err(crate::timer::unbound(&info));
+        };
+        let hook = if m.hooked() {
+            resolver.timer_on_cancel(&info)
+        } else {
+            None
+        };
+        timers.push((cb, hook));
+    }
+    let mut ticks = Vec::with_capacity(snap.ticks.len());
+    for m in &snap.ticks {
+        let info = m.info();
+        let name = info.settings.name.clone();
+        match resolver.tick(&info) {
+            Some(b) if b.is_parallel() == info.parallel => ticks.push(b),
+            Some(_) => return Err(unbound("tick function", name, "parallel or not".into())),
+            None => return Err(unbound("tick function", name, format!("{:?}", info.handle))),
+        }
+    }
+    let mut tickables = Vec::with_capacity(snap.tickables.len());
+    for m in &snap.tickables {
+        let info = m.info(snap.owner);
+        match resolver.tickable(&info) {
+            Some(obj) if obj.owner() == Some(snap.owner) => tickables.push(obj),
+            Some(_) => {
+                let detail = format!("built with another owner than {:?}", snap.owner);
+                return Err(unbound("tickable", info.name, detail));
+            }
+            None => return Err(unbound("tickable", info.name, format!("{:?}", info.handle))),
+        }
+    }
+    let mut latent = Vec::with_capacity(snap.latent.len());
+    for m in &snap.latent {
+        let action = match &m.action {
+            SavedAction::Custom { kind, data } => resolver.latent_action(kind, data),
+            builtin => builtin.builtin(),
+        };
+        let name = format!("{:?}, uuid {}", snap.owner, m.uuid);
+        let Some(action) = action else {
+            return Err(unbound("latent action", name, format!("{:?}", m.action)));
+        };
+        let info = LatentInfo {
+            owner: snap.owner,
+            uuid: m.uuid,
+            description: action.describe(),
+        };
+        let Some(done) = resolver.latent(&info) else {
+            return Err(unbound("latent action", name, info.description));
+        };
+        latent.push((action, done));
+    }
+    Ok(Bound {
+        timers,
+        ticks,
+        tickables,
+        latent,
+    })
+}

@@ -1,0 +1,80 @@
+//! Taking one owner's tick functions out with their callbacks, and registering moved ones
+//! (see `graph/moved.rs` for the records).
+
+use super::TickFunctions;
+use crate::tick::body::Body;
+use crate::tick::{MovedTick, TickBody, TickHandle};
+use crate::timer::OwnerId;
+
+impl<C: 'static> TickFunctions<C> {
+    /// Takes every function of `owner` out, in registration order, with its callback.
+    /// Between frames.
+    pub(crate) fn take_owner(&mut self, owner: OwnerId) -> Vec<(MovedTick, TickBody<C>)> {
+        assert!(
+            !self.graph.in_frame,
+            "tick functions are moved between frames"
+        );
+        // Every callback must be at its position before they are taken from there.
+        self.take_bodies();
+        let list = self.graph.owned(owner);
+        let records = self.graph.moved_records(&list, self.frame);
+        let mut out = Vec::with_capacity(list.len());
+        for (h, m) in list.into_iter().zip(records) {
+            let p = self.graph.cool[h.index() as usize].pos as usize;
+            let body = self.bodies[p]
+                .take()
+                .expect("a live function has its callback");
+            let runner = matches!(body, Body::Parallel(_))
+                .then_some(self.runner)
+                .flatten();
+            self.graph.remove(h);
+            out.push((m, TickBody::from_parts(body, runner)));
+        }
+        self.take_bodies();
+        out
+    }
+
+    /// Registers checked moved functions with their bodies (a parallel one exactly where
+    /// the record says so), links their prerequisites and restores their phase. Returns
+    /// the new handles in the list's order and the external prerequisites no function of
+    /// this scheduler is named after (new handle, name).
+    pub(crate) fn put_moved(
+        &mut self,
+        list: &[MovedTick],
+        bodies: Vec<TickBody<C>>,
+    ) -> (Vec<TickHandle>, Vec<(TickHandle, String)>) {
+        assert!(
+            !self.graph.in_frame,
+            "tick functions are moved between frames"
+        );
+        let mut handles = Vec::with_capacity(list.len());
+        for (m, b) in list.iter().zip(bodies) {
+            let (body, runner) = b.into_parts();
+            if runner.is_some() {
+                self.runner = runner;
+            }
+            let h =
+                (self.graph.insert(m.settings.clone(), body)).expect("moved settings were checked");
+            self.graph.put_moved_state(h, m, self.frame);
+            handles.push(h);
+        }
+        let mut unlinked = Vec::new();
+        for (m, &h) in list.iter().zip(&handles) {
+            for &p in &m.prereqs {
+                (self.graph.add_prereq(h, handles[p as usize]))
+                    .expect("moved prerequisites were checked for cycles");
+            }
+            for name in &m.external {
+                // Nothing here waits for a function registered just now: no cycle can form.
+                match self.graph.find_named(name) {
+                    Some(before) if !handles.contains(&before) => {
+                        self.graph.add_prereq(h, before).expect("no cycle");
+                    }
+                    _ => unlinked.push((h, name.clone())),
+                }
+            }
+        }
+        self.take_bodies();
+        (handles, unlinked)
+    }
+}

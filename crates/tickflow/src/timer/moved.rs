@@ -1,0 +1,170 @@
+//! Moving one owner's timers to another manager (see `Scheduler::export_owner`).
+//!
+//! Ground rules:
+//!
+//! - A moved timer is its snapshot record ([`TimerRecord`]) with its times made relative to
+//!   the source's clocks: the time to its due time (or how late it is, when it is due and
+//!   waiting for a tick), its delay while pending, its time left while paused. The
+//!   destination adds its own clocks back, so a timer with 0.3 s left fires 0.3 s after the
+//!   import, whatever the two clocks read.
+//! - Records are in set order and get fresh set-order numbers in that order, so ties between
+//!   the owner's timers keep their order. Ties with the destination's timers go to the
+//!   destination's (they were set first).
+//! - Taking timers out never runs user code: callbacks and `on_cancel` hooks are handed to
+//!   the caller (kept for an aborted handover, dropped after a plain export) and no hook is
+//!   queued: the timers moved, they were not cancelled.
+
+use std::num::NonZeroU32;
+
+use super::slot::{State, NEVER};
+use super::snapshot::{Phase, TimerRecord};
+use super::{CancelHook, OwnerId, TimerCallback, TimerHandle, TimerInfo, TimerManager};
+use crate::format::RestoreError;
+
+/// One timer of a moved owner.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct MovedTimer {
+    /// Its handle in the source, as `(index, tag)`: the key of the handle map.
+    pub(crate) handle: (u32, u32),
+    /// Scheduled and already due: how long ago it was due (a bursting timer catches up from
+    /// there). The record's `time` is then 0.
+    late: u64,
+    /// `slot` and `seq` unused; `time` relative (see the module docs).
+    record: TimerRecord,
+}
+
+/// A timer taken out with its closures.
+pub(crate) type TakenTimer<C> = (MovedTimer, TimerCallback<C>, Option<CancelHook<C>>);
+
+impl MovedTimer {
+    /// The source handle (`None` when the record was damaged).
+    pub(crate) fn old_handle(&self) -> Option<TimerHandle> {
+        NonZeroU32::new(self.handle.1).map(|tag| TimerHandle::new(self.handle.0, tag))
+    }
+
+    /// Whether the timer had an `on_cancel` hook.
+    pub(crate) fn hooked(&self) -> bool {
+        self.record.extras.as_ref().is_some_and(|x| x.on_cancel)
+    }
+
+    /// What the resolver is told: the timer as it will be in the destination (`handle` is
+    /// the source's until the import allocates one).
+    pub(crate) fn info(&self) -> TimerInfo {
+        let r = &self.record;
+        let x = r.extras.as_deref();
+        TimerInfo {
+            handle: self.old_handle().unwrap_or_default(),
+            name: x.and_then(|x| x.name.clone()),
+            tag: r.tag,
+            owner: x.and_then(|x| x.owner),
+            state: match r.phase {
+                Phase::Paused => super::TimerState::Paused,
+                Phase::Pending => super::TimerState::Pending,
+                Phase::Scheduled => super::TimerState::Active,
+            },
+            domain: r.domain,
+            looping: r.looping,
+            catch_up: r.catch_up,
+            remaining: crate::time::Span::from_flicks(r.time),
+            rate: crate::time::Span::from_flicks(r.period),
+            calls_made: r.calls,
+            calls_left: x.and_then(|x| x.times_left),
+        }
+    }
+
+    /// Checks what an import relies on: it belongs to `owner` and can still make a call.
+    pub(crate) fn check(&self, owner: OwnerId) -> Result<(), RestoreError> {
+        let x = self.record.extras.as_deref();
+        if self.old_handle().is_none() {
+            return Err(RestoreError::corrupt("a moved timer has a zero handle tag"));
+        }
+        if x.and_then(|x| x.owner) != Some(owner) {
+            return Err(RestoreError::corrupt(format!(
+                "a moved timer does not belong to {owner:?}"
+            )));
+        }
+        if x.and_then(|x| x.times_left) == Some(0) {
+            return Err(RestoreError::corrupt("a moved timer has no calls left"));
+        }
+        if self.late > 0 && (self.record.phase != Phase::Scheduled || self.record.time != 0) {
+            return Err(RestoreError::corrupt("a moved timer is late but not due"));
+        }
+        Ok(())
+    }
+}
+
+impl<C: 'static> TimerManager<C> {
+    /// Takes every timer of `owner` out, in set order, with times relative to this manager's
+    /// clocks and with its closures. Between ticks only.
+    pub(crate) fn take_owner(&mut self, owner: OwnerId) -> Vec<TakenTimer<C>> {
+        assert!(
+            !self.in_tick && self.firing.is_none(),
+            "an owner's timers are moved between ticks"
+        );
+        let mut idxs = self.owners.get(owner).to_vec();
+        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
+        let mut out = Vec::with_capacity(idxs.len());
+        for idx in idxs {
+            let mut record = self.record(idx);
+            let now = self.span.now[record.domain.index()];
+            let mut late = 0;
+            if record.phase == Phase::Scheduled && record.time != NEVER {
+                late = now.saturating_sub(record.time);
+                record.time = record.time.saturating_sub(now);
+            }
+            (record.slot, record.seq) = (0, 0);
+            let h = self.handle_of(idx);
+            let moved = MovedTimer {
+                handle: (h.index(), h.tag().get()),
+                late,
+                record,
+            };
+            let cb = self.slots.at_mut(idx).callback.take();
+            let hook = self.extras_mut(idx).on_cancel.take();
+            self.remove(idx, false);
+            out.push((moved, cb.expect("no callback runs between ticks"), hook));
+        }
+        out
+    }
+
+    /// Sets a moved timer again, relative to this manager's clocks; returns its new handle.
+    /// The record was checked.
+    pub(crate) fn put_moved(
+        &mut self,
+        m: &MovedTimer,
+        cb: TimerCallback<C>,
+        hook: Option<CancelHook<C>>,
+    ) -> TimerHandle {
+        if self.next_seq == u32::MAX {
+            self.renumber();
+        }
+        let idx = self.slots.alloc();
+        let mut r = m.record.clone();
+        r.slot = idx;
+        r.seq = self.next_seq;
+        self.next_seq += 1;
+        if r.phase == Phase::Scheduled && r.time != NEVER {
+            let now = self.span.now[r.domain.index()];
+            r.time = match m.late {
+                0 => now.checked_add(r.time).unwrap_or(NEVER),
+                late => now.saturating_sub(late),
+            };
+        }
+        if r.phase == Phase::Pending && !self.frame_open {
+            // No frame is open here: the countdown starts now, as for an unpaused timer.
+            r.phase = Phase::Paused;
+            self.put(&r);
+            self.slots.at_mut(idx).callback = Some(cb);
+            self.unpause(self.handle_of(idx));
+        } else {
+            self.put(&r);
+            self.slots.at_mut(idx).callback = Some(cb);
+        }
+        if let Some(hook) = hook {
+            self.extras_mut(idx).on_cancel = Some(hook);
+        }
+        debug_assert_ne!(self.slots.at(idx).state, State::Free);
+        self.handle_of(idx)
+    }
+}
