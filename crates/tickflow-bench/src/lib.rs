@@ -10,6 +10,7 @@
 pub mod alloc;
 pub mod bevy_delays;
 pub mod latent;
+pub mod migrate;
 pub mod pacing;
 pub mod realtime;
 pub mod scheduler;

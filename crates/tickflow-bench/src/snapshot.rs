@@ -1,4 +1,5 @@
-//! Snapshot benchmark SN1 (issue: snapshots): save and restore a manager of 1e6 timers.
+//! Snapshot benchmark SN1 (issue: snapshots): save and restore a manager of 1e6 timers. The
+//! same run prints SN2, moving owners between schedulers (`migrate.rs`).
 //!
 //! Every timer is tagged (the tag is what the resolver binds it by, the costly case: each one
 //! has a side-table entry) and carries a closure capturing its id. A quarter are one-shots of
@@ -129,4 +130,5 @@ pub fn run(opts: &Options) {
             restore_ms / built
         );
     }
+    crate::migrate::run(opts);
 }

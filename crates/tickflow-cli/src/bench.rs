@@ -42,7 +42,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
         ),
         (
             Part::Snapshot,
-            "Snapshots (SN1)",
+            "Snapshots (SN1–SN2)",
             tickflow_bench::snapshot::run,
         ),
     ];

@@ -13,7 +13,7 @@ use tickflow::realtime::{scheduled, Dispatch, Dispatcher, RealtimeTimers};
 use tickflow::{FrameReport, Span, Stage};
 use tracing_subscriber::prelude::*;
 
-use crate::arena::{self, Stats};
+use crate::arena::{BossMode, Cluster, Stats};
 use crate::output::Staging;
 use crate::trace::Recorder;
 use crate::{plots, CliError};
@@ -51,10 +51,16 @@ pub(crate) struct Settings {
     /// Directory for the output files (created if needed).
     #[arg(long, default_value = "tickflow-out", value_name = "DIR")]
     pub(crate) out: PathBuf,
+    /// Split the arena by position into this many shards, each a scheduler on a thread of
+    /// its own; actors that cross a border are exported, sent as bytes and imported. The
+    /// checksum is the one-shard run's.
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub(crate) shards: u32,
     /// Instead of the demo: roll back every 60 frames, re-simulate and check that every
     /// frame's state hash, report and game checksum repeat exactly (writes no files; the boss
     /// script runs as a tick function, as async tasks cannot be snapshotted).
-    #[arg(long, conflicts_with = "realtime")]
+    #[arg(long, conflicts_with_all = ["realtime", "shards"])]
     pub(crate) rollback_test: bool,
 }
 
@@ -91,6 +97,8 @@ struct Run {
     timers_live: usize,
     latent_live: usize,
     dot: String,
+    /// Actors moved between shards, the time spent moving them, the bytes sent.
+    moved: (u64, Duration, u64),
 }
 
 /// Counts summed over the frames' reports.
@@ -145,7 +153,7 @@ fn simulate(s: &Settings) -> Run {
     let frames = s.frames();
     let actors = s.actors as usize;
     let dt = Span::frames(1, s.hz);
-    let mut world = arena::build(actors, s.seed, arena::BossMode::Task);
+    let mut world = Cluster::new(actors, s.seed, s.shards as usize, BossMode::Task, true);
 
     // The autosave runs on the real-time service's thread every 2 s of wall time and is
     // delivered to this loop through a Dispatcher, as a game would hand it to its main thread.
@@ -181,14 +189,14 @@ fn simulate(s: &Settings) -> Run {
         main_thread.pump();
         for due in due.lock().unwrap().drain(..) {
             let _span = tracing::info_span!("autosave", frame = f + 1).entered();
-            // A save reads the state on the main thread, between frames (its checksum stands
-            // for the saved state here).
-            let saved = world.arena.checksum();
+            // A save reads the state on the main thread, between frames (the checksum of
+            // the director's view of every actor stands for the saved state here).
+            let saved = world.view_hash();
             autosaves.push((f + 1, saved, due.elapsed().as_secs_f64() * 1e3));
         }
         if f % 16 == 0 {
             bar.set_position(f);
-            bar.set_message(format!("{} alive", world.arena.alive()));
+            bar.set_message(format!("{} alive", world.director.board.alive()));
         }
         if s.realtime {
             next += frame_wall;
@@ -202,19 +210,28 @@ fn simulate(s: &Settings) -> Run {
     autosave.cancel();
     service.shutdown();
 
+    world.finish();
+    let (tick_functions, timers_live, latent_live) = world.counts();
+    let dot = world
+        .shards()
+        .next()
+        .expect("a shard")
+        .sched
+        .tick_kinds_dot();
     Run {
         frames,
         wall,
         stage_times,
         totals,
-        stats: world.arena.stats.clone(),
-        alive: world.arena.alive(),
-        checksum: world.arena.checksum(),
+        stats: world.stats(),
+        alive: world.alive(),
+        checksum: world.checksum(),
         autosaves,
-        tick_functions: world.sched.tick_count(),
-        timers_live: world.sched.timers().len(),
-        latent_live: world.sched.latent().len(),
-        dot: world.sched.tick_kinds_dot(),
+        tick_functions,
+        timers_live,
+        latent_live,
+        dot,
+        moved: world.moved,
     }
 }
 
@@ -242,11 +259,16 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
     let wall = r.wall.as_secs_f64();
     let st = &r.stats;
     println!(
-        "tickflow demo: {} actors, {} s at {} Hz, seed {}{}",
+        "tickflow demo: {} actors, {} s at {} Hz, seed {}{}{}",
         count(u64::from(s.actors)),
         s.seconds,
         s.hz,
         s.seed,
+        if s.shards > 1 {
+            format!(", {} shards on {} threads", s.shards, s.shards)
+        } else {
+            String::new()
+        },
         if s.realtime {
             ", paced in real time"
         } else {
@@ -276,6 +298,9 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
         "    {:<20} {p50:>9.1}  {p99:>9.1}  {max:>9.1}",
         "whole frame"
     );
+    if s.shards > 1 {
+        println!("    (each stage: the slowest shard's, plus the director's)");
+    }
     println!(
         "  tick functions run  {} ({} registered at the end)",
         count(r.totals.ticks_run),
@@ -313,6 +338,16 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
         count(st.recharges),
         count(st.lead_changes)
     );
+    if s.shards > 1 {
+        let (n, time, bytes) = r.moved;
+        let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+        println!(
+            "  migrations          {} actors crossed a border ({:.1} µs and {:.0} bytes per actor: export, postcard, import)",
+            count(n),
+            per(time.as_secs_f64() * 1e6),
+            per(bytes as f64)
+        );
+    }
     if r.autosaves.is_empty() {
         println!(
             "  autosaves           0 (the first is due after 2 s of wall time; --realtime runs long enough)"
@@ -344,21 +379,51 @@ mod tests {
         assert_eq!(count(1_234_567), "1,234,567");
     }
 
+    fn run(seed: u64, shards: usize, threads: bool) -> (u64, Stats) {
+        let mut w = Cluster::new(40, seed, shards, BossMode::Task, threads);
+        for _ in 0..2400 {
+            w.frame(Span::frames(1, 60));
+        }
+        w.finish();
+        (w.checksum(), w.stats())
+    }
+
     #[test]
     fn same_seed_same_checksum() {
-        let run = |seed| {
-            let mut w = arena::build(50, seed, arena::BossMode::Task);
-            for _ in 0..600 {
-                w.frame(Span::frames(1, 60));
-            }
-            (w.arena.checksum(), w.arena.stats.clone())
-        };
-        let (a, stats) = run(1);
-        assert_eq!(a, run(1).0);
-        assert_ne!(a, run(2).0);
+        let (a, stats) = run(1, 1, false);
+        assert_eq!(a, run(1, 1, false).0);
+        assert_ne!(a, run(2, 1, false).0);
         assert!(
-            stats.shots > 0 && stats.hits > 0 && stats.deaths > 0,
+            stats.shots > 0 && stats.hits > 0 && stats.deaths > 0 && stats.waves > 0,
             "{stats:?}"
         );
+    }
+
+    #[test]
+    fn any_number_of_shards_gives_the_one_shard_checksum_every_frame() {
+        let dt = Span::frames(1, 60);
+        let mut one = Cluster::new(40, 3, 1, BossMode::Task, false);
+        let mut split: Vec<_> = (2..=5)
+            .map(|n| Cluster::new(40, 3, n, BossMode::Task, false))
+            .collect();
+        for frame in 1..=2400 {
+            one.frame(dt);
+            for (k, w) in split.iter_mut().enumerate() {
+                w.frame(dt);
+                assert_eq!(
+                    w.checksum(),
+                    one.checksum(),
+                    "{} shards, frame {frame}",
+                    k + 2
+                );
+            }
+        }
+        let stats = one.stats();
+        assert!(stats.waves > 0 && stats.deaths > 10, "{stats:?}");
+        for w in &split {
+            assert!(w.stats().migrations > 0, "actors crossed borders");
+        }
+        // On threads, as the demo runs them.
+        assert_eq!(run(3, 4, true).0, one.checksum());
     }
 }

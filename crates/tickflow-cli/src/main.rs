@@ -168,19 +168,23 @@ fn run(cli: Cli) -> Result<(), CliError> {
         None => demo::run(&cli.demo),
         Some(Command::Demo(settings)) => demo::run(&settings),
         Some(Command::Explain(args)) => {
-            let mut world = arena::build(args.actors as usize, args.seed, arena::BossMode::Task);
-            // One frame applies the queued spawns, so the order shows the real world.
+            let (actors, seed) = (args.actors as usize, args.seed);
+            let mut world = arena::Cluster::new(actors, seed, 1, arena::BossMode::Task, false);
+            // One frame takes the first actors in, so the order shows the real world.
             world.frame(tickflow::Span::frames(1, 60));
+            let shard = world.shards().next().expect("one shard");
             if args.dot {
-                print!("{}", world.sched.tick_graph_dot());
+                print!("{}", shard.sched.tick_graph_dot());
             } else if args.dot_kinds {
-                print!("{}", world.sched.tick_kinds_dot());
+                print!("{}", shard.sched.tick_kinds_dot());
             } else {
                 println!(
-                    "Tick order of an arena with {} actors, after its first frame:\n",
+                    "Tick order of an arena with {} actors (one shard), after its first frame:\n",
                     args.actors
                 );
-                print!("{}", world.sched.explain_order());
+                print!("{}", shard.sched.explain_order());
+                println!("\nTick order of its director (boss script and scoreboard):\n");
+                print!("{}", world.director.sched.explain_order());
             }
             Ok(())
         }

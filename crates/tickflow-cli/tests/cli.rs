@@ -66,9 +66,12 @@ fn the_demo_writes_every_file() {
     let trace: Value = serde_json::from_slice(&fs::read(out.join("trace.json")).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     let named = |name: &str| events.iter().filter(|e| e["name"] == name).count();
-    assert_eq!(named("frame"), 120);
-    assert_eq!(named("PrePhysics"), 120);
-    assert_eq!(named("Latent"), 120);
+    // Each frame runs the shard's scheduler, then the director's: a span for each.
+    assert_eq!(named("shard"), 120);
+    assert_eq!(named("director"), 120);
+    assert_eq!(named("frame"), 240);
+    assert_eq!(named("PrePhysics"), 240);
+    assert_eq!(named("Latent"), 240);
     let frame = events.iter().find(|e| e["name"] == "frame").unwrap();
     assert_eq!(frame["ph"], "X");
     assert!(frame["dur"].as_f64().unwrap() >= 0.0);
@@ -137,6 +140,26 @@ fn the_same_seed_gives_the_same_checksum() {
 }
 
 #[test]
+fn four_shards_give_the_checksum_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let mut cmd = tickflow();
+        cmd.args(["demo", "--actors", "400", "--seconds", "20", "--out"])
+            .arg(dir.path().join(name))
+            .args(extra);
+        String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
+    };
+    let (one, four) = (run("one", &[]), run("four", &["--shards", "4"]));
+    assert_eq!(checksum(&one), checksum(&four));
+    assert!(four.contains("4 shards on 4 threads"), "{four}");
+    let migrations = (four.lines())
+        .find_map(|l| l.trim().strip_prefix("migrations"))
+        .expect("a migrations line");
+    assert!(!migrations.trim().starts_with("0 "), "{migrations}");
+    assert!(!one.contains("migrations"), "{one}");
+}
+
+#[test]
 fn pacing_in_real_time_changes_nothing_in_the_game() {
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, extra: &[&str]| {
@@ -179,6 +202,7 @@ fn explain_prints_the_order_and_the_graph() {
     assert!(text.contains("move 0"), "{text}");
     assert!(text.contains("think 0"), "{text}");
     assert!(text.contains("reap"), "{text}");
+    assert!(text.contains("director"), "{text}");
     assert!(
         text.contains("tickables (after the timers): scoreboard"),
         "{text}"

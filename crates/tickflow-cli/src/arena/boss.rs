@@ -1,10 +1,10 @@
 //! The boss script as a tick function, for `--rollback-test`: the demo's usual boss is an
 //! async task, and futures cannot be snapshotted, so a world that is rolled back runs the
-//! same script as a state machine whose state lives in the arena (and is saved with it).
+//! same script as a state machine whose state lives in the director's board (and is saved with it).
 
 use tickflow::prelude::*;
 
-use super::Arena;
+use super::director::Board;
 
 /// The boss script's state: wait 2 s, then for every wave: wait until a tenth of the force
 /// has died, spawn reinforcements sixteen per frame, rest 3 s.
@@ -37,7 +37,7 @@ impl Boss {
     }
 }
 
-impl Arena {
+impl Board {
     /// One frame of the boss script (a PostUpdateWork tick function, "boss").
     pub(crate) fn boss_step(&mut self, now: Time) {
         let Some(mut boss) = self.boss.take() else {
