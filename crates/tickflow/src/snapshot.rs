@@ -44,6 +44,9 @@
 //!   report (so are removed latent actions waiting for their abort hook that cannot save
 //!   themselves). `on_cancel` hooks of live timers are bound again through
 //!   [`Resolver::timer_on_cancel`] when the resolver offers them.
+//! - Owners frozen for a handover ([`Scheduler::freeze_owner`]): their items are out of the
+//!   scheduler, their callbacks held aside; and the epochs of owners that moved (a restored
+//!   scheduler accepts any move again).
 //! - Commands queued through [`Commands`](crate::scheduler::Commands) and not yet applied:
 //!   call [`Scheduler::apply_commands`] before taking a snapshot (any direct call on the
 //!   scheduler, and every frame, applies them first too).

@@ -187,12 +187,23 @@ fn a_frozen_owner_stands_still_until_the_abort_puts_it_back() {
     run(&mut b, &mut gb, 7);
     let snap = b.freeze_owner(ORC).unwrap();
     assert!(b.is_frozen(ORC) && b.freeze_owner(ORC).is_none());
+    assert_eq!(
+        b.import_owner(&snap, &mut Bind::default()),
+        Err(ImportError::Frozen { owner: ORC })
+    );
     let calls = gb.of(ORC).len();
     run(&mut b, &mut gb, 30); // the handover takes half a second
     assert_eq!(gb.of(ORC).len(), calls, "frozen items do not run");
     let map = b.abort_owner(ORC).unwrap();
     assert_eq!(map.timers().len(), snap.timer_count());
     assert!(!b.is_frozen(ORC) && b.abort_owner(ORC).is_none());
+    assert!(
+        matches!(
+            b.import_owner(&snap, &mut Bind::default()),
+            Err(ImportError::Duplicate { .. })
+        ),
+        "the freeze's own snapshot is not imported back once aborted: its epoch was used"
+    );
     // Shifted by the 30 frames it stood still, the orc does what the unmoved one does,
     // and it kept its own closures (the hud counts on from 7).
     run(&mut a, &mut ga, 100);

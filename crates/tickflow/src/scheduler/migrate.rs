@@ -188,6 +188,12 @@ pub enum ImportError {
         /// The latest epoch of the owner this scheduler imported.
         imported: u64,
     },
+    /// The owner is frozen in this scheduler ([`freeze_owner`](super::Scheduler::freeze_owner)):
+    /// commit or abort that handover first.
+    Frozen {
+        /// The owner.
+        owner: OwnerId,
+    },
     /// A latent action of the snapshot has a key that an unfinished action holds here.
     LatentKeyInUse {
         /// The owner.
@@ -217,6 +223,10 @@ impl fmt::Display for ImportError {
                 f,
                 "move {epoch} of {owner:?} was refused: move {imported} of it was imported here already"
             ),
+            ImportError::Frozen { owner } => write!(
+                f,
+                "{owner:?} is frozen here for a handover: commit or abort it before importing"
+            ),
             ImportError::LatentKeyInUse { owner, uuid } => write!(
                 f,
                 "latent action ({owner:?}, {uuid}) cannot be imported: an unfinished action holds its key"
@@ -238,6 +248,8 @@ impl std::error::Error for ImportError {
 /// An owner's items taken out with their closures, until a commit drops them or an abort
 /// puts them back.
 struct Held<C> {
+    /// The freeze's epoch: an abort counts as its import, so its snapshot cannot come back.
+    epoch: u64,
     timers: Vec<TakenTimer<C>>,
     ticks: Vec<(MovedTick, TickBody<C>)>,
     tickables: Vec<(MovedTickable, Box<dyn Tickable<C>>)>,

@@ -29,6 +29,11 @@ impl<C: 'static> Scheduler<C> {
     /// moved, they were not cancelled. Hooks of live timers travel as a flag and are bound
     /// again by [`Resolver::timer_on_cancel`] at the destination.
     ///
+    /// The snapshot's epoch is one more than the last this scheduler saw for the owner; each
+    /// scheduler remembers, per owner that moved through it, the last epochs it saw (a
+    /// small map entry, kept after the owner leaves so that a late duplicate is still
+    /// refused).
+    ///
     /// ```
     /// use tickflow::prelude::*;
     ///
@@ -82,10 +87,15 @@ impl<C: 'static> Scheduler<C> {
 
     /// Ends a handover that failed: puts the frozen owner's items back, with the time each
     /// had left at the freeze (its time stood still), and returns their new handles (the
-    /// old slots may have been reused meanwhile). `None` when the owner is not frozen.
+    /// old slots may have been reused meanwhile). A latent key that an action took during
+    /// the freeze keeps that action. The abort counts as the import of the freeze's
+    /// snapshot: that snapshot is refused here from now on. `None` when the owner is not
+    /// frozen.
     pub fn abort_owner(&mut self, owner: OwnerId) -> Option<HandleMap> {
         let held = self.moves.frozen.remove(&owner)?;
         self.flush();
+        let seen = self.moves.epochs.entry(owner).or_default();
+        seen.1 = seen.1.max(held.epoch);
         let mut map = HandleMap::default();
         for (m, cb, hook) in held.timers {
             let new = self.timers.put_moved(&m, cb, hook);
@@ -98,8 +108,10 @@ impl<C: 'static> Scheduler<C> {
             map.tickables.extend(m.old_handle().map(|old| (old, new)));
         }
         for l in held.latent {
-            let added = (self.latent).add_boxed(owner, l.info.uuid, l.action, l.on_complete);
-            debug_assert!(added, "a frozen owner's keys stay free");
+            // A key taken meanwhile keeps its new action (as `add` would): the frozen one is
+            // dropped, without its abort hook.
+            self.latent
+                .add_boxed(owner, l.info.uuid, l.action, l.on_complete);
         }
         Some(map)
     }
@@ -120,6 +132,7 @@ impl<C: 'static> Scheduler<C> {
     ///
     /// All or nothing: nothing changes here when the import fails.
     /// - [`ImportError::Duplicate`]: this scheduler imported this move of the owner already.
+    /// - [`ImportError::Frozen`]: the owner is frozen here for a handover.
     /// - [`ImportError::LatentKeyInUse`]: an unfinished latent action here holds a key of one
     ///   in the snapshot.
     /// - [`ImportError::Restore`]: another format version, damaged data, or a callback the
@@ -183,6 +196,7 @@ impl<C: 'static> Scheduler<C> {
             tasks_not_moved: self.tasks.exec().count_owner(owner) as u64,
         };
         let held = Held {
+            epoch: snap.epoch,
             timers,
             ticks,
             tickables,
@@ -209,6 +223,9 @@ impl<C: 'static> Scheduler<C> {
             .into());
         }
         let owner = snap.owner;
+        if self.moves.frozen.contains_key(&owner) {
+            return Err(ImportError::Frozen { owner });
+        }
         let imported = self.moves.epochs.get(&owner).map_or(0, |e| e.1);
         if snap.epoch == 0 || snap.epoch <= imported {
             return Err(ImportError::Duplicate {
