@@ -170,18 +170,18 @@ impl<C: 'static> Exec<C> {
 
     /// Wakes the tasks whose delay timers fired.
     pub(super) fn take_fired(&self, timers: &mut TimerManager<C>) {
-        if timers.woken.is_empty() {
+        if !timers.has_woken() {
             return;
         }
         let map = self.by_timer.borrow();
         let mut local = self.local.borrow_mut();
-        for h in timers.woken.drain(..) {
+        timers.take_woken(|h| {
             if let Some(&(tg, index, gen)) = map.get(h.index() as usize) {
                 if tg == h.tag().get() {
                     local.push((index, gen));
                 }
             }
-        }
+        });
     }
 
     pub(crate) fn wake_next_frame(&self, waker: &Waker) {

@@ -9,8 +9,8 @@ use std::task::{Context, Poll, Waker};
 use super::exec::Exec;
 use super::lend;
 use super::slots::Current;
-use crate::time::{Domain, Span};
-use crate::timer::{TimerHandle, TimerManager};
+use crate::time::Domain;
+use crate::timer::{TimerHandle, WakeTarget};
 
 const NOT_IN_A_TASK: &str = "tickflow task futures can only be polled by the Scheduler that \
                              spawned the task, in its latent stage";
@@ -72,11 +72,10 @@ impl<C: 'static> Sleep<C> {
                 let h = exec
                     .timers
                     .with(|tm| match reusable {
-                        Some(h) if tm.rearm(h, due) => h,
+                        Some(h) if tm.move_wake(h, Some(due)) => h,
                         _ => {
-                            let h = tm.every(Span::MAX).call(record_wake);
-                            tm.mark_task(h);
-                            tm.rearm(h, due);
+                            let h = tm.reusable_wake();
+                            tm.move_wake(h, Some(due));
                             exec.set_task_timer(c, h);
                             h
                         }
@@ -86,28 +85,14 @@ impl<C: 'static> Sleep<C> {
             }
         }
         let domain = self.domain;
-        let now = exec.clock(domain);
-        let set = |tm: &mut TimerManager<C>| {
-            let builder = match domain {
-                Domain::Frames => tm.after_frames(due.saturating_sub(now)),
-                d => {
-                    let start = due.saturating_sub(self.span).min(now);
-                    tm.after(Span::from_flicks(due - start))
-                        .domain(d)
-                        .starting_at(start)
-                }
-            };
-            let h = match own {
-                Some(_) => builder.call(record_wake),
-                None => {
-                    let w = w.clone();
-                    builder.call(move |_, _| w.wake_by_ref())
-                }
-            };
-            tm.mark_task(h);
-            h
+        let start = due.saturating_sub(self.span).min(exec.clock(domain));
+        let target = match own {
+            Some(_) => WakeTarget::Record,
+            None => WakeTarget::Waker(w.clone()),
         };
-        let h = exec.timers.with(set).expect(NOT_IN_A_TASK);
+        let h = (exec.timers)
+            .with(|tm| tm.wake_at(domain, start, due, target))
+            .expect(NOT_IN_A_TASK);
         match own {
             Some(c) => {
                 exec.map_timer(h, c);
@@ -122,19 +107,12 @@ impl<C: 'static> Sleep<C> {
         match wake {
             Wake::Task(c) => {
                 // Parked, kept for the task's next delay.
-                exec.timers.with(|tm| tm.rearm(timer, u64::MAX));
+                exec.timers.with(|tm| tm.move_wake(timer, None));
                 exec.release_task_timer(c.index, c.gen);
             }
             Wake::Own | Wake::Foreign(_) => exec.clear_timer(timer),
         }
     }
-}
-
-/// A task-delay timer's callback: captures nothing, so storing it allocates nothing; the
-/// executor maps the handle back to its task.
-fn record_wake<C: 'static>(_: &mut C, tcx: &mut crate::timer::TimerCx<'_, C>) {
-    let h = tcx.handle();
-    tcx.timers().woken.push(h);
 }
 
 impl<C: 'static> Future for Sleep<C> {

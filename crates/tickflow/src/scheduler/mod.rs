@@ -172,7 +172,7 @@ impl<C: 'static> Scheduler<C> {
             tasks.exec().wake().clone(),
         ));
         let mut timers = TimerManager::new();
-        timers.owned = true;
+        timers.belong_to_scheduler();
         let mut latent = LatentActions::new();
         latent.owned = true;
         Scheduler {

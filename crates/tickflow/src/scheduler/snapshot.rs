@@ -241,7 +241,7 @@ impl<C: 'static> Scheduler<C> {
             .tickables
             .restore(&snap.tickables, tickable_alloc, objects);
         sched.timers = timers;
-        sched.timers.owned = true;
+        sched.timers.belong_to_scheduler();
         sched.latent = latent;
         sched.latent.owned = true;
         sched.paused = snap.paused;

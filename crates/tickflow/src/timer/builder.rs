@@ -18,8 +18,8 @@ pub(crate) struct Spec<C> {
     pub(crate) name: Option<Box<str>>,
     pub(crate) tag: Option<u64>,
     pub(crate) on_cancel: Option<CancelHook<C>>,
-    /// Where the countdown starts on its clock, when not now (latent delays chained from an
-    /// earlier one's due time).
+    /// Where the countdown starts on its clock, when not now (wake timers of task delays
+    /// chained from an earlier one's due time, see `wake.rs`).
     pub(crate) start: Option<u64>,
 }
 
@@ -230,13 +230,6 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     /// when [`call`](Self::call) stores it.
     pub fn replace(mut self, handle: &'a mut TimerHandle) -> Self {
         self.replace = Some(handle);
-        self
-    }
-
-    /// Starts the countdown at `start` on the timer's clock instead of now (outside a frame's
-    /// pending window). A due time already reached fires in the next tick.
-    pub(crate) fn starting_at(mut self, start: u64) -> Self {
-        self.spec.start = Some(start);
         self
     }
 

@@ -17,17 +17,17 @@ use crate::time::{Domain, Span, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
-    pub(crate) owner: Option<OwnerId>,
-    pub(crate) name: Option<Box<str>>,
-    pub(crate) on_cancel: Option<CancelHook<C>>,
+    pub(super) owner: Option<OwnerId>,
+    pub(super) name: Option<Box<str>>,
+    pub(super) on_cancel: Option<CancelHook<C>>,
     /// Calls left, for timers limited with `times(n)`; includes a call that is running.
-    pub(crate) times_left: Option<u64>,
+    pub(super) times_left: Option<u64>,
     /// The first delay of a timer whose first delay differs from its period (or, for a
     /// one-shot, from the delay its rate reports): what `elapsed` counts against before the
     /// first call.
-    pub(crate) first_delay: Option<u64>,
+    pub(super) first_delay: Option<u64>,
     /// High 32 bits of the call count.
-    pub(crate) calls_hi: u32,
+    pub(super) calls_hi: u32,
 }
 
 impl<C> Default for Extras<C> {
@@ -71,38 +71,37 @@ pub(crate) enum Base {
 /// `C` is your context (game state): every callback gets `&mut C`. See the [module
 /// docs](crate::timer) for the rules every method keeps.
 pub struct TimerManager<C> {
-    pub(crate) slots: Slots<C>,
-    pub(crate) extras: FxHashMap<u32, Extras<C>>,
-    pub(crate) owners: OwnerIndex<u32>,
-    pub(crate) wheels: [Wheel; 3],
-    pub(crate) ready: ReadyQueue,
+    pub(super) slots: Slots<C>,
+    pub(super) extras: FxHashMap<u32, Extras<C>>,
+    pub(super) owners: OwnerIndex<u32>,
+    pub(super) wheels: [Wheel; 3],
+    pub(super) ready: ReadyQueue,
     /// Timers set in the open frame (stale records are skipped by state).
-    pub(crate) pending: Vec<u32>,
+    pub(super) pending: Vec<u32>,
     /// `prev` and `now` of every clock for the last tick; `now` is the current time.
-    pub(crate) span: TickSpan,
-    pub(crate) next_seq: u32,
+    pub(super) span: TickSpan,
+    pub(super) next_seq: u32,
     /// A frame has begun and its timer tick has not run yet: new timers are pending.
-    pub(crate) frame_open: bool,
-    pub(crate) in_tick: bool,
+    pub(super) frame_open: bool,
+    pub(super) in_tick: bool,
     /// Belongs to a scheduler: `tick` and `begin_frame` are the scheduler's alone.
-    pub(crate) owned: bool,
+    pub(super) owned: bool,
     /// Calls are running: anything that becomes due now waits for the next tick.
-    pub(crate) processing: bool,
+    pub(super) processing: bool,
     /// Clock and scheduled time of the call that is running.
-    pub(crate) firing: Option<(Domain, u64)>,
-    pub(crate) budget: Option<usize>,
+    pub(super) firing: Option<(Domain, u64)>,
+    pub(super) budget: Option<usize>,
     /// Most calls one timer makes in one tick (see `set_catch_up_cap`).
-    pub(crate) catch_up_cap: u64,
+    pub(super) catch_up_cap: u64,
     /// Missed calls dropped by the catch-up cap, since the manager was made.
-    pub(crate) dropped: u64,
-    pub(crate) cancelled: VecDeque<CancelHook<C>>,
-    /// Handles of fired task-delay timers, for the scheduler's task executor: their callback
-    /// captures nothing (no allocation) and just records itself here.
-    pub(crate) woken: Vec<TimerHandle>,
+    pub(super) dropped: u64,
+    pub(super) cancelled: VecDeque<CancelHook<C>>,
+    /// Handles of fired recording wake timers, for their driver (see `wake.rs`).
+    pub(super) woken: Vec<TimerHandle>,
     /// User tags by slot, for timers flagged as tagged; empty until the first tag. Dense
     /// (8 bytes a slot) because tags are set on many timers at once, to rebind them after a
     /// restore: a side-table entry each would cost more than the timer.
-    pub(crate) tags: Vec<u64>,
+    pub(super) tags: Vec<u64>,
 }
 
 impl<C: 'static> Default for TimerManager<C> {
@@ -321,21 +320,6 @@ impl<C: 'static> TimerManager<C> {
         }
     }
 
-    /// Moves a waiting (or idle, due `NEVER`) timer to a new absolute due time; `false` when
-    /// the handle is stale or the timer is pending, paused or running. The scheduler's tasks
-    /// use it to keep one timer per task instead of making one per delay.
-    pub(crate) fn rearm(&mut self, h: TimerHandle, due: u64) -> bool {
-        let Some(idx) = self.find(h) else {
-            return false;
-        };
-        if !matches!(self.slots.at(idx).state, State::Active | State::Ready) {
-            return false;
-        }
-        self.unschedule(idx);
-        self.place(idx, due);
-        true
-    }
-
     /// Marks a timer ready and makes its queue record.
     pub(crate) fn make_ready(&mut self, idx: u32, burst: u32) -> Call {
         Call::make(&mut self.slots, idx, burst, self.span.now[2] as u32)
@@ -389,11 +373,10 @@ impl<C: 'static> TimerManager<C> {
             .then(|| self.tags[idx as usize])
     }
 
-    /// Marks a scheduler task's delay timer: snapshots leave it out with its task.
-    pub(crate) fn mark_task(&mut self, h: TimerHandle) {
-        if let Some(idx) = self.find(h) {
-            self.slots.at_mut(idx).flags.set_task();
-        }
+    /// Hands the manager to a scheduler: `tick` and `begin_frame` are the scheduler's alone
+    /// from now on.
+    pub(crate) fn belong_to_scheduler(&mut self) {
+        self.owned = true;
     }
 
     /// The slot of a live timer.

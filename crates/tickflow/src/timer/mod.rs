@@ -110,6 +110,7 @@ mod ready;
 mod slot;
 mod snapshot;
 mod stage;
+mod wake;
 mod wheel;
 
 use crate::time::{Domain, Span};
@@ -121,6 +122,7 @@ pub use manager::TimerManager;
 pub(crate) use moved::{MovedTimer, TakenTimer};
 pub(crate) use snapshot::unbound;
 pub use snapshot::TimerSnapshot;
+pub(crate) use wake::WakeTarget;
 
 /// A boxed timer callback: what [`TimerBuilder::call`] stores, and what a restore's resolver
 /// returns. `Send`, so that a manager can move between threads (and be a Bevy resource).

@@ -55,8 +55,8 @@ pub(crate) struct Flags(u8);
 impl Flags {
     const LOOPING: u8 = 1 << 4;
     const EXTRAS: u8 = 1 << 5;
-    /// A scheduler task's delay timer (left out of snapshots with its task).
-    const TASK: u8 = 1 << 6;
+    /// A wake timer (`wake.rs`): left out of snapshots with the futures it wakes.
+    const WAKE: u8 = 1 << 6;
     /// Has a user tag (in the manager's dense tag table).
     const TAG: u8 = 1 << 7;
 
@@ -88,8 +88,8 @@ impl Flags {
         self.0 & Self::EXTRAS != 0
     }
 
-    pub(crate) fn task(self) -> bool {
-        self.0 & Self::TASK != 0
+    pub(crate) fn wake(self) -> bool {
+        self.0 & Self::WAKE != 0
     }
 
     pub(crate) fn has_tag(self) -> bool {
@@ -100,8 +100,8 @@ impl Flags {
         self.0 |= Self::TAG;
     }
 
-    pub(crate) fn set_task(&mut self) {
-        self.0 |= Self::TASK;
+    pub(crate) fn set_wake(&mut self) {
+        self.0 |= Self::WAKE;
     }
 
     pub(crate) fn set_extras(&mut self, on: bool) {

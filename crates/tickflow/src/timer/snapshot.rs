@@ -254,14 +254,14 @@ impl<C: 'static> TimerManager<C> {
         let entries = &self.slots.entries;
         let mut generations = Vec::with_capacity(entries.len());
         let mut live = Vec::with_capacity(self.slots.live());
-        // The scheduler's task-delay timers belong to async tasks, which are not saved: the
-        // snapshot frees their slots (reused first, highest slot first), as if the tasks had
-        // just been cancelled.
+        // Wake timers belong to the futures they wake, which are not saved (see `wake.rs`):
+        // the snapshot frees their slots (reused first, highest slot first), as if the tasks
+        // had just been cancelled.
         let mut free = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             let mut tag = e.gen;
             if e.state != State::Free {
-                if !e.flags.task() {
+                if !e.flags.wake() {
                     live.push(i as u32);
                 } else if let Some(next) = next_tag(e.gen) {
                     tag = next;
