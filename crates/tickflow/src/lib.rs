@@ -102,7 +102,8 @@
 //! - [`scheduler`]: [`Scheduler`], the frame pipeline that runs all of the above.
 //! - [`driver`]: the loops: a fixed-step driver for render loops, a paced runner for servers.
 //! - [`snapshot`]: save games, rollback and desync checks: all of the above as plain data,
-//!   restored exactly (below).
+//!   restored exactly (below); and one entity's part of it, moved to another scheduler
+//!   ([`Scheduler::export_owner`], [`Scheduler::import_owner`]) when a server shards its world.
 //!
 //! Cargo feature `tracing` (off by default): a [`tracing`](https://docs.rs/tracing) span per
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
