@@ -358,3 +358,70 @@ fn timers_the_fire_budget_left_due_move_late_and_catch_up_in_order() {
     );
     same(&ga.of(ORC), &gb.of(ORC), "late timers");
 }
+
+/// Binds everything, but builds the tickable for another owner.
+struct WrongHud;
+impl Resolver<Game> for WrongHud {
+    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
+        Bind::default().timer(info)
+    }
+    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
+        Bind::default().tick(info)
+    }
+    fn tickable(&mut self, _: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
+        Some(Box::new(Hud {
+            owner: ELF,
+            ticks: 0,
+        }))
+    }
+    fn latent(&mut self, info: &LatentInfo) -> Option<tickflow::latent::Completion<Game>> {
+        Bind::default().latent(info)
+    }
+}
+
+#[test]
+fn a_tickable_built_for_another_owner_is_refused() {
+    let (mut a, mut b) = (world(), Scheduler::<Game>::new());
+    let snap = a.export_owner(ORC);
+    let err = b.import_owner(&snap, &mut WrongHud).unwrap_err();
+    assert!(
+        matches!(&err, ImportError::Restore(RestoreError::Unbound { kind: "tickable", detail, .. }) if detail.contains("another owner")),
+        "{err}"
+    );
+    assert!(b.timers().is_empty() && b.tick_count() == 0 && b.tickable_count() == 0);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn damaged_or_foreign_snapshots_are_refused_with_a_reason() {
+    let mut a = world();
+    let json = serde_json::to_string(&a.export_owner(ORC)).unwrap();
+    let import = |text: &str| {
+        let snap: OwnerSnapshot = serde_json::from_str(text).unwrap();
+        Scheduler::<Game>::new().import_owner(&snap, &mut Bind::default())
+    };
+    assert!(import(&json).is_ok());
+    let version = json.replacen("\"version\":2", "\"version\":99", 1);
+    assert!(matches!(
+        import(&version),
+        Err(ImportError::Restore(RestoreError::Version {
+            found: 99,
+            ..
+        }))
+    ));
+    // A timer that claims another owner: the snapshot contradicts itself.
+    let owner = json.replacen("\"owner\":3", "\"owner\":5", 2);
+    let err = import(&owner).unwrap_err();
+    assert!(
+        matches!(&err, ImportError::Restore(RestoreError::Corrupt { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("corrupted"), "{err}");
+    assert!(std::error::Error::source(&err).is_some());
+    // Epoch 0 is no move.
+    let zero = json.replacen("\"epoch\":1", "\"epoch\":0", 1);
+    assert!(matches!(
+        import(&zero),
+        Err(ImportError::Duplicate { epoch: 0, .. })
+    ));
+}
