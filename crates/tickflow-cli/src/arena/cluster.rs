@@ -134,6 +134,10 @@ impl Cluster {
             None => Arc::new(View::new(ids, seen)),
         };
         self.spare.push(Arc::clone(&self.director.board.view));
+        if self.spare.len() > 4 {
+            // Views held elsewhere for long (a rollback's saved state) are not waited for.
+            self.spare.remove(0);
+        }
         let board = &mut self.director.board;
         board.see(Arc::clone(&view), frame);
         let director = {
