@@ -132,6 +132,18 @@ macro_rules! handle_type {
                 self.tag
             }
 
+            /// The handle as plain numbers `(index, tag)`, for records that travel (an
+            /// owner's snapshot names each item by its handle in the source).
+            pub(crate) fn to_raw(self) -> (u32, u32) {
+                (self.index, self.tag.get())
+            }
+
+            /// A handle from [`to_raw`](Self::to_raw)'s numbers; `None` for a zero tag
+            /// (damaged data).
+            pub(crate) fn from_raw((index, tag): (u32, u32)) -> Option<$name> {
+                std::num::NonZeroU32::new(tag).map(|tag| $name { index, tag })
+            }
+
             /// `true` for the `Default` handle, which never names anything.
             pub fn is_none(self) -> bool {
                 self == $name::default()

@@ -182,11 +182,18 @@ impl<C> Tickables<C> {
         }
         // Bookkeeping first, the user's destructor last: a panicking `Drop` leaves the
         // tickables consistent.
-        let entry = self.slots[h.index() as usize].take();
+        drop(self.take(h));
+        true
+    }
+
+    /// Takes a live tickable's entry out and frees its handle.
+    fn take(&mut self, h: TickableHandle) -> Entry<C> {
+        let entry = self.slots[h.index() as usize]
+            .take()
+            .expect("a live handle");
         crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         self.live -= 1;
-        drop(entry);
-        true
+        entry
     }
 
     pub(crate) fn len(&self) -> usize {

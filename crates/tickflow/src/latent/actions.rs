@@ -19,7 +19,7 @@ use crate::time::{Domain, Span};
 pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
 
 pub use handle::LatentHandle;
-pub(crate) use moved::{MovedLatent, TakenLatent};
+pub(crate) use moved::MovedLatent;
 pub(crate) use save::LatentSnapshot;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -329,14 +329,20 @@ impl<C: 'static> LatentActions<C> {
     }
 
     fn abort_at(&mut self, i: usize) {
+        if let Some(a) = self.detach(i) {
+            self.aborted.push_back(a);
+        }
+    }
+
+    /// Ends the unfinished action at `i` without its completion (the entry stays until the
+    /// next compaction) and hands the action over: to the abort queue, or to a move.
+    fn detach(&mut self, i: usize) -> Option<Box<dyn LatentAction<C>>> {
         let e = &mut self.entries[i];
         e.state = State::Removed;
         e.trigger = false;
         self.keys.remove(&(e.owner, e.uuid));
         self.live -= 1;
-        if let Some(a) = e.action.take() {
-            self.aborted.push_back(a);
-        }
+        e.action.take()
     }
 
     /// Unfinished actions of `owner`.

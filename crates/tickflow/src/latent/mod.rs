@@ -115,6 +115,6 @@ pub use poll::MAX_TASK_PASSES;
 pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};
 
-pub(crate) use actions::{LatentSnapshot, MovedLatent, TakenLatent};
+pub(crate) use actions::{LatentSnapshot, MovedLatent};
 pub(crate) use exec::{Exec, Tasks};
 pub(crate) use factory::{NewTask, TaskFactory};

@@ -9,10 +9,10 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 
 use crate::format::RestoreError;
-use crate::latent::{LatentInfo, MovedLatent, TakenLatent};
+use crate::latent::{Completion, LatentAction, LatentInfo, MovedLatent};
 use crate::tick::{MovedTick, TickBody, TickHandle};
 use crate::tickable::{MovedTickable, Tickable, TickableHandle};
-use crate::timer::{MovedTimer, OwnerId, TakenTimer, TimerHandle};
+use crate::timer::{CancelHook, MovedTimer, OwnerId, TimerCallback, TimerHandle};
 
 /// One owner's timers, tick functions, tickables and latent actions as plain data, taken
 /// out of one scheduler by [`Scheduler::export_owner`](super::Scheduler::export_owner) (or
@@ -245,22 +245,40 @@ impl std::error::Error for ImportError {
     }
 }
 
-/// An owner's items taken out with their closures, until a commit drops them or an abort
-/// puts them back.
+/// A latent action with its key and completion.
+type KeyedAction<C> = (u64, Box<dyn LatentAction<C>>, Completion<C>);
+
+/// The closures of an owner's items, in the order of a snapshot's records: bound by the
+/// resolver for an import, or kept by a freeze for an abort.
+struct Bound<C> {
+    timers: Vec<(TimerCallback<C>, Option<CancelHook<C>>)>,
+    ticks: Vec<TickBody<C>>,
+    tickables: Vec<Box<dyn Tickable<C>>>,
+    /// Every latent action with its key (a freeze also keeps those that cannot save
+    /// themselves, which the snapshot only lists).
+    latent: Vec<KeyedAction<C>>,
+}
+
+/// An owner's items taken out by a freeze: the snapshot it returned (its epoch included) and
+/// the closures, until a commit drops them or an abort puts them back.
 struct Held<C> {
-    /// The freeze's epoch: an abort counts as its import, so its snapshot cannot come back.
-    epoch: u64,
-    timers: Vec<TakenTimer<C>>,
-    ticks: Vec<(MovedTick, TickBody<C>)>,
-    tickables: Vec<(MovedTickable, Box<dyn Tickable<C>>)>,
-    latent: Vec<TakenLatent<C>>,
+    snap: OwnerSnapshot,
+    bound: Bound<C>,
+}
+
+/// The epochs of one owner this scheduler saw.
+#[derive(Clone, Copy, Default)]
+struct Epochs {
+    /// The latest, exported or imported: the next export's epoch is one more.
+    seen: u64,
+    /// The latest imported (an abort counts as the import of its freeze): a snapshot of
+    /// this epoch or an older one is refused.
+    imported: u64,
 }
 
 /// What a scheduler keeps about moves: each owner's epochs and the frozen owners.
 pub(super) struct Moves<C> {
-    /// Per owner: the latest epoch seen here (exported or imported), and the latest
-    /// imported (0: none).
-    epochs: FxHashMap<OwnerId, (u64, u64)>,
+    epochs: FxHashMap<OwnerId, Epochs>,
     frozen: FxHashMap<OwnerId, Held<C>>,
 }
 

@@ -4,15 +4,14 @@
 use std::fmt;
 
 use super::Scheduler;
-use crate::latent::{Completion, LatentAction, LatentInfo};
+use crate::format::RestoreError;
+use crate::latent::{Completion, LatentAction, LatentInfo, SavedAction};
 use crate::tick::{TickBody, TickInfo};
 use crate::tickable::{Tickable, TickableInfo};
 use crate::timer::{CancelHook, TimerCallback, TimerInfo};
 
 #[cfg(doc)]
 use super::{sync_test, SchedulerSnapshot};
-#[cfg(doc)]
-use crate::format::RestoreError;
 
 /// Binds callbacks again when a [`SchedulerSnapshot`] is restored.
 ///
@@ -65,6 +64,66 @@ pub trait Resolver<C> {
     /// own rollback loop does the same after [`Scheduler::restore`]. The default does nothing.
     fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
         let _ = (sched, ctx);
+    }
+}
+
+// How a restore and an import bind one saved item: the same rules and the same errors.
+
+/// A timer's callback and, when it had one (`hooked`), its `on_cancel` hook if the resolver
+/// offers it.
+pub(crate) fn bind_timer<C>(
+    r: &mut dyn Resolver<C>,
+    info: &TimerInfo,
+    hooked: bool,
+) -> Option<(TimerCallback<C>, Option<CancelHook<C>>)> {
+    let cb = r.timer(info)?;
+    let hook = if hooked {
+        r.timer_on_cancel(info)
+    } else {
+        None
+    };
+    Some((cb, hook))
+}
+
+/// A tick function's body, parallel exactly when the saved function was.
+pub(crate) fn bind_tick<C: 'static>(
+    r: &mut dyn Resolver<C>,
+    info: &TickInfo,
+) -> Result<TickBody<C>, RestoreError> {
+    let unbound = |detail: &str| RestoreError::Unbound {
+        kind: "tick function",
+        name: info.settings.name.clone(),
+        detail: format!("{:?}{detail}", info.handle),
+    };
+    match r.tick(info) {
+        Some(b) if b.is_parallel() == info.parallel => Ok(b),
+        Some(_) if info.parallel => Err(unbound(", saved parallel, bound serial")),
+        Some(_) => Err(unbound(", saved serial, bound parallel")),
+        None => Err(unbound("")),
+    }
+}
+
+/// A tickable object.
+pub(crate) fn bind_tickable<C>(
+    r: &mut dyn Resolver<C>,
+    info: &TickableInfo,
+) -> Result<Box<dyn Tickable<C>>, RestoreError> {
+    r.tickable(info).ok_or_else(|| RestoreError::Unbound {
+        kind: "tickable",
+        name: info.name.clone(),
+        detail: format!("{:?}", info.handle),
+    })
+}
+
+/// A saved latent action again: the built-in kinds by themselves, custom ones by the
+/// resolver.
+pub(crate) fn bind_action<C: 'static>(
+    r: &mut dyn Resolver<C>,
+    saved: &SavedAction,
+) -> Option<Box<dyn LatentAction<C>>> {
+    match saved {
+        SavedAction::Custom { kind, data } => r.latent_action(kind, data),
+        builtin => builtin.builtin(),
     }
 }
 

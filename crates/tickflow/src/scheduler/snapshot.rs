@@ -5,9 +5,9 @@ use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 
 use super::Scheduler;
-use super::{Resolver, RestoreReport};
+use super::{resolver, Resolver, RestoreReport};
 use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
-use crate::latent::{LatentActions, LatentInfo, LatentSnapshot, SavedAction};
+use crate::latent::{LatentActions, LatentInfo, LatentSnapshot};
 use crate::tick::TickSnapshot;
 use crate::tickable::TickableSnapshot;
 use crate::time::{Domain, Span};
@@ -87,21 +87,9 @@ impl SchedulerSnapshot {
         &self,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<Vec<crate::tick::TickBody<C>>, RestoreError> {
-        let mut bodies = Vec::new();
-        for info in self.ticks.infos() {
-            let unbound = |detail: &str| RestoreError::Unbound {
-                kind: "tick function",
-                name: info.settings.name.clone(),
-                detail: format!("{:?}{detail}", info.handle),
-            };
-            match resolver.tick(&info) {
-                Some(b) if b.is_parallel() == info.parallel => bodies.push(b),
-                Some(_) if info.parallel => return Err(unbound(", saved parallel, bound serial")),
-                Some(_) => return Err(unbound(", saved serial, bound parallel")),
-                None => return Err(unbound("")),
-            }
-        }
-        Ok(bodies)
+        (self.ticks.infos())
+            .map(|info| resolver::bind_tick(resolver, &info))
+            .collect()
     }
 
     /// Every tickable from the resolver, in the order saved.
@@ -109,17 +97,8 @@ impl SchedulerSnapshot {
         &self,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<Vec<Box<dyn crate::tickable::Tickable<C>>>, RestoreError> {
-        self.tickables
-            .infos()
-            .map(|info| {
-                resolver
-                    .tickable(&info)
-                    .ok_or_else(|| RestoreError::Unbound {
-                        kind: "tickable",
-                        name: info.name.clone(),
-                        detail: format!("{:?}", info.handle),
-                    })
-            })
+        (self.tickables.infos())
+            .map(|info| resolver::bind_tickable(resolver, &info))
             .collect()
     }
 
@@ -198,24 +177,13 @@ impl<C: 'static> Scheduler<C> {
         let resolver = RefCell::new(resolver);
         let mut unbound_hooks = 0;
         let timers = TimerManager::restore_with(&snap.timers, &mut |info, hooked| {
-            let mut r = resolver.borrow_mut();
-            let cb = r.timer(info)?;
-            let hook = if hooked {
-                r.timer_on_cancel(info)
-            } else {
-                None
-            };
-            unbound_hooks += u64::from(hooked && hook.is_none());
-            Some((cb, hook))
+            let bound = resolver::bind_timer(*resolver.borrow_mut(), info, hooked)?;
+            unbound_hooks += u64::from(hooked && bound.1.is_none());
+            Some(bound)
         })?;
         let latent = LatentActions::restore(
             &snap.latent,
-            &mut |saved| match saved {
-                SavedAction::Custom { kind, data } => {
-                    resolver.borrow_mut().latent_action(kind, data)
-                }
-                builtin => builtin.builtin(),
-            },
+            &mut |saved| resolver::bind_action(*resolver.borrow_mut(), saved),
             &mut |info: &LatentInfo| resolver.borrow_mut().latent(info),
         )?;
 

@@ -18,7 +18,7 @@ pub(crate) struct MovedTickable {
 impl MovedTickable {
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TickableHandle> {
-        std::num::NonZeroU32::new(self.handle.1).map(|t| TickableHandle::new(self.handle.0, t))
+        TickableHandle::from_raw(self.handle)
     }
 
     /// What the resolver is told (`handle` is the source's until the import makes one).
@@ -43,12 +43,10 @@ impl<C> Tickables<C> {
             .collect();
         let mut out = Vec::with_capacity(list.len());
         for h in list {
-            let entry = self.slots[h.index() as usize].take().expect("live");
-            crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
-            self.live -= 1;
+            let entry = self.take(h);
             let obj = entry.obj.expect("no tickable runs between frames");
             let moved = MovedTickable {
-                handle: (h.index(), h.tag().get()),
+                handle: h.to_raw(),
                 name: obj.name().to_owned(),
                 mode: entry.mode,
             };

@@ -119,7 +119,7 @@ pub use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub use cx::TimerCx;
 pub use manager::TimerManager;
-pub(crate) use moved::{MovedTimer, TakenTimer};
+pub(crate) use moved::MovedTimer;
 pub(crate) use snapshot::unbound;
 pub use snapshot::TimerSnapshot;
 pub(crate) use wake::WakeTarget;

@@ -14,8 +14,6 @@
 //!   the caller (kept for an aborted handover, dropped after a plain export) and no hook is
 //!   queued: the timers moved, they were not cancelled.
 
-use std::num::NonZeroU32;
-
 use super::slot::{State, NEVER};
 use super::snapshot::{Phase, TimerRecord};
 use super::{CancelHook, OwnerId, TimerCallback, TimerHandle, TimerInfo, TimerManager};
@@ -40,7 +38,7 @@ pub(crate) type TakenTimer<C> = (MovedTimer, TimerCallback<C>, Option<CancelHook
 impl MovedTimer {
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TimerHandle> {
-        NonZeroU32::new(self.handle.1).map(|tag| TimerHandle::new(self.handle.0, tag))
+        TimerHandle::from_raw(self.handle)
     }
 
     /// Whether the timer had an `on_cancel` hook.
@@ -116,7 +114,7 @@ impl<C: 'static> TimerManager<C> {
             (record.slot, record.seq) = (0, 0);
             let h = self.handle_of(idx);
             let moved = MovedTimer {
-                handle: (h.index(), h.tag().get()),
+                handle: h.to_raw(),
                 late,
                 record,
             };
@@ -144,6 +142,10 @@ impl<C: 'static> TimerManager<C> {
         r.slot = idx;
         r.seq = self.next_seq;
         self.next_seq += 1;
+        if r.phase == Phase::Pending && !self.frame_open {
+            // No frame is open here: the countdown of the delay starts now.
+            r.phase = Phase::Scheduled;
+        }
         if r.phase == Phase::Scheduled && r.time != NEVER {
             let now = self.span.now[r.domain.index()];
             r.time = match m.late {
@@ -151,16 +153,8 @@ impl<C: 'static> TimerManager<C> {
                 late => now.saturating_sub(late),
             };
         }
-        if r.phase == Phase::Pending && !self.frame_open {
-            // No frame is open here: the countdown starts now, as for an unpaused timer.
-            r.phase = Phase::Paused;
-            self.put(&r);
-            self.slots.at_mut(idx).callback = Some(cb);
-            self.unpause(self.handle_of(idx));
-        } else {
-            self.put(&r);
-            self.slots.at_mut(idx).callback = Some(cb);
-        }
+        self.put(&r);
+        self.slots.at_mut(idx).callback = Some(cb);
         if let Some(hook) = hook {
             self.extras_mut(idx).on_cancel = Some(hook);
         }

@@ -18,7 +18,7 @@ use std::task::Waker;
 use super::builder::Spec;
 use super::slot::{State, NEVER};
 use super::{TimerCx, TimerHandle, TimerManager};
-use crate::time::{Domain, Span};
+use crate::time::Domain;
 
 /// Whom a wake timer wakes when it fires.
 pub(crate) enum WakeTarget {
@@ -66,12 +66,10 @@ impl<C: 'static> TimerManager<C> {
     /// A reusable, recording wake timer on the game clock, parked until
     /// [`move_wake`](Self::move_wake) gives it a due time.
     pub(crate) fn reusable_wake(&mut self) -> TimerHandle {
-        let spec = Spec::looping(Domain::Game, Span::MAX.flicks());
-        let h = self.insert(spec, Box::new(record::<C>));
-        let idx = h.index();
-        self.slots.at_mut(idx).flags.set_wake();
-        self.unschedule(idx);
-        self.place(idx, NEVER);
+        // A period of `NEVER` sets it never due (its due time saturates there), and being
+        // looping, it stays after it fires.
+        let h = self.insert(Spec::looping(Domain::Game, NEVER), Box::new(record::<C>));
+        self.slots.at_mut(h.index()).flags.set_wake();
         h
     }
 

@@ -40,17 +40,14 @@ impl<C: 'static> LatentActions<C> {
                 keep.push(seq); // dropped by the next stage's compaction, as before
                 continue;
             }
-            let action = e.action.take().expect("an unfinished action is in place");
-            e.state = State::Removed;
-            e.trigger = false;
-            self.keys.remove(&(owner, e.uuid));
-            self.live -= 1;
             // The entry stays (without its completion) until the next stage compacts it.
             let on_complete = std::mem::replace(&mut e.on_complete, Box::new(|_: &mut C| {}));
+            let uuid = e.uuid;
+            let action = self.detach(i).expect("an unfinished action is in place");
             out.push(TakenLatent {
                 info: LatentInfo {
                     owner,
-                    uuid: e.uuid,
+                    uuid,
                     description: action.describe(),
                 },
                 saved: action.save(),
@@ -62,10 +59,5 @@ impl<C: 'static> LatentActions<C> {
             self.owners.add(owner, seq);
         }
         out
-    }
-
-    /// `true` when `(owner, uuid)` holds an unfinished action (an import must not replace it).
-    pub(crate) fn holds(&self, owner: OwnerId, uuid: u64) -> bool {
-        self.alive_at(owner, uuid).is_some()
     }
 }

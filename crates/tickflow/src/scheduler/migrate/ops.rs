@@ -1,21 +1,12 @@
 //! [`Scheduler::export_owner`], [`Scheduler::freeze_owner`] with its commit and abort, and
 //! [`Scheduler::import_owner`].
 
-use super::{HandleMap, Held, ImportError, OwnerSnapshot};
+use super::{Bound, Epochs, HandleMap, Held, ImportError, OwnerSnapshot};
 use crate::format::{RestoreError, FORMAT_VERSION};
-use crate::latent::{LatentAction, LatentInfo, MovedLatent, SavedAction};
-use crate::scheduler::{Resolver, Scheduler};
-use crate::tick::{MovedTick, TickBody};
-use crate::tickable::Tickable;
-use crate::timer::{CancelHook, OwnerId, TimerCallback};
-
-/// An import's callbacks, all bound before anything is changed.
-struct Bound<C> {
-    timers: Vec<(TimerCallback<C>, Option<CancelHook<C>>)>,
-    ticks: Vec<TickBody<C>>,
-    tickables: Vec<Box<dyn Tickable<C>>>,
-    latent: Vec<(Box<dyn LatentAction<C>>, crate::latent::Completion<C>)>,
-}
+use crate::latent::{LatentInfo, MovedLatent};
+use crate::scheduler::{resolver, Resolver, Scheduler};
+use crate::tick::MovedTick;
+use crate::timer::OwnerId;
 
 impl<C: 'static> Scheduler<C> {
     /// Takes every timer, tick function, tickable and latent action of `owner` out of this
@@ -47,8 +38,8 @@ impl<C: 'static> Scheduler<C> {
     /// assert!(here.timers().is_empty() && here.tick_count() == 0);
     /// ```
     pub fn export_owner(&mut self, owner: OwnerId) -> OwnerSnapshot {
-        let (snap, held) = self.take_out(owner);
-        drop(held);
+        let Held { snap, bound } = self.take_out(owner);
+        drop(bound);
         self.flush();
         let exec = self.tasks.exec();
         exec.cancel_owner(owner);
@@ -67,7 +58,8 @@ impl<C: 'static> Scheduler<C> {
         if self.moves.frozen.contains_key(&owner) {
             return None;
         }
-        let (snap, held) = self.take_out(owner);
+        let held = self.take_out(owner);
+        let snap = held.snap.clone();
         self.moves.frozen.insert(owner, held);
         Some(snap)
     }
@@ -95,25 +87,8 @@ impl<C: 'static> Scheduler<C> {
         let held = self.moves.frozen.remove(&owner)?;
         self.flush();
         let seen = self.moves.epochs.entry(owner).or_default();
-        seen.1 = seen.1.max(held.epoch);
-        let mut map = HandleMap::default();
-        for (m, cb, hook) in held.timers {
-            let new = self.timers.put_moved(&m, cb, hook);
-            map.timers.extend(m.old_handle().map(|old| (old, new)));
-        }
-        let (records, bodies): (Vec<MovedTick>, Vec<TickBody<C>>) = held.ticks.into_iter().unzip();
-        self.put_ticks(&records, bodies, &mut map);
-        for (m, obj) in held.tickables {
-            let new = self.tickables.add(obj);
-            map.tickables.extend(m.old_handle().map(|old| (old, new)));
-        }
-        for l in held.latent {
-            // A key taken meanwhile keeps its new action (as `add` would): the frozen one is
-            // dropped, without its abort hook.
-            self.latent
-                .add_boxed(owner, l.info.uuid, l.action, l.on_complete);
-        }
-        Some(map)
+        seen.imported = seen.imported.max(held.snap.epoch);
+        Some(self.put(&held.snap, held.bound))
     }
 
     /// `true` while `owner` is frozen by [`freeze_owner`](Self::freeze_owner).
@@ -145,72 +120,79 @@ impl<C: 'static> Scheduler<C> {
         self.flush();
         self.check_import(snap)?;
         let bound = bind(snap, resolver)?;
+        let map = self.put(snap, bound);
+        let seen = self.moves.epochs.entry(snap.owner).or_default();
+        *seen = Epochs {
+            seen: seen.seen.max(snap.epoch),
+            imported: snap.epoch,
+        };
+        Ok(map)
+    }
+
+    /// Sets up the items of `snap` with their closures, in the snapshot's order, and maps
+    /// their handles. A latent key taken here keeps its action (an import checked there is
+    /// none; after a freeze, an abort drops the frozen action, without its abort hook).
+    fn put(&mut self, snap: &OwnerSnapshot, bound: Bound<C>) -> HandleMap {
         let mut map = HandleMap::default();
         for (m, (cb, hook)) in snap.timers.iter().zip(bound.timers) {
             let new = self.timers.put_moved(m, cb, hook);
             map.timers.extend(m.old_handle().map(|old| (old, new)));
         }
-        self.put_ticks(&snap.ticks, bound.ticks, &mut map);
+        let (handles, unlinked) = self.ticks.put_moved(&snap.ticks, bound.ticks);
+        for (m, new) in snap.ticks.iter().zip(handles) {
+            map.ticks.extend(m.old_handle().map(|old| (old, new)));
+        }
+        map.unlinked = unlinked;
         for (m, obj) in snap.tickables.iter().zip(bound.tickables) {
             let new = self.tickables.add(obj);
             map.tickables.extend(m.old_handle().map(|old| (old, new)));
         }
-        for (m, (action, done)) in snap.latent.iter().zip(bound.latent) {
-            let added = self.latent.add_boxed(snap.owner, m.uuid, action, done);
-            debug_assert!(added, "keys were checked");
+        for (uuid, action, done) in bound.latent {
+            self.latent.add_boxed(snap.owner, uuid, action, done);
         }
-        let seen = self.moves.epochs.entry(snap.owner).or_default();
-        *seen = (seen.0.max(snap.epoch), snap.epoch);
-        Ok(map)
+        map
     }
 
     /// Takes the owner's items out with their closures; the snapshot gets the next epoch.
-    fn take_out(&mut self, owner: OwnerId) -> (OwnerSnapshot, Held<C>) {
+    fn take_out(&mut self, owner: OwnerId) -> Held<C> {
         self.flush();
-        let timers = self.timers.take_owner(owner);
-        let ticks = self.ticks.take_owner(owner);
-        let tickables = self.tickables.take_owner(owner);
-        let latent = self.latent.take_owner(owner);
-        let seen = self.moves.epochs.entry(owner).or_default();
-        seen.0 += 1;
-        let snap = OwnerSnapshot {
+        let (timers, timer_fns) = (self.timers.take_owner(owner).into_iter())
+            .map(|(m, cb, hook)| (m, (cb, hook)))
+            .unzip();
+        let (ticks, tick_fns) = self.ticks.take_owner(owner).into_iter().unzip();
+        let (tickables, objects) = self.tickables.take_owner(owner).into_iter().unzip();
+        let mut snap = OwnerSnapshot {
             version: FORMAT_VERSION,
             owner,
-            epoch: seen.0,
-            timers: timers.iter().map(|t| t.0.clone()).collect(),
-            ticks: ticks.iter().map(|t| t.0.clone()).collect(),
-            tickables: tickables.iter().map(|t| t.0.clone()).collect(),
-            latent: (latent.iter())
-                .filter_map(|l| {
-                    let action = l.saved.clone()?;
-                    Some(MovedLatent {
-                        uuid: l.info.uuid,
-                        action,
-                    })
-                })
-                .collect(),
-            latent_not_moved: (latent.iter())
-                .filter(|l| l.saved.is_none())
-                .map(|l| l.info.clone())
-                .collect(),
-            tasks_not_moved: self.tasks.exec().count_owner(owner) as u64,
-        };
-        let held = Held {
-            epoch: snap.epoch,
+            epoch: 0,
             timers,
             ticks,
             tickables,
+            latent: Vec::new(),
+            latent_not_moved: Vec::new(),
+            tasks_not_moved: self.tasks.exec().count_owner(owner) as u64,
+        };
+        let mut latent = Vec::new();
+        for l in self.latent.take_owner(owner) {
+            match l.saved {
+                Some(action) => snap.latent.push(MovedLatent {
+                    uuid: l.info.uuid,
+                    action,
+                }),
+                None => snap.latent_not_moved.push(l.info.clone()),
+            }
+            latent.push((l.info.uuid, l.action, l.on_complete));
+        }
+        let seen = self.moves.epochs.entry(owner).or_default();
+        seen.seen += 1;
+        snap.epoch = seen.seen;
+        let bound = Bound {
+            timers: timer_fns,
+            ticks: tick_fns,
+            tickables: objects,
             latent,
         };
-        (snap, held)
-    }
-
-    fn put_ticks(&mut self, records: &[MovedTick], bodies: Vec<TickBody<C>>, map: &mut HandleMap) {
-        let (handles, unlinked) = self.ticks.put_moved(records, bodies);
-        for (m, new) in records.iter().zip(handles) {
-            map.ticks.extend(m.old_handle().map(|old| (old, new)));
-        }
-        map.unlinked = unlinked;
+        Held { snap, bound }
     }
 
     /// Everything an import checks before it binds a callback.
@@ -226,7 +208,7 @@ impl<C: 'static> Scheduler<C> {
         if self.moves.frozen.contains_key(&owner) {
             return Err(ImportError::Frozen { owner });
         }
-        let imported = self.moves.epochs.get(&owner).map_or(0, |e| e.1);
+        let imported = self.moves.epochs.get(&owner).map_or(0, |e| e.imported);
         if snap.epoch == 0 || snap.epoch <= imported {
             return Err(ImportError::Duplicate {
                 owner,
@@ -247,7 +229,7 @@ impl<C: 'static> Scheduler<C> {
                 ))
                 .into());
             }
-            if self.latent.holds(owner, l.uuid) {
+            if self.latent.find(owner, l.uuid).is_some() {
                 return Err(ImportError::LatentKeyInUse {
                     owner,
                     uuid: l.uuid,
@@ -258,70 +240,50 @@ impl<C: 'static> Scheduler<C> {
     }
 }
 
-/// Binds every callback of a snapshot, in its order; the first one missing is the error.
+/// Binds every callback of a snapshot, in its order (the restore's rules, `resolver.rs`);
+/// the first one missing is the error.
 fn bind<C: 'static>(
     snap: &OwnerSnapshot,
-    resolver: &mut dyn Resolver<C>,
+    r: &mut dyn Resolver<C>,
 ) -> Result<Bound<C>, RestoreError> {
-    let unbound = |kind: &'static str, name: String, detail: String| RestoreError::Unbound {
-        kind,
-        name,
-        detail,
-    };
     let mut timers = Vec::with_capacity(snap.timers.len());
     for m in &snap.timers {
         let info = m.info();
-        let Some(cb) = resolver.timer(&info) else {
-            return Err(crate::timer::unbound(&info));
-        };
-        let hook = if m.hooked() {
-            resolver.timer_on_cancel(&info)
-        } else {
-            None
-        };
-        timers.push((cb, hook));
+        let bound = resolver::bind_timer(r, &info, m.hooked());
+        timers.push(bound.ok_or_else(|| crate::timer::unbound(&info))?);
     }
-    let mut ticks = Vec::with_capacity(snap.ticks.len());
-    for m in &snap.ticks {
-        let info = m.info();
-        let name = info.settings.name.clone();
-        match resolver.tick(&info) {
-            Some(b) if b.is_parallel() == info.parallel => ticks.push(b),
-            Some(_) => return Err(unbound("tick function", name, "parallel or not".into())),
-            None => return Err(unbound("tick function", name, format!("{:?}", info.handle))),
-        }
-    }
+    let ticks = (snap.ticks.iter())
+        .map(|m| resolver::bind_tick(r, &m.info()))
+        .collect::<Result<_, _>>()?;
     let mut tickables = Vec::with_capacity(snap.tickables.len());
     for m in &snap.tickables {
         let info = m.info(snap.owner);
-        match resolver.tickable(&info) {
-            Some(obj) if obj.owner() == Some(snap.owner) => tickables.push(obj),
-            Some(_) => {
-                let detail = format!("built with another owner than {:?}", snap.owner);
-                return Err(unbound("tickable", info.name, detail));
-            }
-            None => return Err(unbound("tickable", info.name, format!("{:?}", info.handle))),
+        let obj = resolver::bind_tickable(r, &info)?;
+        if obj.owner() != Some(snap.owner) {
+            return Err(RestoreError::Unbound {
+                kind: "tickable",
+                name: info.name,
+                detail: format!("built with another owner than {:?}", snap.owner),
+            });
         }
+        tickables.push(obj);
     }
     let mut latent = Vec::with_capacity(snap.latent.len());
     for m in &snap.latent {
-        let action = match &m.action {
-            SavedAction::Custom { kind, data } => resolver.latent_action(kind, data),
-            builtin => builtin.builtin(),
+        let unbound = |detail: String| RestoreError::Unbound {
+            kind: "latent action",
+            name: format!("{:?}, uuid {}", snap.owner, m.uuid),
+            detail,
         };
-        let name = format!("{:?}, uuid {}", snap.owner, m.uuid);
-        let Some(action) = action else {
-            return Err(unbound("latent action", name, format!("{:?}", m.action)));
-        };
+        let action = resolver::bind_action(r, &m.action)
+            .ok_or_else(|| unbound(format!("{:?}", m.action)))?;
         let info = LatentInfo {
             owner: snap.owner,
             uuid: m.uuid,
             description: action.describe(),
         };
-        let Some(done) = resolver.latent(&info) else {
-            return Err(unbound("latent action", name, info.description));
-        };
-        latent.push((action, done));
+        let done = r.latent(&info).ok_or_else(|| unbound(info.description))?;
+        latent.push((m.uuid, action, done));
     }
     Ok(Bound {
         timers,

@@ -39,7 +39,7 @@ pub(crate) struct MovedTick {
 impl MovedTick {
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TickHandle> {
-        std::num::NonZeroU32::new(self.handle.1).map(|tag| TickHandle::new(self.handle.0, tag))
+        TickHandle::from_raw(self.handle)
     }
 
     /// What the resolver is told (`handle` is the source's until the import makes one).
@@ -69,22 +69,9 @@ impl MovedTick {
                 )));
             }
         }
-        // Kahn's algorithm: every function must come out, or the prerequisites form a cycle.
-        let mut indegree: Vec<usize> = list.iter().map(|m| m.prereqs.len()).collect();
-        let mut ready: Vec<usize> = (0..n).filter(|&k| indegree[k] == 0).collect();
-        let mut done = 0;
-        while let Some(k) = ready.pop() {
-            done += 1;
-            for (w, m) in list.iter().enumerate() {
-                for _ in m.prereqs.iter().filter(|&&p| p as usize == k) {
-                    indegree[w] -= 1;
-                    if indegree[w] == 0 {
-                        ready.push(w);
-                    }
-                }
-            }
-        }
-        if done != n {
+        let edges = (list.iter().enumerate())
+            .flat_map(|(k, m)| m.prereqs.iter().map(move |&p| (p as usize, k)));
+        if !super::save::acyclic(n, edges) {
             return Err(RestoreError::corrupt(
                 "the moved tick prerequisites form a cycle",
             ));
@@ -123,7 +110,7 @@ impl<C> TickGraph<C> {
                 let now = node.clock().now(&self.clocks);
                 let last_run = self.hot(h).expect("live").last_run;
                 MovedTick {
-                    handle: (h.index(), h.tag().get()),
+                    handle: h.to_raw(),
                     settings: node.settings.clone(),
                     parallel: node.parallel,
                     prereqs,

@@ -194,32 +194,40 @@ impl TickSnapshot {
             }
         }
         // Prerequisites must not form a cycle (a restored graph is never checked again).
-        let mut indegree = vec![0usize; self.functions.len()];
-        let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); self.functions.len()];
-        for (k, f) in self.functions.iter().enumerate() {
-            for p in &f.prereqs {
-                if let Some(&before) = at.get(p) {
-                    indegree[k] += 1;
-                    waiting[before].push(k);
-                }
-            }
-        }
-        let mut ready: Vec<usize> = (0..indegree.len()).filter(|&k| indegree[k] == 0).collect();
-        let mut done = 0;
-        while let Some(k) = ready.pop() {
-            done += 1;
-            for &w in &waiting[k] {
-                indegree[w] -= 1;
-                if indegree[w] == 0 {
-                    ready.push(w);
-                }
-            }
-        }
-        if done != self.functions.len() {
+        let at = &at;
+        let edges = self
+            .functions
+            .iter()
+            .enumerate()
+            .flat_map(|(k, f)| (f.prereqs.iter()).filter_map(move |p| Some((*at.get(p)?, k))));
+        if !acyclic(self.functions.len(), edges) {
             return Err(RestoreError::corrupt("the tick prerequisites form a cycle"));
         }
         Ok(alloc)
     }
+}
+
+/// `true` when the edges `(before, after)` between `n` functions (by place) form no cycle:
+/// Kahn's algorithm, which takes every function out exactly when there is none.
+pub(super) fn acyclic(n: usize, edges: impl Iterator<Item = (usize, usize)>) -> bool {
+    let mut indegree = vec![0usize; n];
+    let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (before, after) in edges {
+        indegree[after] += 1;
+        waiting[before].push(after);
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|&k| indegree[k] == 0).collect();
+    let mut done = 0;
+    while let Some(k) = ready.pop() {
+        done += 1;
+        for &w in &waiting[k] {
+            indegree[w] -= 1;
+            if indegree[w] == 0 {
+                ready.push(w);
+            }
+        }
+    }
+    done == n
 }
 
 impl<C: 'static> TickGraph<C> {

@@ -85,3 +85,15 @@ fn per_function_records_stay_small() {
     assert_eq!(std::mem::size_of::<Option<Body<()>>>(), 24);
     assert!(std::mem::size_of::<Option<Node>>() <= 128);
 }
+
+#[test]
+fn acyclic_finds_cycles_of_any_length() {
+    use super::save::acyclic;
+    assert!(acyclic(3, [(0, 1), (1, 2), (0, 2)].into_iter()));
+    assert!(!acyclic(3, [(0, 1), (1, 2), (2, 0)].into_iter()));
+    assert!(
+        !acyclic(1, [(0, 0)].into_iter()),
+        "a function waiting for itself"
+    );
+    assert!(acyclic(0, std::iter::empty()));
+}
