@@ -13,7 +13,7 @@ use tickflow::realtime::{scheduled, Dispatch, Dispatcher, RealtimeTimers};
 use tickflow::{FrameReport, Span, Stage};
 use tracing_subscriber::prelude::*;
 
-use crate::arena::{BossMode, Cluster, Stats};
+use crate::arena::{BossMode, Cluster, Moved, Stats};
 use crate::output::Staging;
 use crate::trace::Recorder;
 use crate::{plots, CliError};
@@ -97,8 +97,8 @@ struct Run {
     timers_live: usize,
     latent_live: usize,
     dot: String,
-    /// Actors moved between shards, the time spent moving them, the bytes sent.
-    moved: (u64, Duration, u64),
+    /// Actors moved between shards.
+    moved: Moved,
 }
 
 /// Counts summed over the frames' reports.
@@ -339,11 +339,15 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
         count(st.lead_changes)
     );
     if s.shards > 1 {
-        let (n, time, bytes) = r.moved;
-        let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+        let Moved {
+            actors,
+            time,
+            bytes,
+        } = r.moved;
+        let per = |x: f64| if actors == 0 { 0.0 } else { x / actors as f64 };
         println!(
             "  migrations          {} actors crossed a border ({:.1} µs and {:.0} bytes per actor: export, postcard, import)",
-            count(n),
+            count(actors),
             per(time.as_secs_f64() * 1e6),
             per(bytes as f64)
         );

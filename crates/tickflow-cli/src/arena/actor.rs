@@ -82,7 +82,6 @@ pub(crate) struct Actors {
     /// `list` is in id order (an actor that arrived from another shard may break it until
     /// the next squeeze).
     sorted: bool,
-    len: usize,
 }
 
 const NONE: u32 = u32::MAX;
@@ -111,7 +110,6 @@ impl Actors {
         }
         self.at[i] = self.list.len() as u32;
         self.list.push((id, Some(actor)));
-        self.len += 1;
     }
 
     pub(crate) fn remove(&mut self, id: u32) -> Option<Actor> {
@@ -121,7 +119,6 @@ impl Actors {
         }
         self.at[id as usize] = NONE;
         let actor = self.list[k as usize].1.take();
-        self.len -= 1;
         self.holes += 1;
         if self.holes * 4 > self.list.len() {
             self.squeeze();
@@ -143,7 +140,7 @@ impl Actors {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.list.len() - self.holes
     }
 
     /// In id order, mostly.

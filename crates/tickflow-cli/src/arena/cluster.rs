@@ -14,8 +14,7 @@ use std::time::Duration;
 use tickflow::prelude::*;
 use tickflow::snapshot::SchedulerSnapshot;
 
-pub(crate) use super::director::BossMode;
-use super::director::{Board, Director, RebindDirector};
+use super::director::{Board, BossMode, Director, RebindDirector};
 use super::shard::{region, standing_in_transit, Inbound, Outbound, Shard};
 use super::{Arena, Rebind, Seen, Stats, View};
 
@@ -35,12 +34,20 @@ pub(crate) struct Cluster {
     pub(crate) director: Director,
     /// What each shard takes in before its next frame.
     pending: Vec<Inbound>,
-    seed: u64,
-    /// Actors moved, the time their shards spent moving them, and the bytes sent.
-    pub(crate) moved: (u64, Duration, u64),
+    pub(crate) moved: Moved,
     /// Views no one holds any more, to fill again (a frame's view is 12 bytes per actor
-    /// id: rebuilding it in fresh memory every frame cost a third of a 10,000-actor frame).
+    /// id: rebuilding it in fresh memory every frame was a large part of a 10,000-actor frame).
     spare: Vec<Arc<View>>,
+}
+
+/// Actors that crossed a border so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Moved {
+    pub(crate) actors: u64,
+    /// Time the shards spent exporting, encoding, decoding and importing them.
+    pub(crate) time: Duration,
+    /// Bytes sent.
+    pub(crate) bytes: u64,
 }
 
 /// A cluster between two frames, as plain data and copies of the game states.
@@ -49,7 +56,7 @@ pub(crate) struct Saved {
     shards: Vec<(SchedulerSnapshot, Arena)>,
     director: (SchedulerSnapshot, Board),
     pending: Vec<Inbound>,
-    moved: (u64, Duration, u64),
+    moved: Moved,
 }
 
 impl Cluster {
@@ -76,9 +83,9 @@ impl Cluster {
         }
         let workers = (0..shards)
             .map(|k| {
-                let shard = Box::new(Shard::new(k, shards));
+                let shard = Box::new(Shard::new(k, shards, seed));
                 if threads && shards > 1 {
-                    spawn_worker(shard, seed)
+                    spawn_worker(shard)
                 } else {
                     Worker::Here(shard)
                 }
@@ -88,8 +95,7 @@ impl Cluster {
             workers,
             director,
             pending,
-            seed,
-            moved: (0, Duration::ZERO, 0),
+            moved: Moved::default(),
             spare: Vec::new(),
         }
     }
@@ -103,7 +109,7 @@ impl Cluster {
             match w {
                 Worker::Here(shard) => {
                     let _span = tracing::info_span!("shard", index = shard.index).entered();
-                    outs.push(shard.round(i, dt, self.seed))
+                    outs.push(shard.round(i, dt))
                 }
                 Worker::Thread { jobs, .. } => jobs.send((i, dt)).expect("the shard runs"),
             }
@@ -153,11 +159,11 @@ impl Cluster {
             o.seen.clear();
             pending[k].seen = o.seen;
             for (to, bytes) in o.departures {
-                self.moved.0 += 1;
-                self.moved.2 += bytes.len() as u64;
+                self.moved.actors += 1;
+                self.moved.bytes += bytes.len() as u64;
                 pending[to].arrivals.push(bytes);
             }
-            self.moved.1 += o.moving;
+            self.moved.time += o.moving;
             for h in o.hits {
                 // Hits go to where the target stands now: the shard it is in, or moving to.
                 if let Some(pos) = view.pos_of(h.target) {
@@ -273,7 +279,7 @@ impl Cluster {
             let mut arena = arena.clone();
             arena.commands = sched.commands();
             workers.push(Worker::Here(Box::new(Shard::from_parts(
-                k, n, sched, arena,
+                k, n, seed, sched, arena,
             ))));
         }
         let (snap, board) = &saved.director;
@@ -289,7 +295,6 @@ impl Cluster {
                 board: board.clone(),
             },
             pending: saved.pending.clone(),
-            seed,
             moved: saved.moved,
             spare: Vec::new(),
         })
@@ -321,7 +326,7 @@ fn add(sum: &mut FrameReport, r: &FrameReport, shard: bool) {
 }
 
 /// Runs a shard on a thread of its own, under the caller's tracing subscriber.
-fn spawn_worker(mut shard: Box<Shard>, seed: u64) -> Worker {
+fn spawn_worker(mut shard: Box<Shard>) -> Worker {
     let (jobs, inbox) = mpsc::channel::<(Inbound, Span)>();
     let (outbox, done) = mpsc::channel();
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
@@ -331,7 +336,7 @@ fn spawn_worker(mut shard: Box<Shard>, seed: u64) -> Worker {
             tracing::dispatcher::with_default(&dispatch, || {
                 while let Ok((inbound, dt)) = inbox.recv() {
                     let span = tracing::info_span!("shard", index = shard.index).entered();
-                    let out = shard.round(inbound, dt, seed);
+                    let out = shard.round(inbound, dt);
                     drop(span);
                     if outbox.send(out).is_err() {
                         break;

@@ -22,7 +22,8 @@ mod cluster;
 mod director;
 mod shard;
 
-pub(crate) use cluster::{BossMode, Cluster};
+pub(crate) use cluster::{Cluster, Moved};
+pub(crate) use director::BossMode;
 pub(crate) use shard::Rebind;
 
 use actor::{Actor, Actors};

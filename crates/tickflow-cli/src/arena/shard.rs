@@ -88,13 +88,15 @@ fn system(name: &str) -> Option<SystemFn> {
 pub(crate) struct Shard {
     pub(crate) index: usize,
     pub(crate) shards: usize,
+    /// The run's seed (new actors' generators start from it).
+    seed: u64,
     pub(crate) sched: Scheduler<Arena>,
     pub(crate) arena: Arena,
 }
 
 impl Shard {
     /// Shard `index` of `shards`, with its systems and no actors.
-    pub(crate) fn new(index: usize, shards: usize) -> Shard {
+    pub(crate) fn new(index: usize, shards: usize, seed: u64) -> Shard {
         let mut sched = Scheduler::<Arena>::new();
         let arena = Arena::new(sched.commands());
         let mut add = |settings: TickSettings| {
@@ -108,24 +110,21 @@ impl Shard {
         sched
             .add_prerequisite(reap, physics)
             .expect("no cycle: physics depends on nothing");
-        Shard {
-            index,
-            shards,
-            sched,
-            arena,
-        }
+        Shard::from_parts(index, shards, seed, sched, arena)
     }
 
-    /// A shard restored from its parts.
+    /// A shard from its parts (a restored scheduler and game state).
     pub(crate) fn from_parts(
         index: usize,
         shards: usize,
+        seed: u64,
         sched: Scheduler<Arena>,
         arena: Arena,
     ) -> Shard {
         Shard {
             index,
             shards,
+            seed,
             sched,
             arena,
         }
@@ -133,30 +132,29 @@ impl Shard {
 
     /// Takes in what the director routed here, runs one frame of `dt`, and gives out what
     /// it produced.
-    pub(crate) fn round(&mut self, mut inbound: Inbound, dt: Span, seed: u64) -> Outbound {
+    pub(crate) fn round(&mut self, mut inbound: Inbound, dt: Span) -> Outbound {
         let mut seen = std::mem::take(&mut inbound.seen);
-        let mut moving = self.take_in(inbound, seed);
+        let mut moving = self.take_in(inbound);
         let report = self.sched.tick(dt, &mut self.arena);
+        seen.clear();
         let start = Instant::now();
-        let departures = self.let_go();
+        let departures = self.let_go(&mut seen);
         if !departures.is_empty() {
             moving += start.elapsed();
         }
-        seen.clear();
         seen.extend((self.arena.actors.iter()).map(|(id, a)| (id, Seen::of(a))));
-        seen.extend(departures.iter().map(|d| d.1));
         Outbound {
             report,
             hits: std::mem::take(&mut self.arena.outbox),
             seen,
-            departures: departures.into_iter().map(|d| (d.0, d.2)).collect(),
+            departures,
             moving,
         }
     }
 
     /// Arrivals, then spawns, then hits, each in a fixed order; returns the time the
     /// arrivals took.
-    fn take_in(&mut self, inbound: Inbound, seed: u64) -> Duration {
+    fn take_in(&mut self, inbound: Inbound) -> Duration {
         self.arena.view = inbound.view;
         let start = Instant::now();
         let mut arrivals: Vec<Departure> = (inbound.arrivals.iter())
@@ -181,7 +179,7 @@ impl Shard {
         let mut spawns = inbound.spawns;
         spawns.sort_by_key(|s| s.id);
         for s in spawns {
-            self.spawn(s, seed);
+            self.spawn(s);
         }
         let mut hits = inbound.hits;
         hits.sort_unstable();
@@ -192,8 +190,8 @@ impl Shard {
     }
 
     /// Adds an actor and its tick functions and timers (between frames).
-    fn spawn(&mut self, s: Spawn, seed: u64) {
-        let mut actor = Actor::new(s.id, s.team, s.pos, seed);
+    fn spawn(&mut self, s: Spawn) {
+        let mut actor = Actor::new(s.id, s.team, s.pos, self.seed);
         // Think intervals of 0.15..0.25 s spread the actors' thinking over the frames.
         let interval = Span::from_millis(150 + 10 * actor.below(11));
         self.arena.actors.insert(s.id, actor);
@@ -247,9 +245,9 @@ impl Shard {
         self.arena.damage(h.target, h.damage);
     }
 
-    /// Exports every actor that walked out of this shard's strip: (destination, where it
-    /// stood, bytes).
-    fn let_go(&mut self) -> Vec<(usize, (u32, Seen), Vec<u8>)> {
+    /// Exports every actor that walked out of this shard's strip, as (destination, bytes),
+    /// and adds where each stood to `seen`.
+    fn let_go(&mut self, seen: &mut Vec<(u32, Seen)>) -> Vec<(usize, Vec<u8>)> {
         if self.shards == 1 {
             return Vec::new();
         }
@@ -262,11 +260,11 @@ impl Shard {
             let actor = self.arena.actors.remove(id).expect("listed");
             let owned = self.sched.export_owner(owner(id));
             debug_assert!(owned.is_complete(), "an actor has no tasks");
-            let seen = Seen::of(&actor);
+            seen.push((id, Seen::of(&actor)));
             let d = Departure { id, actor, owned };
             let bytes = postcard::to_stdvec(&d).expect("plain data encodes");
             self.arena.stats.migrations += 1;
-            out.push((to, (id, seen), bytes));
+            out.push((to, bytes));
         }
         out
     }
