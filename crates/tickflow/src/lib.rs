@@ -163,7 +163,8 @@
 //! The [`snapshot`] module has the rules, what cannot be saved (async tasks), a save-game
 //! example with serde, and [`sync_test`](snapshot::sync_test), which checks that a world
 //! survives rollbacks.
-// One module needs unsafe code (`latent/lend.rs`, which says why); it opts in alone.
+// Two modules need unsafe code (`latent/lend.rs` and `timer/callback.rs`, which say why);
+// each opts in alone.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]

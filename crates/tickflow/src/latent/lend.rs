@@ -1,5 +1,5 @@
-//! The one module of unsafe code in tickflow: lending the context to a task, and the
-//! executor's activation.
+//! One of tickflow's two modules of unsafe code (the other is `timer/callback.rs`): lending
+//! the context to a task, and the executor's activation.
 //!
 //! **[`Lend`].** A task's future is `'static`, but [`TaskCx::with`](super::TaskCx::with) must
 //! hand it the `&mut C` that the scheduler borrows only for the length of a frame. No safe

@@ -12,7 +12,7 @@ use crate::format::RestoreError;
 use crate::latent::{Completion, LatentAction, LatentInfo, MovedLatent};
 use crate::tick::{MovedTick, TickBody, TickHandle};
 use crate::tickable::{MovedTickable, Tickable, TickableHandle};
-use crate::timer::{CancelHook, MovedTimer, OwnerId, TimerCallback, TimerHandle};
+use crate::timer::{Callback, CancelHook, MovedTimer, OwnerId, TimerHandle};
 
 /// One owner's timers, tick functions, tickables and latent actions as plain data, taken
 /// out of one scheduler by [`Scheduler::export_owner`](super::Scheduler::export_owner) (or
@@ -251,7 +251,7 @@ type KeyedAction<C> = (u64, Box<dyn LatentAction<C>>, Completion<C>);
 /// The closures of an owner's items, in the order of a snapshot's records: bound by the
 /// resolver for an import, or kept by a freeze for an abort.
 struct Bound<C> {
-    timers: Vec<(TimerCallback<C>, Option<CancelHook<C>>)>,
+    timers: Vec<(Callback<C>, Option<CancelHook<C>>)>,
     ticks: Vec<TickBody<C>>,
     tickables: Vec<Box<dyn Tickable<C>>>,
     /// Every latent action with its key (a freeze also keeps those that cannot save

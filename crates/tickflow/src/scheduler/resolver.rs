@@ -8,7 +8,7 @@ use crate::format::RestoreError;
 use crate::latent::{Completion, LatentAction, LatentInfo, SavedAction};
 use crate::tick::{TickBody, TickInfo};
 use crate::tickable::{Tickable, TickableInfo};
-use crate::timer::{CancelHook, TimerCallback, TimerInfo};
+use crate::timer::{Callback, CancelHook, TimerCallback, TimerInfo};
 
 #[cfg(doc)]
 use super::{sync_test, SchedulerSnapshot};
@@ -71,12 +71,12 @@ pub trait Resolver<C> {
 
 /// A timer's callback and, when it had one (`hooked`), its `on_cancel` hook if the resolver
 /// offers it.
-pub(crate) fn bind_timer<C>(
+pub(crate) fn bind_timer<C: 'static>(
     r: &mut dyn Resolver<C>,
     info: &TimerInfo,
     hooked: bool,
-) -> Option<(TimerCallback<C>, Option<CancelHook<C>>)> {
-    let cb = r.timer(info)?;
+) -> Option<(Callback<C>, Option<CancelHook<C>>)> {
+    let cb = Callback::from_box(r.timer(info)?);
     let hook = if hooked {
         r.timer_on_cancel(info)
     } else {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
+use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Domain, Span};
 
 /// A timer's settings before [`call`](TimerBuilder::call) stores it.
@@ -249,7 +249,7 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     /// ```
     pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static) -> TimerHandle {
         let TimerBuilder { mgr, spec, replace } = self;
-        let cb = Box::new(f);
+        let cb = Callback::new(f);
         if let Some(old) = replace.as_deref() {
             mgr.clear(*old);
         }

@@ -4,7 +4,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use super::ready::Call;
 use super::slot::{State, NEVER};
-use super::{CatchUp, TimerCallback, TimerCx, TimerHandle, TimerManager};
+use super::{Callback, CatchUp, TimerCx, TimerHandle, TimerManager};
 use crate::time::{Clocks, Domain, Span};
 
 use crate::unwind::Payload;
@@ -215,7 +215,7 @@ impl<C: 'static> TimerManager<C> {
         domain: Domain,
         scheduled: u64,
         calls_this_tick: u64,
-        after: impl FnOnce(&mut Self, TimerCallback<C>),
+        after: impl FnOnce(&mut Self, Callback<C>),
     ) -> Result<(), Payload> {
         let mut cb = self
             .slots
@@ -229,7 +229,7 @@ impl<C: 'static> TimerManager<C> {
         let now = self.span.now[domain.index()];
         let result = {
             let mut cx = TimerCx::new(self, handle, now, scheduled, call_index, calls_this_tick);
-            panic::catch_unwind(AssertUnwindSafe(|| cb(ctx, &mut cx)))
+            panic::catch_unwind(AssertUnwindSafe(|| cb.call(ctx, &mut cx)))
         };
         self.firing = outer;
         after(self, cb);
@@ -256,7 +256,7 @@ impl<C: 'static> TimerManager<C> {
         done
     }
 
-    fn after_tick_call(&mut self, idx: u32, gen: u32, cb: TimerCallback<C>, due: u64, burst: u32) {
+    fn after_tick_call(&mut self, idx: u32, gen: u32, cb: Callback<C>, due: u64, burst: u32) {
         if self.slots.get(idx, gen).is_none() {
             return; // cleared (or cleared and re-set) by its own callback
         }

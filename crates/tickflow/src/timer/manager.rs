@@ -10,7 +10,7 @@ use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
-use super::{CancelHook, OwnerId, TimerBuilder, TimerCallback, TimerCx, TimerHandle};
+use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerCx, TimerHandle};
 use crate::handle::ContainerId;
 use crate::owner::OwnerIndex;
 use crate::time::{Domain, Span, Time};
@@ -239,7 +239,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// Stores a new timer and starts its countdown. The record and side-table entry are built
     /// before any list is touched.
-    pub(crate) fn insert(&mut self, spec: Spec<C>, cb: TimerCallback<C>) -> TimerHandle {
+    pub(crate) fn insert(&mut self, spec: Spec<C>, cb: Callback<C>) -> TimerHandle {
         if self.next_seq == u32::MAX {
             self.renumber();
         }

@@ -71,8 +71,9 @@
 //! passed + records moved down a level), never O(all timers).
 //!
 //! Memory per idle timer: 40 bytes (a 32-byte record and an 8-byte wheel entry) plus the
-//! callback's `Box` (a 16-byte pointer stored beside the record, and the closure's own
-//! allocation, none for a closure that captures nothing), plus vector growth slack (about 2.5 B
+//! 16-byte callback stored beside the record: a closure that captures at most 8 bytes (nothing,
+//! an id, a handle, an `Arc`) lives in it with no allocation of its own; a larger one is boxed
+//! (the box's size on top). Plus vector growth slack (about 2.5 B
 //! at 1e6 timers made with [`TimerManager::with_capacity`]). Owner, name, `on_cancel`, `times(n)`
 //! and a first delay different from the period add a side-table entry only to the timers that
 //! use them; [tags](TimerBuilder::tag), which a game sets on many timers to rebind them after a
@@ -100,6 +101,7 @@
 //! ```
 
 mod builder;
+mod callback;
 mod control;
 mod cx;
 mod fire;
@@ -117,6 +119,7 @@ use crate::time::{Domain, Span};
 
 pub use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
+pub(crate) use callback::Callback;
 pub use cx::TimerCx;
 pub use manager::TimerManager;
 pub(crate) use moved::MovedTimer;
@@ -124,8 +127,9 @@ pub(crate) use snapshot::unbound;
 pub use snapshot::TimerSnapshot;
 pub(crate) use wake::WakeTarget;
 
-/// A boxed timer callback: what [`TimerBuilder::call`] stores, and what a restore's resolver
-/// returns. `Send`, so that a manager can move between threads (and be a Bevy resource).
+/// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
+/// move between threads (and be a Bevy resource). ([`TimerBuilder::call`] takes the closure
+/// itself, and stores one that captures at most 8 bytes without a box.)
 pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCx<'_, C>) + Send>;
 
 /// A boxed `on_cancel` hook ([`TimerBuilder::on_cancel`]).

@@ -16,7 +16,7 @@
 
 use super::slot::{State, NEVER};
 use super::snapshot::{Phase, TimerRecord};
-use super::{CancelHook, OwnerId, TimerCallback, TimerHandle, TimerInfo, TimerManager};
+use super::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, TimerManager};
 use crate::format::RestoreError;
 
 /// One timer of a moved owner.
@@ -33,7 +33,7 @@ pub(crate) struct MovedTimer {
 }
 
 /// A timer taken out with its closures.
-pub(crate) type TakenTimer<C> = (MovedTimer, TimerCallback<C>, Option<CancelHook<C>>);
+pub(crate) type TakenTimer<C> = (MovedTimer, Callback<C>, Option<CancelHook<C>>);
 
 impl MovedTimer {
     /// The source handle (`None` when the record was damaged).
@@ -131,7 +131,7 @@ impl<C: 'static> TimerManager<C> {
     pub(crate) fn put_moved(
         &mut self,
         m: &MovedTimer,
-        cb: TimerCallback<C>,
+        cb: Callback<C>,
         hook: Option<CancelHook<C>>,
     ) -> TimerHandle {
         if self.next_seq == u32::MAX {

@@ -3,9 +3,9 @@
 //! Ground rules:
 //!
 //! - An entry is 48 bytes (asserted at compile time): 32 bytes of timer state and the 16-byte
-//!   callback pointer, kept together so that a call touches one place. The wheel keeps an
-//!   8-byte record per waiting timer beside it, so an idle timer costs 40 bytes plus its
-//!   callback box. Everything a timer rarely needs (owner,
+//!   callback (`callback.rs`: a closure of up to 8 bytes is stored in it, a larger one boxed),
+//!   kept together so that a call touches one place. The wheel keeps an 8-byte record per
+//!   waiting timer beside it, so an idle timer costs 56 bytes, plus a box for a large closure. Everything a timer rarely needs (owner,
 //!   name, cancel hook, repeat limit, a first delay that differs from its period) lives in a
 //!   side table keyed by slot index, so the common timer pays nothing for it.
 //! - A slot's generation changes every time it is freed, so a handle of a cleared timer never
@@ -21,7 +21,8 @@
 
 use crate::handle::{next_tag, ContainerId};
 use crate::time::Domain;
-use crate::timer::{CatchUp, TimerCallback};
+use crate::timer::callback::Callback;
+use crate::timer::CatchUp;
 
 /// Slot index u32::MAX is never allocated (the `Default` handle names it).
 const NIL: u32 = u32::MAX;
@@ -130,7 +131,7 @@ pub(crate) struct Entry<C> {
     pub(crate) flags: Flags,
     pub(crate) state: State,
     /// `None` while the callback runs (or in a free slot).
-    pub(crate) callback: Option<TimerCallback<C>>,
+    pub(crate) callback: Option<Callback<C>>,
 }
 
 const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);

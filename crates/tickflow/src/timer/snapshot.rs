@@ -21,7 +21,7 @@
 use super::manager::{Extras, TimerManager};
 use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
-use super::{CancelHook, CatchUp, OwnerId, TimerCallback, TimerInfo};
+use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCallback, TimerInfo};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::time::Domain;
@@ -128,7 +128,7 @@ pub(super) struct ExtraRecord {
 
 /// Binds a timer's callback and, when it had one (the `bool`), its `on_cancel` hook.
 pub(crate) type Bind<'a, C> =
-    &'a mut dyn FnMut(&TimerInfo, bool) -> Option<(TimerCallback<C>, Option<CancelHook<C>>)>;
+    &'a mut dyn FnMut(&TimerInfo, bool) -> Option<(Callback<C>, Option<CancelHook<C>>)>;
 
 impl TimerSnapshot {
     /// The format version this snapshot was written with.
@@ -341,7 +341,9 @@ impl<C: 'static> TimerManager<C> {
         snap: &TimerSnapshot,
         mut resolve: impl FnMut(&TimerInfo) -> Option<TimerCallback<C>>,
     ) -> Result<TimerManager<C>, RestoreError> {
-        Self::restore_with(snap, &mut |info, _| resolve(info).map(|cb| (cb, None)))
+        Self::restore_with(snap, &mut |info, _| {
+            resolve(info).map(|cb| (Callback::from_box(cb), None))
+        })
     }
 
     /// [`restore`](Self::restore) that can also bind `on_cancel` hooks: `bind` gets each

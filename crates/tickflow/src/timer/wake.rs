@@ -17,7 +17,7 @@ use std::task::Waker;
 
 use super::builder::Spec;
 use super::slot::{State, NEVER};
-use super::{TimerCx, TimerHandle, TimerManager};
+use super::{Callback, TimerCx, TimerHandle, TimerManager};
 use crate::time::Domain;
 
 /// Whom a wake timer wakes when it fires.
@@ -56,8 +56,8 @@ impl<C: 'static> TimerManager<C> {
             }
         };
         let h = match target {
-            WakeTarget::Record => self.insert(spec, Box::new(record::<C>)),
-            WakeTarget::Waker(w) => self.insert(spec, Box::new(move |_, _| w.wake_by_ref())),
+            WakeTarget::Record => self.insert(spec, Callback::new(record::<C>)),
+            WakeTarget::Waker(w) => self.insert(spec, Callback::new(move |_, _| w.wake_by_ref())),
         };
         self.slots.at_mut(h.index()).flags.set_wake();
         h
@@ -68,7 +68,10 @@ impl<C: 'static> TimerManager<C> {
     pub(crate) fn reusable_wake(&mut self) -> TimerHandle {
         // A period of `NEVER` sets it never due (its due time saturates there), and being
         // looping, it stays after it fires.
-        let h = self.insert(Spec::looping(Domain::Game, NEVER), Box::new(record::<C>));
+        let h = self.insert(
+            Spec::looping(Domain::Game, NEVER),
+            Callback::new(record::<C>),
+        );
         self.slots.at_mut(h.index()).flags.set_wake();
         h
     }

@@ -1,0 +1,266 @@
+//! A timer's stored callback: a closure of up to 8 bytes lives inside the timer's entry, a
+//! larger one in a box of its own.
+//!
+//! Why this module has unsafe code: most timer closures capture nothing, an id or a handle, and
+//! at a million timers a `Box<dyn FnMut>` costs each of them a `malloc` when set, a `free` when
+//! done, and a second cache miss on every call (the entry, then the box). Measured on the W1
+//! benchmark (one million one-shots whose closures capture their id), the allocator took about
+//! a fifth of the instructions and the box loads a fifth of the cache misses. Storing a small
+//! closure in the entry itself needs type erasure without a box, which safe Rust cannot
+//! express: this module is that one thing, with a `SAFETY:` comment on every block. Its tests
+//! run under valgrind in CI (`.ci/valgrind`).
+//!
+//! Ground rules:
+//!
+//! - A [`Callback`] is 16 bytes: a pointer to a static table of two functions made for the
+//!   closure's type, and one word that holds either the closure itself (when its size is at
+//!   most 8 bytes and its alignment at most 8) or a pointer to its box.
+//! - The word is only ever read through the table it was written with, so it is always read
+//!   as the type that was written.
+//! - A callback owns its closure: dropping the callback drops the closure exactly once. Moving
+//!   a callback moves the closure's bytes, which is how Rust moves any value.
+//! - Only `Send` closures go in, so a callback is `Send`; it is not `Sync`, like the
+//!   `Box<dyn FnMut + Send>` it replaces.
+//! - A boxed callback handed in whole (a [`TimerCallback`] from a restore's resolver) is 16
+//!   bytes and does not fit: it is kept in a box of its own (one small allocation per restored
+//!   timer that had a box anyway).
+
+#![allow(unsafe_code)]
+
+use std::marker::PhantomData;
+use std::mem::{align_of, size_of, MaybeUninit};
+
+use super::{TimerCallback, TimerCx};
+
+/// The word a closure (or its box pointer) is stored in.
+type Word = MaybeUninit<*mut ()>;
+
+/// The two things done with a stored closure, made once per closure type. The context and
+/// `TimerCx` are passed as untyped pointers so that the table does not name `C` (a `'static`
+/// table of a type that names `C` would require `C: 'static`).
+struct Table {
+    call: unsafe fn(*mut Word, *mut (), *mut ()),
+    drop: unsafe fn(*mut Word),
+}
+
+/// A timer's callback, stored without an allocation when the closure is small.
+pub(crate) struct Callback<C> {
+    table: &'static Table,
+    word: Word,
+    /// Owns a `Send` closure called with `&mut C`: the auto traits and variance of a box.
+    _owns: PhantomData<TimerCallback<C>>,
+}
+
+// SAFETY: a `Callback` is only made from a `Send` closure (`new` requires it), and it owns the
+// closure, so sending the callback sends the closure, which is allowed.
+unsafe impl<C> Send for Callback<C> {}
+
+/// Whether a closure of type `F` is stored in the word itself.
+const fn fits<F>() -> bool {
+    size_of::<F>() <= size_of::<Word>() && align_of::<F>() <= align_of::<Word>()
+}
+
+/// Names a context and a closure type without holding either.
+type Types<C, F> = PhantomData<fn(&mut C, F)>;
+
+/// The table of a closure stored in the word.
+struct Inline<C, F>(Types<C, F>);
+
+impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>)> Inline<C, F> {
+    const TABLE: &'static Table = &Table {
+        call: Self::call,
+        drop: Self::drop,
+    };
+
+    /// # Safety
+    /// `word` holds an `F` (written by `Callback::new`), `ctx` points to a live `C` and `cx` to
+    /// a live `TimerCx<C>`, none of them aliased for the length of the call.
+    unsafe fn call(word: *mut Word, ctx: *mut (), cx: *mut ()) {
+        // SAFETY: the caller's contract above: the three pointers are valid and unaliased.
+        let (f, ctx, cx) = unsafe {
+            (
+                &mut *word.cast::<F>(),
+                &mut *ctx.cast::<C>(),
+                &mut *cx.cast::<TimerCx<'_, C>>(),
+            )
+        };
+        f(ctx, cx)
+    }
+
+    /// # Safety
+    /// `word` holds an `F` that is dropped here and never used again.
+    unsafe fn drop(word: *mut Word) {
+        // SAFETY: the caller's contract above.
+        unsafe { word.cast::<F>().drop_in_place() }
+    }
+}
+
+/// The table of a closure stored in a box whose pointer is in the word.
+struct Boxed<C, F>(Types<C, F>);
+
+impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>)> Boxed<C, F> {
+    const TABLE: &'static Table = &Table {
+        call: Self::call,
+        drop: Self::drop,
+    };
+
+    /// # Safety
+    /// As for [`Inline::call`], with `word` holding a pointer from `Box::<F>::into_raw`.
+    unsafe fn call(word: *mut Word, ctx: *mut (), cx: *mut ()) {
+        // SAFETY: the caller's contract above; the box is live while the callback owns it.
+        let (f, ctx, cx) = unsafe {
+            (
+                &mut *(*word).assume_init().cast::<F>(),
+                &mut *ctx.cast::<C>(),
+                &mut *cx.cast::<TimerCx<'_, C>>(),
+            )
+        };
+        f(ctx, cx)
+    }
+
+    /// # Safety
+    /// `word` holds a pointer from `Box::<F>::into_raw`, freed here and never used again.
+    unsafe fn drop(word: *mut Word) {
+        // SAFETY: the caller's contract above: the pointer came from `Box::into_raw`.
+        drop(unsafe { Box::from_raw((*word).assume_init().cast::<F>()) })
+    }
+}
+
+impl<C> Callback<C> {
+    /// Stores `f`: in the callback itself when it fits in 8 bytes, else in a box.
+    #[inline]
+    pub(crate) fn new<F>(f: F) -> Self
+    where
+        F: FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
+    {
+        let mut word = Word::uninit();
+        let table = if fits::<F>() {
+            // SAFETY: `fits` checked that an `F` has the size and alignment room of a `Word`.
+            unsafe { word.as_mut_ptr().cast::<F>().write(f) };
+            Inline::<C, F>::TABLE
+        } else {
+            word.write(Box::into_raw(Box::new(f)).cast::<()>());
+            Boxed::<C, F>::TABLE
+        };
+        Callback {
+            table,
+            word,
+            _owns: PhantomData,
+        }
+    }
+
+    /// Stores an already boxed callback (from a resolver).
+    pub(crate) fn from_box(b: TimerCallback<C>) -> Self
+    where
+        C: 'static,
+    {
+        Callback::new(b)
+    }
+
+    /// Calls the closure.
+    #[inline]
+    pub(crate) fn call(&mut self, ctx: &mut C, cx: &mut TimerCx<'_, C>) {
+        let ctx: *mut C = ctx;
+        let cx: *mut TimerCx<'_, C> = cx;
+        // SAFETY: `word` was written by `new` with the closure type `table` was made for; the
+        // two pointers come from live exclusive references held for the length of the call.
+        unsafe { (self.table.call)(&mut self.word, ctx.cast(), cx.cast()) }
+    }
+}
+
+impl<C> Drop for Callback<C> {
+    fn drop(&mut self) {
+        // SAFETY: the word holds the closure `table` was made for, and it is dropped only here,
+        // once: a `Callback` is dropped once.
+        unsafe { (self.table.drop)(&mut self.word) }
+    }
+}
+
+impl<C> std::fmt::Debug for Callback<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Callback")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timer::TimerManager;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Calls `cb` once through a real `TimerCx` (made by a manager firing a timer).
+    fn call_once(cb: &mut Callback<u64>, ctx: &mut u64) {
+        let mut m = TimerManager::<u64>::new();
+        let mut cx = TimerCx::new(&mut m, Default::default(), 0, 0, 0, 1);
+        cb.call(ctx, &mut cx);
+    }
+
+    #[test]
+    fn small_closures_are_stored_inline_and_large_ones_boxed() {
+        assert!(fits::<()>());
+        assert!(fits::<u32>());
+        assert!(fits::<Arc<u8>>());
+        assert!(fits::<[u8; 8]>());
+        assert!(!fits::<[u8; 9]>());
+        assert!(!fits::<u128>()); // alignment 16
+        assert!(!fits::<TimerCallback<u64>>());
+    }
+
+    #[test]
+    fn inline_and_boxed_closures_are_called_with_their_captures() {
+        let id = 7u32;
+        let mut small = Callback::<u64>::new(move |n, _| *n += u64::from(id));
+        let big = [1u64, 2, 3, 4];
+        let mut large = Callback::<u64>::new(move |n, _| *n += big.iter().sum::<u64>());
+        let mut boxed = Callback::<u64>::from_box(Box::new(|n, _| *n *= 2));
+        let mut n = 0;
+        call_once(&mut small, &mut n);
+        call_once(&mut large, &mut n);
+        call_once(&mut boxed, &mut n);
+        call_once(&mut small, &mut n);
+        assert_eq!(n, ((7 + 10) * 2) + 7);
+    }
+
+    #[test]
+    fn each_closure_is_dropped_exactly_once_moved_or_not() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        struct Count(Arc<AtomicUsize>);
+        impl Drop for Count {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        {
+            let small = Count(drops.clone()); // one pointer: inline
+            let large = (Count(drops.clone()), [0u64; 4]); // boxed
+            let a = Callback::<u64>::new(move |_, _| {
+                let _ = &small;
+            });
+            let b = Callback::<u64>::new(move |_, _| {
+                let _ = &large;
+            });
+            let moved = vec![a, b]; // moves both callbacks' bytes
+            let mut again = moved;
+            again.swap(0, 1);
+            assert_eq!(drops.load(Ordering::SeqCst), 0);
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_panicking_closure_stays_callable_and_droppable() {
+        let mut cb = Callback::<u64>::new(|n, _| {
+            *n += 1;
+            if *n == 1 {
+                panic!("first call");
+            }
+        });
+        let mut n = 0;
+        let first =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call_once(&mut cb, &mut n)));
+        assert!(first.is_err());
+        call_once(&mut cb, &mut n);
+        assert_eq!(n, 2);
+    }
+}
