@@ -226,3 +226,26 @@ fn a_callback_can_clear_and_pause_other_timers() {
     assert_eq!(*shared.lock().unwrap(), vec![true, true]);
     assert_eq!(timers.remaining(frozen), Some(Span::ZERO));
 }
+
+#[test]
+fn a_cleared_timers_slot_reused_on_another_clock_keeps_its_own_time() {
+    // The game-clock timer due at flick 100 is cleared; the frame-clock timer set next reuses
+    // its slot and is due at frame 100. The first tick passes flick 100 but not frame 100.
+    // A second game timer keeps the first one's wheel slot in use.
+    let mut timers = TimerManager::<Vec<&'static str>>::new();
+    let game = timers
+        .after(Span::from_flicks(100))
+        .call(|l, _| l.push("game"));
+    timers
+        .after(Span::from_flicks(101))
+        .call(|l, _| l.push("game 101"));
+    assert!(timers.clear(game));
+    timers.after_frames(100).call(|l, _| l.push("frame 100"));
+    let mut log = vec![];
+    timers.tick(frame(), &mut log);
+    assert_eq!(log, vec!["game 101"]);
+    for _ in 1..100 {
+        timers.tick(frame(), &mut log);
+    }
+    assert_eq!(log, vec!["game 101", "frame 100"]);
+}

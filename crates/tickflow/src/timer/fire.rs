@@ -154,7 +154,9 @@ impl<C: 'static> TimerManager<C> {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
             wheel.advance(&mut self.slots, self.span.now[d], |slots, idx, due| {
                 let e = slots.at(idx);
-                if e.state == State::Active && e.due == due {
+                // Stale records (lazy removal, `wheel.rs`) fail this check; so does a second
+                // record of the same timer and due, since `Call::make` marks it `Ready`.
+                if e.state == State::Active && e.due == due && e.flags.domain().index() == d {
                     ready.push(Call::make(slots, idx, 0, tick));
                 }
             });

@@ -128,7 +128,7 @@ impl<C: 'static> TimerManager<C> {
             slots: Slots::new(ContainerId::fresh()),
             extras: FxHashMap::default(),
             owners: OwnerIndex::default(),
-            wheels: [Wheel::new(), Wheel::new(), Wheel::new()],
+            wheels: [Wheel::new(0), Wheel::new(1), Wheel::new(2)],
             ready: ReadyQueue::default(),
             pending: Vec::new(),
             span: TickSpan::default(),

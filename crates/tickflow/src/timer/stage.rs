@@ -14,9 +14,9 @@
 //! - A stage exists for level `l` only while its source slot is non-empty; the source keeps
 //!   its records in place (new ones are appended, so the cursor stays valid) and is never
 //!   compacted while staged.
-//! - A record is moved at most once; if it is dead when the cursor reaches it, it is dropped
-//!   (and forgotten by the source's dead set). A record that dies after it was moved stays in
-//!   the source's dead set and is marked dead in its staged slot when the slot is entered.
+//! - A record is moved at most once, stale or not: moving never reads a timer's entry, so
+//!   stale records travel down with the rest and are dropped where records are checked (see
+//!   the wheel's lazy removal).
 //! - Each tick moves `remaining × dt / (time left until S)` records (at least `MIN_MOVE`), so a
 //!   steady frame rate spreads the work evenly and the last share is small.
 
@@ -81,9 +81,6 @@ impl Wheel {
         let src = &mut self.levels[level].slots[stage.slot];
         let end = stage.cursor + count;
         for &rec in &src.recs[stage.cursor..end] {
-            if !src.dead.is_empty() && src.dead.remove(&rec) {
-                continue;
-            }
             let (l, s) = position(stage.start, rec.blind_due(stage.start));
             stage.lower[l].push(s, rec);
         }
@@ -98,13 +95,8 @@ impl Wheel {
         };
         self.move_down(level, left);
         let mut stage = self.stages[level].take().expect("a stage");
-        let src = std::mem::take(&mut self.levels[level].slots[stage.slot]);
+        self.levels[level].slots[stage.slot] = Default::default();
         self.levels[level].occupied &= !(1 << stage.slot);
-        // Records that died after they were moved: mark them dead where they went.
-        for rec in src.dead {
-            let (l, s) = position(start, rec.blind_due(start));
-            stage.lower[l].slots[s].dead.insert(rec);
-        }
         self.elapsed = self.elapsed.max(start);
         for (l, staged) in stage.lower.iter_mut().enumerate() {
             debug_assert_eq!(
@@ -119,7 +111,7 @@ impl Wheel {
             .lower
             .iter()
             .flat_map(|l| l.slots.iter())
-            .all(|s| s.recs.is_empty() && s.dead.is_empty()));
+            .all(|s| s.recs.is_empty() && s.stale == 0));
         self.spare[level] = Some(stage.lower);
     }
 
@@ -145,7 +137,7 @@ mod tests {
     #[test]
     fn staged_cascades_match_a_sorted_list() {
         let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
-        let mut w = Wheel::new();
+        let mut w = Wheel::new(0);
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut rnd = move || {
             x ^= x << 13;

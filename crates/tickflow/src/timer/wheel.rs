@@ -15,11 +15,16 @@
 //! Two choices keep the wheel fast when it holds millions of timers, where every touch of a
 //! timer's record is a likely cache miss:
 //!
-//! - **Lazy removal.** Clearing or pausing a timer only adds its record to its slot's small
-//!   `dead` set; dead records are skipped when the slot is processed, and dropped by a compaction
-//!   when more than a quarter of a slot is dead. Adding a record that is in the dead set revives it
-//!   instead of pushing a copy, so a slot never holds duplicates. Inserting appends to a slot
-//!   vector. Neither touches other timers.
+//! - **Lazy removal.** Clearing or pausing a timer leaves its record where it is, stale, and
+//!   only counts it in its slot's `stale` counter (the slot header is hot; the record is not
+//!   touched). A stale record is recognised wherever a record is checked against its entry: the
+//!   entry is no longer `Active` in this wheel's clock at that due time. The consumer of due
+//!   records checks every one anyway (it reads the entry to call it), and levels 6+ read the
+//!   entry to cascade, so stale records are dropped there at no extra miss. A slot whose
+//!   counter says more than half its records are stale is compacted by checking each record
+//!   against its entry, which bounds the memory of a churn that never ticks: about two entry
+//!   reads per removal, amortized, and independent of each other, so they overlap. Inserting
+//!   appends to a slot vector. Neither touches other timers.
 //! - **Blind cascading.** When the clock reaches a slot of level 0..=5, every record in it has
 //!   `due` sharing all bits from 30 up with the slot's start, so the record's low 32 bits give
 //!   the whole due time: records move down a level, or out as due, without reading the timer
@@ -33,11 +38,15 @@
 //!
 //! Ground rules (invariants):
 //!
-//! - Every live record is for an `Active` timer with `elapsed < due < NEVER`, in the slot
-//!   `position(elapsed, due)`; `position` stays the same while `elapsed` moves forward, because
-//!   `elapsed` never passes the start of a non-empty slot without processing it.
-//! - A slot holds distinct records; its `dead` set is a subset of them, and every other record
-//!   is live.
+//! - Every `Active` timer of this clock with `elapsed < due < NEVER` has a record `(index, low
+//!   bits of due)` in the slot `position(elapsed, due)` (or in the staged copy of that slot, see
+//!   `stage.rs`); `position` stays the same while `elapsed` moves forward, because `elapsed`
+//!   never passes the start of a non-empty slot without processing it.
+//! - Any other record is stale. A stale record may look live (the timer was removed and set
+//!   again at the same due time): it then sits in the same slot as the live one, and the
+//!   consumer, which marks a timer `Ready` at its first record, skips the second.
+//! - A slot's `stale` counter never exceeds its number of stale records (a removal counts the
+//!   one record it made stale), so a slot whose counter reaches its length is all stale.
 //! - Every record at a lower level is due before every record at a higher level.
 //!
 //! # Cost
@@ -45,21 +54,18 @@
 //! Insert and remove are O(1) amortized. Advancing to `now` visits only non-empty slots whose
 //! start is `<= now`; each record moves down at most 10 times in its timer's life (about 3 for
 //! delays of seconds over 60 Hz frames), mostly without a cache miss. Memory: 8 bytes per
-//! waiting timer plus vector growth slack, 11 × 64 empty slot headers (40 KiB) per wheel, and
-//! up to 15 × 64 more while levels 1..=5 are being staged.
+//! waiting timer plus vector growth slack and stale records (at most as many as live ones in
+//! a slot that was compacted), 11 × 64 empty slot headers (22 KiB) per wheel, and up to 15 × 64
+//! more while levels 1..=5 are being staged.
 
-use rustc_hash::FxHashSet;
-
-use super::slot::{Slots, NEVER};
+use super::slot::{Slots, State, NEVER};
 
 const LEVELS: usize = 11;
 pub(super) const SLOT_BITS: u32 = 6;
 pub(super) const SLOT_MASK: u64 = 63;
 /// Levels up to this one hold only due times that share bits 32 and up with the slot start.
 pub(super) const BLIND_LEVELS: usize = 5;
-/// A slot is compacted when more than this many and more than a quarter of its records are
-/// dead. Compaction only scans the slot's records (no timer entries), so it is cheap enough to
-/// run often, which keeps dead records from costing more than a few bytes per timer.
+/// A slot is compacted when more than this many and more than half of its records are stale.
 const COMPACT_MIN: usize = 16;
 
 /// A waiting timer: its index and the low 32 bits of its due time.
@@ -80,25 +86,23 @@ impl Rec {
 #[derive(Debug, Default)]
 pub(super) struct Slot {
     pub(super) recs: Vec<Rec>,
-    pub(super) dead: FxHashSet<Rec>,
+    /// Records here made stale by a removal since the slot was filled or compacted.
+    pub(super) stale: u32,
 }
 
 impl Slot {
-    /// Adds a record, reviving it if it is here and dead.
+    /// Adds a record.
     #[inline]
     pub(super) fn push(&mut self, rec: Rec) {
-        if self.dead.is_empty() || !self.dead.remove(&rec) {
-            if self.recs.len() == self.recs.capacity() {
-                // Grow by half, not double: at a million timers the slack is bytes per timer.
-                self.recs.reserve_exact(self.recs.len() / 2 + 4);
-            }
-            self.recs.push(rec);
+        if self.recs.len() == self.recs.capacity() {
+            // Grow by half, not double: at a million timers the slack is bytes per timer.
+            self.recs.reserve_exact(self.recs.len() / 2 + 4);
         }
+        self.recs.push(rec);
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
         self.recs.capacity() * std::mem::size_of::<Rec>()
-            + self.dead.capacity() * (std::mem::size_of::<Rec>() + 1)
     }
 }
 
@@ -146,6 +150,8 @@ impl SlotCounts {
 /// A timing wheel over one clock.
 #[derive(Debug)]
 pub(crate) struct Wheel {
+    /// The clock (`Domain::index`) whose timers this wheel holds.
+    domain: usize,
     pub(super) elapsed: u64,
     pub(super) levels: Box<[Level]>,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
@@ -166,9 +172,11 @@ pub(super) fn position(elapsed: u64, due: u64) -> (usize, usize) {
 }
 
 impl Wheel {
-    pub(crate) fn new() -> Wheel {
+    /// An empty wheel for the timers of clock `domain` (a `Domain::index`).
+    pub(crate) fn new(domain: usize) -> Wheel {
         let levels = (0..LEVELS).map(|_| Level::new()).collect();
         Wheel {
+            domain,
             elapsed: 0,
             levels,
             stages: Default::default(),
@@ -222,32 +230,47 @@ impl Wheel {
         );
     }
 
-    /// Forgets entry `idx`, which is in the wheel with its current `due`: its record is dead.
+    /// Forgets entry `idx`, which is in the wheel with its current `due` and is about to stop
+    /// being `Active` at that time: its record goes stale where it is.
     #[inline]
     pub(crate) fn remove<C>(&mut self, slots: &Slots<C>, idx: u32) {
-        let due = slots.at(idx).due;
-        let (level, slot) = position(self.elapsed, due);
-        let staging = self.is_staging(level, slot);
-        let lvl = &mut self.levels[level];
-        let s = &mut lvl.slots[slot];
-        s.dead.insert(Rec {
-            idx,
-            due_lo: due as u32,
-        });
-        if staging {
+        let (level, slot) = position(self.elapsed, slots.at(idx).due);
+        if self.is_staging(level, slot) {
             return; // its records are being moved by index: no compaction until it is entered
         }
-        let dead = s.dead.len();
-        if dead >= s.recs.len() {
+        let lvl = &mut self.levels[level];
+        let s = &mut lvl.slots[slot];
+        s.stale += 1;
+        let stale = s.stale as usize;
+        if stale >= s.recs.len() {
             *s = Slot::default();
             lvl.occupied &= !(1 << slot);
-        } else if dead > COMPACT_MIN && dead * 4 > s.recs.len() {
-            let Slot { recs, dead } = s;
-            recs.retain(|r| !dead.contains(r));
-            if recs.capacity() > 4 * recs.len() {
-                recs.shrink_to(recs.len() * 2);
-            }
-            dead.clear(); // keeps its table: churn refills it
+        } else if stale > COMPACT_MIN && stale * 2 > s.recs.len() {
+            self.compact(slots, level, slot, idx);
+        }
+    }
+
+    /// Drops the stale records of a slot (checking each against its entry), and those of
+    /// `removed`, whose entry is still `Active` because its removal is under way.
+    #[cold]
+    fn compact<C>(&mut self, slots: &Slots<C>, level: usize, slot: usize, removed: u32) {
+        let (elapsed, domain) = (self.elapsed, self.domain);
+        let lvl = &mut self.levels[level];
+        let s = &mut lvl.slots[slot];
+        s.recs.retain(|r| {
+            let e = slots.at(r.idx);
+            r.idx != removed
+                && e.state == State::Active
+                && e.flags.domain().index() == domain
+                && e.due as u32 == r.due_lo
+                && position(elapsed, e.due) == (level, slot)
+        });
+        s.stale = 0;
+        if s.recs.is_empty() {
+            *s = Slot::default();
+            lvl.occupied &= !(1 << slot);
+        } else if s.recs.capacity() > 4 * s.recs.len() {
+            s.recs.shrink_to(s.recs.len() * 2);
         }
     }
 
@@ -281,7 +304,8 @@ impl Wheel {
 
     /// Advances to `now`, handing `(index, due)` of every record due at or before `now` to
     /// `due` (in no particular order; the consumer sorts, and must check each against its
-    /// entry: `state == Active && entry.due == due`, which drops records of timers that changed since).
+    /// entry: `Active` in this clock with `entry.due == due`, which drops stale records, and
+    /// mark it so that a second record of the same timer and due fails the check).
     pub(crate) fn advance<C>(
         &mut self,
         slots: &mut Slots<C>,
@@ -302,18 +326,21 @@ impl Wheel {
             // every remaining record in front of `elapsed`.
             self.elapsed = self.elapsed.max(start);
             let lvl = &mut self.levels[level];
-            let Slot { recs, dead } = std::mem::take(&mut lvl.slots[slot]);
+            let Slot { recs, .. } = std::mem::take(&mut lvl.slots[slot]);
             lvl.occupied &= !(1 << slot);
             for rec in recs {
-                if !dead.is_empty() && dead.contains(&rec) {
-                    continue;
-                }
                 let at = if level <= BLIND_LEVELS {
                     rec.blind_due(start)
                 } else {
-                    let due = slots.at(rec.idx).due;
-                    debug_assert_eq!(due as u32, rec.due_lo, "a live record matches its entry");
-                    due
+                    // The entry is read anyway: a stale record ends here.
+                    let e = slots.at(rec.idx);
+                    let live = e.state == State::Active
+                        && e.flags.domain().index() == self.domain
+                        && e.due as u32 == rec.due_lo;
+                    if !live {
+                        continue;
+                    }
+                    e.due
                 };
                 if at <= now {
                     due(slots, rec.idx, at);
@@ -355,8 +382,8 @@ mod tests {
     #[test]
     fn fixed_tables_are_as_documented() {
         // The module note and `timer/mod.rs` quote these sizes.
-        assert_eq!(std::mem::size_of::<Slot>(), 56);
-        assert!(LEVELS * std::mem::size_of::<Level>() <= 40 * 1024);
+        assert_eq!(std::mem::size_of::<Slot>(), 32);
+        assert!(LEVELS * std::mem::size_of::<Level>() <= 23 * 1024);
     }
 
     #[test]
@@ -370,7 +397,7 @@ mod tests {
     #[test]
     fn advance_returns_exactly_the_due_entries() {
         let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
-        let mut w = Wheel::new();
+        let mut w = Wheel::new(0);
         let dues = [
             1u64,
             63,
@@ -411,20 +438,22 @@ mod tests {
     #[test]
     fn removed_entries_never_come_out() {
         let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
-        let mut w = Wheel::new();
+        let mut w = Wheel::new(0);
         let a = add(&mut w, &mut s, 100);
         let b = add(&mut w, &mut s, 100);
         let c = add(&mut w, &mut s, 5_000);
         assert!(take_due(&mut w, &mut s, 50).is_empty());
-        w.remove(&s, a);
-        w.remove(&s, c);
+        for idx in [a, c] {
+            w.remove(&s, idx);
+            s.at_mut(idx).state = State::Paused; // what the manager does next
+        }
         assert_eq!(take_due(&mut w, &mut s, 10_000), vec![b]);
     }
 
     #[test]
     fn churn_keeps_slots_compact() {
         let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
-        let mut w = Wheel::new();
+        let mut w = Wheel::new(0);
         let keep = add(&mut w, &mut s, (1 << 20) + 1);
         let idx = add(&mut w, &mut s, 1 << 20);
         let (l, slot) = position(0, 1 << 20);
