@@ -157,9 +157,10 @@ impl<C: 'static> TimerManager<C> {
                 // Stale records (lazy removal, `wheel.rs`) fail this check; so does a second
                 // record of the same timer and due, since `Call::make` marks it `Ready`.
                 if e.state == State::Active && e.due == due && e.flags.domain().index() == d {
-                    ready.push(Call::make(slots, idx, 0, tick));
+                    ready.collect(Call::make(slots, idx, 0, tick));
                 }
             });
+            self.ready.seal(d);
         }
         // Pending timers start counting at the time this tick reached.
         let mut pending = std::mem::take(&mut self.pending);
