@@ -66,9 +66,10 @@
 //! # Engine and limits
 //!
 //! Timers not yet due live in a hierarchical timing wheel per clock (Varghese & Lauck; see
-//! `wheel.rs`) with lazy removal; due calls are ordered in a small heap. Insert, clear and pause
-//! are O(1) (amortized); a tick costs O(due calls × log(due calls) + non-empty wheel slots
-//! passed + records moved down a level), never O(all timers).
+//! `wheel.rs`) with lazy removal; a tick's due calls are sorted once (`ready.rs`), and calls
+//! that become due while it runs join through a small heap. Insert, clear and pause are O(1)
+//! (amortized); a tick costs O(due calls × log(due calls) + non-empty wheel slots passed +
+//! records moved down a level), never O(all timers).
 //!
 //! Memory per idle timer: 40 bytes (a 32-byte record and an 8-byte wheel entry) plus the
 //! 16-byte callback stored beside the record: a closure that captures at most 8 bytes (nothing,
