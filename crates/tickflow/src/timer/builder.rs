@@ -7,20 +7,20 @@ use crate::time::{Domain, Span};
 
 /// A timer's settings before [`call`](TimerBuilder::call) stores it.
 pub(crate) struct Spec<C> {
-    pub(crate) domain: Domain,
+    pub(super) domain: Domain,
     /// Time to the first call.
-    pub(crate) delay: u64,
-    pub(crate) period: u64,
-    pub(crate) looping: bool,
-    pub(crate) catch_up: CatchUp,
-    pub(crate) times: Option<u64>,
-    pub(crate) owner: Option<OwnerId>,
-    pub(crate) name: Option<Box<str>>,
-    pub(crate) tag: Option<u64>,
-    pub(crate) on_cancel: Option<CancelHook<C>>,
+    pub(super) delay: u64,
+    pub(super) period: u64,
+    pub(super) looping: bool,
+    pub(super) catch_up: CatchUp,
+    pub(super) times: Option<u64>,
+    pub(super) owner: Option<OwnerId>,
+    pub(super) name: Option<Box<str>>,
+    pub(super) tag: Option<u64>,
+    pub(super) on_cancel: Option<CancelHook<C>>,
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `wake.rs`).
-    pub(crate) start: Option<u64>,
+    pub(super) start: Option<u64>,
 }
 
 impl<C> Spec<C> {

@@ -24,7 +24,7 @@ use crate::format::RestoreError;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct MovedTimer {
     /// Its handle in the source, as `(index, tag)`: the key of the handle map.
-    pub(crate) handle: (u32, u32),
+    pub(super) handle: (u32, u32),
     /// Scheduled and already due: how long ago it was due (a bursting timer catches up from
     /// there). The record's `time` is then 0.
     late: u64,

@@ -25,17 +25,17 @@ use crate::time::Domain;
 /// One due call.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Call {
-    pub(crate) due: u64,
-    pub(crate) seq: u32,
-    pub(crate) idx: u32,
-    pub(crate) gen: u32,
-    pub(crate) ticket: u16,
-    pub(crate) domain: Domain,
+    pub(super) due: u64,
+    pub(super) seq: u32,
+    pub(super) idx: u32,
+    pub(super) gen: u32,
+    pub(super) ticket: u16,
+    pub(super) domain: Domain,
     /// Calls this timer already made earlier in the same burst.
-    pub(crate) burst: u32,
+    pub(super) burst: u32,
     /// Low bits of the frame clock when `burst` was counted: a burst does not carry over
     /// into the next tick (after a fire budget stopped it).
-    pub(crate) tick: u32,
+    pub(super) tick: u32,
 }
 
 impl Call {
@@ -85,8 +85,8 @@ impl PartialOrd for ByDue {
 /// The span each clock covered in the current tick.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct TickSpan {
-    pub(crate) prev: [u64; 3],
-    pub(crate) now: [u64; 3],
+    pub(super) prev: [u64; 3],
+    pub(super) now: [u64; 3],
 }
 
 impl TickSpan {

@@ -117,21 +117,21 @@ impl Flags {
 /// One timer's hot record.
 pub(crate) struct Entry<C> {
     /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
-    pub(crate) due: u64,
+    pub(super) due: u64,
     /// Looping: the period. One-shot: its delay (reported as its rate).
-    pub(crate) period: u64,
+    pub(super) period: u64,
     /// Tag (container id and generation) of the current occupant; never 0.
-    pub(crate) gen: u32,
+    pub(super) gen: u32,
     /// Global set order, for deterministic ties (renumbered when the counter runs out).
-    pub(crate) seq: u32,
+    pub(super) seq: u32,
     /// Calls made, low 32 bits (the rest lives in the extras when it overflows).
-    pub(crate) calls: u32,
+    pub(super) calls: u32,
     /// Identifies the current ready-queue record; older records for this slot are stale.
-    pub(crate) ticket: u16,
-    pub(crate) flags: Flags,
-    pub(crate) state: State,
+    pub(super) ticket: u16,
+    pub(super) flags: Flags,
+    pub(super) state: State,
     /// `None` while the callback runs (or in a free slot).
-    pub(crate) callback: Option<Callback<C>>,
+    pub(super) callback: Option<Callback<C>>,
 }
 
 const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);
@@ -168,7 +168,7 @@ impl<C> std::fmt::Debug for Entry<C> {
 /// The slot vector with its free list.
 #[derive(Debug)]
 pub(crate) struct Slots<C> {
-    pub(crate) entries: Vec<Entry<C>>,
+    pub(super) entries: Vec<Entry<C>>,
     /// Free slots; the last is reused first.
     free: Vec<u32>,
     live: usize,
