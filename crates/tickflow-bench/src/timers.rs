@@ -342,7 +342,7 @@ pub fn run(opts: &Options) {
     let sizes: &[usize] = if quick {
         &[100_000]
     } else {
-        &[100_000, 1_000_000]
+        &[10_000, 100_000, 1_000_000]
     };
     let runs = if quick { 1 } else { 3 };
     println!("# tickflow timer benchmarks (median of {runs} runs)\n");
@@ -373,8 +373,8 @@ pub fn run(opts: &Options) {
     );
     println!("|---:|---:|---:|---:|---:|---:|");
     let mut w4 = vec![];
-    for &live in &[10_000usize, 1_000_000] {
-        if quick && live > 100_000 {
+    for &live in &[10_000usize, 100_000, 1_000_000] {
+        if quick && live > 10_000 {
             continue;
         }
         let (init, ops) = churn_plan(live);
