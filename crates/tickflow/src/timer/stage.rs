@@ -95,8 +95,8 @@ impl Wheel {
         };
         self.move_down(level, left);
         let mut stage = self.stages[level].take().expect("a stage");
-        self.levels[level].slots[stage.slot] = Default::default();
-        self.levels[level].occupied &= !(1 << stage.slot);
+        let recs = self.levels[level].take(stage.slot);
+        self.levels[level].give_back(recs);
         self.elapsed = self.elapsed.max(start);
         for (l, staged) in stage.lower.iter_mut().enumerate() {
             debug_assert_eq!(
@@ -120,9 +120,7 @@ impl Wheel {
         staged
             .chain(self.spare.iter().flatten())
             .flat_map(|lower| lower.iter())
-            .map(|l| {
-                std::mem::size_of::<Level>() + l.slots.iter().map(|s| s.heap_bytes()).sum::<usize>()
-            })
+            .map(|l| std::mem::size_of::<Level>() + l.heap_bytes())
             .sum()
     }
 }
