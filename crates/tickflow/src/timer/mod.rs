@@ -77,7 +77,9 @@
 //! (the box's size on top). Plus vector growth slack (about 2.5 B at 1e6 timers made with
 //! [`TimerManager::with_capacity`]), and the records of cleared or paused timers until their
 //! wheel slot is reached or compacted (at most about one per live timer of the slot; about
-//! 12 B per timer after a million clear-and-set pairs without a tick). Owner, name, `on_cancel`, `times(n)`
+//! 12 B per timer after a million clear-and-set pairs without a tick). Each wheel level keeps
+//! the largest record buffer an emptied slot gave back, for reuse: after a million timers have
+//! fired, a few MiB stay with the manager until it is dropped. Owner, name, `on_cancel`, `times(n)`
 //! and a first delay different from the period add a side-table entry only to the timers that
 //! use them; [tags](TimerBuilder::tag), which a game sets on many timers to rebind them after a
 //! [restore](TimerManager::restore), live in a dense table of 8 bytes per slot, made when the

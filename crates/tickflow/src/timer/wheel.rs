@@ -270,8 +270,8 @@ impl Wheel {
         s.stale += 1;
         let stale = s.stale as usize;
         if stale >= s.recs.len() {
-            *s = Slot::default();
-            lvl.occupied &= !(1 << slot);
+            let recs = lvl.take(slot);
+            lvl.give_back(recs);
         } else if stale > COMPACT_MIN && stale * 2 > s.recs.len() {
             self.compact(slots, level, slot, idx);
         }
@@ -294,8 +294,8 @@ impl Wheel {
         });
         s.stale = 0;
         if s.recs.is_empty() {
-            *s = Slot::default();
-            lvl.occupied &= !(1 << slot);
+            let recs = lvl.take(slot);
+            lvl.give_back(recs);
         } else if s.recs.capacity() > 4 * s.recs.len() {
             s.recs.shrink_to(s.recs.len() * 2);
         }
