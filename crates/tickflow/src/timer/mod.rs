@@ -83,7 +83,7 @@
 //! and a first delay different from the period add a side-table entry only to the timers that
 //! use them; [tags](TimerBuilder::tag), which a game sets on many timers to rebind them after a
 //! [restore](TimerManager::restore), live in a dense table of 8 bytes per slot, made when the
-//! first tag is set. Each manager has about 70 KiB of fixed tables (three wheels): make one per world,
+//! first tag is set. Each manager has about 140 KiB of fixed tables (three wheels): make one per world,
 //! not one per entity (owners are the per-entity handle). Resolution 1 flick
 //! (1.42 ns); range about 829 years; up to 2^32 − 2 timers at once.
 //!
@@ -114,6 +114,7 @@ mod manager;
 mod moved;
 mod query;
 mod ready;
+mod recs;
 mod slot;
 mod snapshot;
 mod stage;

@@ -32,7 +32,7 @@ pub(crate) struct Stage {
     start: u64,
     cursor: usize,
     /// Staged levels `0..l`, relative to `start`.
-    lower: Box<[Level]>,
+    lower: Box<[Box<Level>]>,
 }
 
 impl Wheel {
@@ -56,7 +56,7 @@ impl Wheel {
                 let start = self.slot_start(level, slot);
                 let lower = self.spare[level]
                     .take()
-                    .unwrap_or_else(|| (0..level).map(|_| Level::new()).collect());
+                    .unwrap_or_else(|| (0..level).map(|_| Box::new(Level::new())).collect());
                 self.stages[level] = Some(Stage {
                     slot,
                     start,
@@ -80,7 +80,7 @@ impl Wheel {
         let stage = self.stages[level].as_mut().expect("a stage");
         let src = &mut self.levels[level].slots[stage.slot];
         let end = stage.cursor + count;
-        for &rec in &src.recs[stage.cursor..end] {
+        for &rec in src.recs.range(stage.cursor, end).flatten() {
             let (l, s) = position(stage.start, rec.blind_due(stage.start));
             stage.lower[l].push(s, rec);
         }

@@ -55,12 +55,13 @@
 //! start is `<= now`; each record moves down at most 10 times in its timer's life (about 3 for
 //! delays of seconds over 60 Hz frames), mostly without a cache miss. Memory: 8 bytes per
 //! waiting timer plus vector growth slack and stale records (at most as many as live ones in
-//! a slot that was compacted), 11 × 64 empty slot headers (22 KiB) per wheel, and up to 15 × 64
+//! a slot that was compacted), 11 × 64 empty slot headers (46 KiB) per wheel, and up to 15 × 64
 //! more while levels 1..=5 are being staged. Each level also keeps the largest buffer an
 //! emptied slot gave back, for the next slot that fills: with timers of seconds at 1e6, the
 //! level-5 one holds about a third of the records (up to 6 bytes per timer), which the wheel
 //! held anyway just before it entered that slot; the peak is unchanged.
 
+use super::recs::Recs;
 use super::slot::{Slots, State, NEVER};
 
 const LEVELS: usize = 11;
@@ -88,24 +89,14 @@ impl Rec {
 
 #[derive(Debug, Default)]
 pub(super) struct Slot {
-    pub(super) recs: Vec<Rec>,
+    pub(super) recs: Recs,
     /// Records here made stale by a removal since the slot was filled or compacted.
     pub(super) stale: u32,
 }
 
 impl Slot {
-    /// Adds a record.
-    #[inline]
-    pub(super) fn push(&mut self, rec: Rec) {
-        if self.recs.len() == self.recs.capacity() {
-            // Grow by half, not double: at a million timers the slack is bytes per timer.
-            self.recs.reserve_exact(self.recs.len() / 2 + 4);
-        }
-        self.recs.push(rec);
-    }
-
     pub(super) fn heap_bytes(&self) -> usize {
-        self.recs.capacity() * std::mem::size_of::<Rec>()
+        self.recs.heap_bytes()
     }
 }
 
@@ -117,7 +108,7 @@ pub(super) struct Level {
     /// that fills: a level-5 slot holds up to a third of all timers, and freeing its buffer
     /// when the clock enters it took half a millisecond of that frame (returning megabytes
     /// to the system), then growing the next one from nothing faulted the pages in again.
-    spare: Vec<Rec>,
+    spare: Recs,
 }
 
 impl Level {
@@ -125,7 +116,7 @@ impl Level {
         Level {
             occupied: 0,
             slots: std::array::from_fn(|_| Slot::default()),
-            spare: Vec::new(),
+            spare: Recs::default(),
         }
     }
 
@@ -133,21 +124,21 @@ impl Level {
     #[inline]
     pub(super) fn push(&mut self, slot: usize, rec: Rec) {
         let s = &mut self.slots[slot];
-        if s.recs.capacity() == 0 {
+        if s.recs.is_unallocated() {
             s.recs = std::mem::take(&mut self.spare);
         }
-        s.push(rec);
+        s.recs.push(rec);
         self.occupied |= 1 << slot;
     }
 
     /// Empties slot `slot`, returning its records (hand the buffer back with `give_back`).
-    pub(super) fn take(&mut self, slot: usize) -> Vec<Rec> {
+    pub(super) fn take(&mut self, slot: usize) -> Recs {
         self.occupied &= !(1 << slot);
         std::mem::take(&mut self.slots[slot]).recs
     }
 
     /// Keeps an emptied slot's buffer for the next slot that fills, if it is the largest.
-    pub(super) fn give_back(&mut self, mut recs: Vec<Rec>) {
+    pub(super) fn give_back(&mut self, mut recs: Recs) {
         if recs.capacity() > self.spare.capacity() {
             recs.clear();
             self.spare = recs;
@@ -156,7 +147,7 @@ impl Level {
 
     pub(super) fn heap_bytes(&self) -> usize {
         let recs: usize = self.slots.iter().map(Slot::heap_bytes).sum();
-        recs + self.spare.capacity() * std::mem::size_of::<Rec>()
+        recs + self.spare.heap_bytes()
     }
 }
 
@@ -185,12 +176,12 @@ pub(crate) struct Wheel {
     /// The clock (`Domain::index`) whose timers this wheel holds.
     domain: usize,
     pub(super) elapsed: u64,
-    pub(super) levels: Box<[Level]>,
+    pub(super) levels: Box<[Box<Level>]>,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
     pub(super) stages: [Option<super::stage::Stage>; BLIND_LEVELS + 1],
     /// Empty level sets that a finished stage gave back, reused by the next stage of the
     /// same level (index: level), so entering slots does not allocate.
-    pub(super) spare: [Option<Box<[Level]>>; BLIND_LEVELS + 1],
+    pub(super) spare: [Option<Box<[Box<Level>]>>; BLIND_LEVELS + 1],
 }
 
 /// The level and slot of a record due at `due` while the wheel is at `elapsed`.
@@ -206,7 +197,7 @@ pub(super) fn position(elapsed: u64, due: u64) -> (usize, usize) {
 impl Wheel {
     /// An empty wheel for the timers of clock `domain` (a `Domain::index`).
     pub(crate) fn new(domain: usize) -> Wheel {
-        let levels = (0..LEVELS).map(|_| Level::new()).collect();
+        let levels = (0..LEVELS).map(|_| Box::new(Level::new())).collect();
         Wheel {
             domain,
             elapsed: 0,
@@ -224,7 +215,7 @@ impl Wheel {
     /// Heap bytes held by the slot vectors and headers.
     pub(crate) fn heap_bytes(&self) -> usize {
         let headers = LEVELS * std::mem::size_of::<Level>();
-        let recs: usize = self.levels.iter().map(Level::heap_bytes).sum();
+        let recs: usize = self.levels.iter().map(|l| l.heap_bytes()).sum();
         headers + recs + self.stages_heap_bytes()
     }
 
@@ -234,9 +225,7 @@ impl Wheel {
         for (level, slots) in counts.0.iter().enumerate() {
             for (slot, &n) in slots.iter().enumerate() {
                 if n > 0 {
-                    self.levels[level].slots[slot]
-                        .recs
-                        .reserve_exact(n as usize);
+                    self.levels[level].slots[slot].recs.reserve(n as usize);
                 }
             }
         }
@@ -296,8 +285,6 @@ impl Wheel {
         if s.recs.is_empty() {
             let recs = lvl.take(slot);
             lvl.give_back(recs);
-        } else if s.recs.capacity() > 4 * s.recs.len() {
-            s.recs.shrink_to(s.recs.len() * 2);
         }
     }
 
@@ -352,8 +339,8 @@ impl Wheel {
             // `start` is the earliest anything in the wheel can be due, so moving there keeps
             // every remaining record in front of `elapsed`.
             self.elapsed = self.elapsed.max(start);
-            let mut recs = self.levels[level].take(slot);
-            for rec in recs.drain(..) {
+            let recs = self.levels[level].take(slot);
+            for &rec in recs.blocks().flatten() {
                 let at = if level <= BLIND_LEVELS {
                     rec.blind_due(start)
                 } else {
@@ -408,8 +395,8 @@ mod tests {
     #[test]
     fn fixed_tables_are_as_documented() {
         // The module note and `timer/mod.rs` quote these sizes.
-        assert_eq!(std::mem::size_of::<Slot>(), 32);
-        assert!(LEVELS * std::mem::size_of::<Level>() <= 23 * 1024);
+        assert_eq!(std::mem::size_of::<Slot>(), 64);
+        assert!(LEVELS * std::mem::size_of::<Level>() <= 46 * 1024);
     }
 
     #[test]
