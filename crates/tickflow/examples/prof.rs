@@ -4,7 +4,8 @@
 //! ```text
 //! cargo run --release -p tickflow --example prof -- w1 [timers]   # fire-all, ns per timer
 //! cargo run --release -p tickflow --example prof -- w2 [live]     # churn, ns per pair
-//! cargo run --release -p tickflow --example prof -- w3 [timers]   # steady, ms per frame (SLOW=1: slowest frames)
+//! cargo run --release -p tickflow --example prof -- w3 [timers]   # steady, ms per frame (SLOW=1: slowest frames;
+//!                                                                 # WARM=1: run w1 and w2 first, as the bench does)
 //! cargo run --release -p tickflow --example prof -- w4            # heap bytes per timer, before/after churn
 //! cargo run --release -p tickflow --example prof -- sn1 [timers]  # snapshot and restore, ms (10 rounds)
 //! ```
@@ -72,6 +73,11 @@ fn w2(n: usize) {
 }
 
 fn w3(n: usize) {
+    if std::env::var_os("WARM").is_some() {
+        // The allocator's state after other workloads changes how big buffers grow.
+        w1(n);
+        w2(n);
+    }
     let mut rng = Rng(7);
     let mut t = TimerManager::<u64>::with_capacity(n);
     for i in 0..n {

@@ -74,10 +74,10 @@
 //! Memory per idle timer: 40 bytes (a 32-byte record and an 8-byte wheel entry) plus the
 //! 16-byte callback stored beside the record: a closure that captures at most 8 bytes (nothing,
 //! an id, a handle, an `Arc`) lives in it with no allocation of its own; a larger one is boxed
-//! (the box's size on top). Plus vector growth slack (about 2.5 B at 1e6 timers made with
+//! (the box's size on top). Plus growth slack (about 1.2 B at 1e6 timers made with
 //! [`TimerManager::with_capacity`]), and the records of cleared or paused timers until their
 //! wheel slot is reached or compacted (at most about one per live timer of the slot; about
-//! 12 B per timer after a million clear-and-set pairs without a tick). Each wheel level keeps
+//! 5 B per timer after a million clear-and-set pairs without a tick). Each wheel level keeps
 //! the largest record buffer an emptied slot gave back, for reuse: after a million timers have
 //! fired, a few MiB stay with the manager until it is dropped. Owner, name, `on_cancel`, `times(n)`
 //! and a first delay different from the period add a side-table entry only to the timers that
