@@ -178,6 +178,8 @@ pub mod realtime;
 pub mod scheduler;
 mod sleep;
 pub mod snapshot;
+#[cfg(test)]
+mod test_rng;
 pub mod tick;
 pub mod tickable;
 pub mod time;

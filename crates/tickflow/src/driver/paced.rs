@@ -331,13 +331,10 @@ mod tests {
     fn an_hour_of_steps_does_not_drift() {
         let t0 = Instant::now();
         let mut pacer = Pacer::new(60).starting_at(t0);
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         let mut steps = 0;
         while steps < 216_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let late = Duration::from_micros(x % 3_000); // up to 3 ms late, less than a frame
+            let late = Duration::from_micros(rng.below(3_000)); // up to 3 ms late, less than a frame
             steps += pacer.due(pacer.next_deadline() + late);
         }
         assert_eq!(steps, 216_000);

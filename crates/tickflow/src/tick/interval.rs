@@ -329,13 +329,8 @@ mod tests {
     /// and drains (small steps, jumps past the ring) take out exactly what is due.
     #[test]
     fn calendar_matches_a_plain_list() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rand = move |n: u64| rng.below(n);
         let step = 1u64 << SHIFT;
         let (mut q, mut model) = (Intervals::default(), Vec::new());
         let mut now = 0u64;

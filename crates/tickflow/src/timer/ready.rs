@@ -309,13 +309,8 @@ mod tests {
             prev: [0, 0, 0],
             now: [1_000, 1_000, 1],
         };
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move |n: u64| rng.below(n);
         let mut q = ReadyQueue::default();
         let mut want = vec![];
         let mut seq = 0;

@@ -183,13 +183,8 @@ mod tests {
     /// Random pushes, retains, clears and reserves across block edges, against a `Vec`.
     #[test]
     fn blocks_behave_like_one_vector() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rnd = move |n: u64| rng.below(n);
         let (mut r, mut v) = (Recs::default(), Vec::new());
         let mut next = 0u32;
         for _ in 0..3_000 {

@@ -136,13 +136,8 @@ mod tests {
     fn staged_cascades_match_a_sorted_list() {
         let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new(0);
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move || rng.next();
         let mut live: Vec<(u32, u64)> = vec![];
         let frame = 11_760_000u64; // 60 Hz in flicks
         let mut now = 0u64;

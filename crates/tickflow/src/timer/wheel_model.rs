@@ -11,23 +11,9 @@
 use super::slot::{Flags, Slots, State};
 use super::wheel::Wheel;
 use crate::handle::ContainerId;
+use crate::test_rng::Rng;
 use crate::time::Domain;
 use crate::timer::CatchUp;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// The manager's side of the contract: set the entry, then insert; remove, then change it.
 struct World {

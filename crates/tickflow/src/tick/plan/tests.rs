@@ -98,13 +98,8 @@ fn run_order(g: &TickGraph<()>, p: &Plan) -> Vec<Vec<TickHandle>> {
 fn patched_plans_match_fresh_ones() {
     use super::super::run::TickFunctions;
     let mut t = TickFunctions::<()>::new(Default::default(), Default::default());
-    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+    let mut next = |n: usize| rng.below(n as u64) as usize;
     let mut live: Vec<TickHandle> = Vec::new();
     let mut patched = 0;
     for step in 0..3_000 {

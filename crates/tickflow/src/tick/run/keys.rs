@@ -58,13 +58,8 @@ mod tests {
     /// `sort_by_key` on the rank.
     #[test]
     fn sorts_like_a_comparison_sort() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rand = move || rng.next();
         let mut scratch = Vec::new();
         for round in 0..400 {
             let n = (rand() % 600) as usize;
