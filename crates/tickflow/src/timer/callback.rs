@@ -60,26 +60,38 @@ const fn fits<F>() -> bool {
     size_of::<F>() <= size_of::<Word>() && align_of::<F>() <= align_of::<Word>()
 }
 
-/// Names a context and a closure type without holding either.
-type Types<C, F> = PhantomData<fn(&mut C, F)>;
+/// The table of closures of type `F` called with `C`, stored in the word itself
+/// (`BOXED == false`) or in a box whose pointer is in the word.
+struct Stored<C, F, const BOXED: bool>(PhantomData<fn(&mut C, F)>);
 
-/// The table of a closure stored in the word.
-struct Inline<C, F>(Types<C, F>);
-
-impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>)> Inline<C, F> {
+impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>), const BOXED: bool> Stored<C, F, BOXED> {
     const TABLE: &'static Table = &Table {
         call: Self::call,
         drop: Self::drop,
     };
 
+    /// Where the `F` is.
+    ///
     /// # Safety
-    /// `word` holds an `F` (written by `Callback::new`), `ctx` points to a live `C` and `cx` to
-    /// a live `TimerCx<C>`, none of them aliased for the length of the call.
+    /// `word` was written by `Callback::new` with this table: it holds an `F`, or (`BOXED`)
+    /// a pointer from `Box::<F>::into_raw` that has not been freed.
+    unsafe fn closure(word: *mut Word) -> *mut F {
+        if BOXED {
+            // SAFETY: the caller's contract above: the word was written, with a pointer.
+            unsafe { (*word).assume_init().cast::<F>() }
+        } else {
+            word.cast::<F>()
+        }
+    }
+
+    /// # Safety
+    /// As for [`closure`](Self::closure); `ctx` points to a live `C` and `cx` to a live
+    /// `TimerCx<C>`, none of the three aliased for the length of the call.
     unsafe fn call(word: *mut Word, ctx: *mut (), cx: *mut ()) {
         // SAFETY: the caller's contract above: the three pointers are valid and unaliased.
         let (f, ctx, cx) = unsafe {
             (
-                &mut *word.cast::<F>(),
+                &mut *Self::closure(word),
                 &mut *ctx.cast::<C>(),
                 &mut *cx.cast::<TimerCx<'_, C>>(),
             )
@@ -88,41 +100,18 @@ impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>)> Inline<C, F> {
     }
 
     /// # Safety
-    /// `word` holds an `F` that is dropped here and never used again.
+    /// As for [`closure`](Self::closure); the `F` (and its box) is dropped here and never
+    /// used again.
     unsafe fn drop(word: *mut Word) {
-        // SAFETY: the caller's contract above.
-        unsafe { word.cast::<F>().drop_in_place() }
-    }
-}
-
-/// The table of a closure stored in a box whose pointer is in the word.
-struct Boxed<C, F>(Types<C, F>);
-
-impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>)> Boxed<C, F> {
-    const TABLE: &'static Table = &Table {
-        call: Self::call,
-        drop: Self::drop,
-    };
-
-    /// # Safety
-    /// As for [`Inline::call`], with `word` holding a pointer from `Box::<F>::into_raw`.
-    unsafe fn call(word: *mut Word, ctx: *mut (), cx: *mut ()) {
-        // SAFETY: the caller's contract above; the box is live while the callback owns it.
-        let (f, ctx, cx) = unsafe {
-            (
-                &mut *(*word).assume_init().cast::<F>(),
-                &mut *ctx.cast::<C>(),
-                &mut *cx.cast::<TimerCx<'_, C>>(),
-            )
-        };
-        f(ctx, cx)
-    }
-
-    /// # Safety
-    /// `word` holds a pointer from `Box::<F>::into_raw`, freed here and never used again.
-    unsafe fn drop(word: *mut Word) {
-        // SAFETY: the caller's contract above: the pointer came from `Box::into_raw`.
-        drop(unsafe { Box::from_raw((*word).assume_init().cast::<F>()) })
+        // SAFETY: the caller's contract above; a boxed `F`'s pointer came from `Box::into_raw`.
+        unsafe {
+            let f = Self::closure(word);
+            if BOXED {
+                drop(Box::from_raw(f));
+            } else {
+                f.drop_in_place();
+            }
+        }
     }
 }
 
@@ -137,10 +126,10 @@ impl<C> Callback<C> {
         let table = if fits::<F>() {
             // SAFETY: `fits` checked that an `F` has the size and alignment room of a `Word`.
             unsafe { word.as_mut_ptr().cast::<F>().write(f) };
-            Inline::<C, F>::TABLE
+            Stored::<C, F, false>::TABLE
         } else {
             word.write(Box::into_raw(Box::new(f)).cast::<()>());
-            Boxed::<C, F>::TABLE
+            Stored::<C, F, true>::TABLE
         };
         Callback {
             table,
