@@ -57,6 +57,11 @@ impl Call {
         }
     }
 
+    /// The order of calls of one clock: due time, then set order.
+    fn key(&self) -> (u64, u32) {
+        (self.due, self.seq)
+    }
+
     /// The entry this record describes, if the record is still current: same generation,
     /// still ready, same ticket (not cleared, paused or re-queued since).
     pub(crate) fn current<C>(self, slots: &Slots<C>) -> Option<&Entry<C>> {
@@ -72,7 +77,7 @@ struct ByDue(Call);
 
 impl Ord for ByDue {
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.0.due, other.0.seq).cmp(&(self.0.due, self.0.seq))
+        other.0.key().cmp(&self.0.key())
     }
 }
 
@@ -132,22 +137,25 @@ struct Clock {
 }
 
 impl Clock {
+    /// Whether the next call is the heap's (`None`: no call left).
+    fn next_in_heap(&self) -> Option<bool> {
+        match (self.run.get(self.next), self.heap.peek()) {
+            (Some(r), Some(ByDue(h))) => Some(h.key() < r.key()),
+            (Some(_), None) => Some(false),
+            (None, h) => h.map(|_| true),
+        }
+    }
+
     fn head(&self) -> Option<&Call> {
-        let run = self.run.get(self.next);
-        match (run, self.heap.peek()) {
-            (Some(r), Some(ByDue(h))) if (h.due, h.seq) < (r.due, r.seq) => Some(h),
-            (Some(r), _) => Some(r),
-            (None, h) => h.map(|ByDue(h)| h),
+        if self.next_in_heap()? {
+            self.heap.peek().map(|ByDue(h)| h)
+        } else {
+            self.run.get(self.next)
         }
     }
 
     fn pop(&mut self) -> Option<Call> {
-        let from_heap = match (self.run.get(self.next), self.heap.peek()) {
-            (Some(r), Some(ByDue(h))) => (h.due, h.seq) < (r.due, r.seq),
-            (Some(_), None) => false,
-            (None, _) => true,
-        };
-        if from_heap {
+        if self.next_in_heap()? {
             return self.heap.pop().map(|ByDue(c)| c);
         }
         let call = self.run[self.next];
@@ -189,7 +197,7 @@ impl ReadyQueue {
         }
         if clock.run.is_empty() {
             std::mem::swap(batch, &mut clock.run);
-            clock.run.sort_unstable_by_key(|c| (c.due, c.seq));
+            clock.run.sort_unstable_by_key(Call::key);
             clock.next = 0;
         } else {
             clock.heap.extend(batch.drain(..).map(ByDue));
@@ -331,7 +339,7 @@ mod tests {
                 q.push(c);
                 want.push(c);
             }
-            want.sort_by_key(|c| (c.due, c.seq));
+            want.sort_by_key(Call::key);
             // Pop part of it (a fire budget), or all of it.
             let n = if round % 3 == 0 {
                 want.len()
