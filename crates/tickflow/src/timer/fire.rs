@@ -156,7 +156,7 @@ impl<C: 'static> TimerManager<C> {
                 let e = slots.at(idx);
                 // Stale records (lazy removal, `wheel.rs`) fail this check; so does a second
                 // record of the same timer and due, since `Call::make` marks it `Ready`.
-                if e.state == State::Active && e.due == due && e.flags.domain().index() == d {
+                if e.due == due && e.waits_in(d, due as u32) {
                     ready.collect(Call::make(slots, idx, 0, tick));
                 }
             });

@@ -137,6 +137,16 @@ pub(crate) struct Entry<C> {
 const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);
 
 impl<C> Entry<C> {
+    /// Whether this timer waits in the wheel of clock `domain` (a `Domain::index`) at a due
+    /// time whose low 32 bits are `due_lo`: what a wheel record `(index, due_lo)` must match
+    /// to be live (`wheel.rs`, lazy removal).
+    #[inline]
+    pub(super) fn waits_in(&self, domain: usize, due_lo: u32) -> bool {
+        self.state == State::Active
+            && self.flags.domain().index() == domain
+            && self.due as u32 == due_lo
+    }
+
     /// An unused slot whose next occupant gets generation `gen`.
     fn free(gen: u32) -> Entry<C> {
         Entry {

@@ -95,8 +95,7 @@ impl Wheel {
         };
         self.move_down(level, left);
         let mut stage = self.stages[level].take().expect("a stage");
-        let recs = self.levels[level].take(stage.slot);
-        self.levels[level].give_back(recs);
+        self.levels[level].empty(stage.slot);
         self.elapsed = self.elapsed.max(start);
         for (l, staged) in stage.lower.iter_mut().enumerate() {
             debug_assert_eq!(

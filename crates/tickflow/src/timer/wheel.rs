@@ -62,7 +62,7 @@
 //! held anyway just before it entered that slot; the peak is unchanged.
 
 use super::recs::Recs;
-use super::slot::{Slots, State, NEVER};
+use super::slot::{Slots, NEVER};
 
 const LEVELS: usize = 11;
 pub(super) const SLOT_BITS: u32 = 6;
@@ -135,6 +135,12 @@ impl Level {
     pub(super) fn take(&mut self, slot: usize) -> Recs {
         self.occupied &= !(1 << slot);
         std::mem::take(&mut self.slots[slot]).recs
+    }
+
+    /// Empties slot `slot`, keeping its buffer if it is the largest.
+    pub(super) fn empty(&mut self, slot: usize) {
+        let recs = self.take(slot);
+        self.give_back(recs);
     }
 
     /// Keeps an emptied slot's buffer for the next slot that fills, if it is the largest.
@@ -259,8 +265,7 @@ impl Wheel {
         s.stale += 1;
         let stale = s.stale as usize;
         if stale >= s.recs.len() {
-            let recs = lvl.take(slot);
-            lvl.give_back(recs);
+            lvl.empty(slot);
         } else if stale > COMPACT_MIN && stale * 2 > s.recs.len() {
             self.compact(slots, level, slot, idx);
         }
@@ -276,15 +281,12 @@ impl Wheel {
         s.recs.retain(|r| {
             let e = slots.at(r.idx);
             r.idx != removed
-                && e.state == State::Active
-                && e.flags.domain().index() == domain
-                && e.due as u32 == r.due_lo
+                && e.waits_in(domain, r.due_lo)
                 && position(elapsed, e.due) == (level, slot)
         });
         s.stale = 0;
         if s.recs.is_empty() {
-            let recs = lvl.take(slot);
-            lvl.give_back(recs);
+            lvl.empty(slot);
         }
     }
 
@@ -346,10 +348,7 @@ impl Wheel {
                 } else {
                     // The entry is read anyway: a stale record ends here.
                     let e = slots.at(rec.idx);
-                    let live = e.state == State::Active
-                        && e.flags.domain().index() == self.domain
-                        && e.due as u32 == rec.due_lo;
-                    if !live {
+                    if !e.waits_in(self.domain, rec.due_lo) {
                         continue;
                     }
                     e.due
