@@ -31,17 +31,21 @@ impl<C: 'static> TimerManager<C> {
             return false;
         };
         // One timer: a panicking destructor reaches the caller with the slot already freed.
-        let cancelled = self.has_more_calls(idx);
-        self.remove(idx, cancelled);
+        self.clear_slot(idx);
         true
     }
 
-    /// Removes these timers in this order; a timer that still had calls to make is cancelled.
+    /// Removes a timer; one that still had calls to make is cancelled.
+    fn clear_slot(&mut self, idx: u32) {
+        let cancelled = self.has_more_calls(idx);
+        self.remove(idx, cancelled);
+    }
+
+    /// Removes these timers in this order.
     fn clear_slots(&mut self, idxs: &[u32]) -> usize {
         // One closure's panicking destructor does not keep the others.
         crate::unwind::each_then_raise(idxs, |&idx| {
-            let cancelled = self.has_more_calls(idx);
-            self.remove(idx, cancelled);
+            self.clear_slot(idx);
             true
         })
     }
