@@ -94,12 +94,6 @@ pub(super) struct Slot {
     pub(super) stale: u32,
 }
 
-impl Slot {
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.recs.heap_bytes()
-    }
-}
-
 #[derive(Debug)]
 pub(super) struct Level {
     pub(super) occupied: u64,
@@ -152,7 +146,7 @@ impl Level {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        let recs: usize = self.slots.iter().map(Slot::heap_bytes).sum();
+        let recs: usize = self.slots.iter().map(|s| s.recs.heap_bytes()).sum();
         recs + self.spare.heap_bytes()
     }
 }
