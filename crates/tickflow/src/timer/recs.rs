@@ -56,11 +56,21 @@ impl Recs {
 
     #[inline]
     pub(super) fn push(&mut self, rec: Rec) {
-        if self.len < self.first.capacity().min(BLOCK) {
-            self.first.push(rec);
-            self.len += 1;
-        } else {
-            self.push_slow(rec);
+        // The block `len` falls in takes the push, unless it is the first block at its
+        // capacity or a block not yet allocated (`push_slow`). The fast path used to serve only
+        // the first block, so every push into a slot past 16,384 records took the slow one.
+        let k = self.len >> SHIFT;
+        let tail = match k {
+            0 if self.first.len() < self.first.capacity() => Some(&mut self.first),
+            0 => None,
+            _ => self.more.get_mut(k - 1),
+        };
+        match tail {
+            Some(b) => {
+                b.push(rec);
+                self.len += 1;
+            }
+            None => self.push_slow(rec),
         }
     }
 
@@ -78,20 +88,13 @@ impl Recs {
         self.len += 1;
     }
 
-    #[inline]
-    pub(super) fn get(&self, i: usize) -> Rec {
+    #[cfg(test)]
+    fn get(&self, i: usize) -> Rec {
         debug_assert!(i < self.len);
         match i >> SHIFT {
             0 => self.first[i],
             k => self.more[k - 1][i & MASK],
         }
-    }
-
-    fn set(&mut self, i: usize, rec: Rec) {
-        *self
-            .block_mut(i >> SHIFT)
-            .and_then(|b| b.get_mut(i & MASK))
-            .expect("an index below len") = rec;
     }
 
     /// The records in order, a block at a time.
@@ -117,16 +120,46 @@ impl Recs {
     /// Keeps only the records `keep` accepts, in order, and frees blocks no longer needed.
     pub(super) fn retain(&mut self, mut keep: impl FnMut(Rec) -> bool) {
         let mut kept = 0;
-        for i in 0..self.len {
-            let rec = self.get(i);
-            if keep(rec) {
-                self.set(kept, rec);
-                kept += 1;
-            }
+        for k in 0..=self.more.len() {
+            let n = match k {
+                0 => retain_in(&mut self.first, &mut keep),
+                _ => retain_in(&mut self.more[k - 1], &mut keep),
+            };
+            self.close_gap(k, n, kept);
+            kept += n;
         }
         self.truncate(kept);
         if self.more.is_empty() && self.first.capacity() > 4 * self.first.len() {
             self.first.shrink_to(self.first.len() * 2);
+        }
+    }
+
+    /// Moves the first `n` records of block `k` to position `to` (`to <= k * BLOCK`), which
+    /// spans at most two blocks: an earlier one, then this one.
+    fn close_gap(&mut self, k: usize, n: usize, to: usize) {
+        let mut done = 0;
+        while done < n {
+            let at = to + done;
+            if at == (k << SHIFT) + done {
+                return; // no gap: already in place
+            }
+            let (tk, ti) = (at >> SHIFT, at & MASK);
+            let len = (n - done).min(BLOCK - ti);
+            if tk == k {
+                // The rest moves down within this block.
+                self.more[k - 1].copy_within(done..n, ti);
+                return;
+            }
+            // Block `tk` is before block `k`, so it is full and has room at `ti..ti + len`.
+            let (dst, src) = match tk {
+                0 => (&mut self.first, &self.more[k - 1]),
+                _ => {
+                    let (lo, hi) = self.more.split_at_mut(k - 1);
+                    (&mut lo[tk - 1], &hi[0])
+                }
+            };
+            dst[ti..ti + len].copy_from_slice(&src[done..done + len]);
+            done += len;
         }
     }
 
@@ -170,6 +203,20 @@ impl Recs {
         self.capacity() * std::mem::size_of::<Rec>()
             + self.more.capacity() * std::mem::size_of::<Vec<Rec>>()
     }
+}
+
+/// Keeps the records of `block` that `keep` accepts, in order, at its front; returns how many.
+fn retain_in(block: &mut [Rec], keep: &mut impl FnMut(Rec) -> bool) -> usize {
+    let mut kept = 0;
+    for i in 0..block.len() {
+        let rec = block[i];
+        // Written whether kept or not, and counted without a branch: half the records of a
+        // compacted slot are stale, and a branch on each would mispredict half the time and
+        // throw away the entry loads the CPU had started for the records after it.
+        block[kept] = rec;
+        kept += usize::from(keep(rec));
+    }
+    kept
 }
 
 #[cfg(test)]

@@ -142,9 +142,10 @@ impl<C> Entry<C> {
     /// to be live (`wheel.rs`, lazy removal).
     #[inline]
     pub(super) fn waits_in(&self, domain: usize, due_lo: u32) -> bool {
-        self.state == State::Active
-            && self.flags.domain().index() == domain
-            && self.due as u32 == due_lo
+        // `&`: all three read this entry, and callers want no branch per record.
+        (self.state == State::Active)
+            & (self.flags.domain().index() == domain)
+            & (self.due as u32 == due_lo)
     }
 
     /// An unused slot whose next occupant gets generation `gen`.

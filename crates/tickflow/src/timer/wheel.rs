@@ -270,13 +270,18 @@ impl Wheel {
     #[cold]
     fn compact<C>(&mut self, slots: &Slots<C>, level: usize, slot: usize, removed: u32) {
         let (elapsed, domain) = (self.elapsed, self.domain);
+        let (blind, start) = (level <= BLIND_LEVELS, self.slot_start(level, slot));
         let lvl = &mut self.levels[level];
         let s = &mut lvl.slots[slot];
+        // `&` rather than `&&`: no branch per record (see `Recs::retain`).
         s.recs.retain(|r| {
             let e = slots.at(r.idx);
-            r.idx != removed
-                && e.waits_in(domain, r.due_lo)
-                && position(elapsed, e.due) == (level, slot)
+            let here = if blind {
+                e.due == r.blind_due(start) // the whole due time, from the record alone
+            } else {
+                position(elapsed, e.due) == (level, slot)
+            };
+            (r.idx != removed) & e.waits_in(domain, r.due_lo) & here
         });
         s.stale = 0;
         if s.recs.is_empty() {
