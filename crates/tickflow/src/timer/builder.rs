@@ -24,6 +24,19 @@ pub(crate) struct Spec<C> {
 }
 
 impl<C> Spec<C> {
+    /// Whether the timer needs nothing beyond its entry: no side-table data, no tag, and it
+    /// starts counting now.
+    #[inline]
+    pub(super) fn is_plain(&self) -> bool {
+        self.owner.is_none()
+            && self.name.is_none()
+            && self.on_cancel.is_none()
+            && self.times.is_none()
+            && self.tag.is_none()
+            && self.start.is_none()
+            && self.delay == self.period
+    }
+
     pub(crate) fn one_shot(domain: Domain, delay: u64) -> Self {
         Spec::new(domain, delay, false)
     }
@@ -247,6 +260,7 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     /// let shared = Rc::new(5);
     /// timers.every(secs(1.0)).call(move |n, _| *n += *shared); // Rc is not Send
     /// ```
+    #[inline]
     pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static) -> TimerHandle {
         let TimerBuilder { mgr, spec, replace } = self;
         let cb = Callback::new(f);
