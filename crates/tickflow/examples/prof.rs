@@ -8,6 +8,7 @@
 //!                                                                 # WARM=1: run w1 and w2 first, as the bench does)
 //! cargo run --release -p tickflow --example prof -- w4            # heap bytes per timer, before/after churn
 //! cargo run --release -p tickflow --example prof -- sn1 [timers]  # snapshot and restore, ms (10 rounds)
+//! cargo run --release -p tickflow --example prof -- floor [live]  # W2's memory pattern alone, see `floor`
 //! ```
 
 use std::time::Instant;
@@ -151,6 +152,56 @@ fn sn1(n: usize) {
     );
 }
 
+/// A 48-byte record, as a timer entry.
+#[derive(Clone, Copy, Default)]
+struct Rec48 {
+    due: u64,
+    gen: u32,
+    live: u32,
+    _pad: [u64; 4], // the rest of an entry
+}
+
+/// W2's pattern without a timer manager: read a random handle, check and free its 48-byte
+/// record, reuse it for a new one, append to one of 64 lists, store the new handle. `extra`
+/// adds independent work (8 additions per step, no long dependency chain) to each pair, to
+/// show how the time of a pair at a million records depends on its instruction count: the
+/// CPU overlaps the cache misses of consecutive pairs only while a pair is short.
+fn floor(n: usize) {
+    for extra in [0, 6, 12, 25, 50] {
+        let mut rng = Rng(99);
+        let mut recs = vec![Rec48::default(); n];
+        let mut hs: Vec<u64> = (0..n as u64).map(|i| i << 32).collect();
+        let mut lists: Vec<Vec<u64>> = vec![Vec::new(); 64];
+        let (mut free, mut acc) = (Vec::new(), [0u64; 8]);
+        let ops: Vec<(usize, u64)> = (0..1_000_000)
+            .map(|_| (rng.below(n as u64) as usize, rng.below(1 << 36)))
+            .collect();
+        let s = Instant::now();
+        for &(k, due) in &ops {
+            let h = hs[k];
+            let i = (h >> 32) as usize;
+            let r = &mut recs[i];
+            if u64::from(r.gen) == h & 0xffff_ffff && r.live == 0 {
+                r.gen += 1;
+                free.push(i);
+            }
+            for step in 0..extra {
+                for a in &mut acc {
+                    *a = a.wrapping_add(std::hint::black_box(step as u64));
+                }
+            }
+            let i = free.pop().expect("one was freed");
+            let r = &mut recs[i];
+            r.due = due;
+            lists[(due >> 30) as usize & 63].push((i as u64) << 32 | (due & 0xffff_ffff));
+            hs[k] = (i as u64) << 32 | u64::from(r.gen);
+        }
+        let ns = s.elapsed().as_nanos() as f64 / ops.len() as f64;
+        std::hint::black_box(acc);
+        println!("floor {n}: {extra} × 8 extra additions per pair: {ns:.0} ns per pair");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n = args
@@ -162,6 +213,7 @@ fn main() {
         Some("w3") => w3(n),
         Some("w4") => w4(),
         Some("sn1") => sn1(n),
-        _ => eprintln!("usage: prof w1|w2|w3|w4|sn1 [timers]"),
+        Some("floor") => floor(n),
+        _ => eprintln!("usage: prof w1|w2|w3|w4|sn1|floor [timers]"),
     }
 }
