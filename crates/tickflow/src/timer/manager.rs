@@ -268,12 +268,10 @@ impl<C: 'static> TimerManager<C> {
         };
         let mut flags = Flags::new(spec.domain, spec.catch_up, spec.looping);
         flags.set_extras(!extras.is_empty());
-        if spec.tag.is_some() {
-            flags.set_tag();
-        }
         let (idx, handle) = self.new_entry(flags, spec.period, cb);
         if let Some(tag) = spec.tag {
             self.store_tag(idx, tag);
+            self.slots.at_mut(idx).flags.set_tag();
         }
         if let Some(owner) = extras.owner {
             self.owners.add(owner, idx);

@@ -121,10 +121,7 @@ impl Recs {
     pub(super) fn retain(&mut self, mut keep: impl FnMut(Rec) -> bool) {
         let mut kept = 0;
         for k in 0..=self.more.len() {
-            let n = match k {
-                0 => retain_in(&mut self.first, &mut keep),
-                _ => retain_in(&mut self.more[k - 1], &mut keep),
-            };
+            let n = retain_in(self.block_mut(k).expect("k <= more.len()"), &mut keep);
             self.close_gap(k, n, kept);
             kept += n;
         }
@@ -137,13 +134,12 @@ impl Recs {
     /// Moves the first `n` records of block `k` to position `to` (`to <= k * BLOCK`), which
     /// spans at most two blocks: an earlier one, then this one.
     fn close_gap(&mut self, k: usize, n: usize, to: usize) {
+        if to == k << SHIFT {
+            return; // no gap: already in place
+        }
         let mut done = 0;
         while done < n {
-            let at = to + done;
-            if at == (k << SHIFT) + done {
-                return; // no gap: already in place
-            }
-            let (tk, ti) = (at >> SHIFT, at & MASK);
+            let (tk, ti) = ((to + done) >> SHIFT, (to + done) & MASK);
             let len = (n - done).min(BLOCK - ti);
             if tk == k {
                 // The rest moves down within this block.
