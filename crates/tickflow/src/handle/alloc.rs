@@ -142,6 +142,24 @@ impl HandleAlloc {
         })
     }
 
+    /// A test of whether slot `index` has had generation `gen` (live now, freed, or retired):
+    /// what a saved reference to one of this allocator's handles must be. A generation the
+    /// slot has not reached, or the one a free slot will hand out next, would alias a future
+    /// handle. Builds a table of the free slots once (O(slots)); each test is O(1).
+    pub(crate) fn handed_out(&self) -> impl Fn(u32, u32) -> bool + '_ {
+        let mut free = vec![false; self.tags.len()];
+        for &i in &self.free {
+            free[i as usize] = true;
+        }
+        move |index, gen| {
+            let i = index as usize;
+            let Some(cur) = self.tags.get(i).map(|t| gen_of(t.get())) else {
+                return false;
+            };
+            gen >= 1 && (gen < cur || (gen == cur && !free[i]))
+        }
+    }
+
     /// `true` while the pair is allocated and not freed.
     pub(crate) fn is_live(&self, index: u32, tag: NonZeroU32) -> bool {
         let i = index as usize;

@@ -423,13 +423,19 @@ impl<C> TickGraph<C> {
             names.extend(path[..path.len() - 1].iter().map(|&h| self.name_of(h)));
             return Err(TickError::Cycle { path: names });
         }
-        let node = self.get_mut(tick).expect("checked above");
-        if !node.prereqs.contains(&before) {
-            node.prereqs.push(before);
-            self.get_mut(before).expect("checked above").depended_on = true;
-            self.dirty = true;
+        if !self.get(tick).expect("checked above").prereqs.contains(&before) {
+            self.link(tick, before);
         }
         Ok(())
+    }
+
+    /// Makes `tick` run after `before` without the cycle search: for edges the caller knows
+    /// cannot close a cycle and are not there yet (an import's checked prerequisites). Costs
+    /// O(1), where [`add_prereq`](Self::add_prereq) searches the graph.
+    pub(crate) fn link(&mut self, tick: TickHandle, before: TickHandle) {
+        self.get_mut(tick).expect("a live function").prereqs.push(before);
+        self.get_mut(before).expect("a live function").depended_on = true;
+        self.dirty = true;
     }
 
     /// `false` when `before` was not a prerequisite of `tick` (or a handle is stale).

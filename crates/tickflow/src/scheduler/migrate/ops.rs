@@ -8,6 +8,11 @@ use crate::scheduler::{resolver, Resolver, Scheduler};
 use crate::tick::MovedTick;
 use crate::timer::OwnerId;
 
+/// The last epoch an import accepts: a signed 64-bit column (a database's `BIGINT`) holds
+/// it, and no epoch can wrap. Counting a move a millisecond, an owner reaches it after 290
+/// million years; a snapshot that carries more was damaged or forged.
+pub(crate) const MAX_EPOCH: u64 = i64::MAX as u64;
+
 impl<C: 'static> Scheduler<C> {
     /// Takes every timer, tick function, tickable and latent action of `owner` out of this
     /// scheduler as plain data, for [`import_owner`](Self::import_owner) into another (a
@@ -184,7 +189,8 @@ impl<C: 'static> Scheduler<C> {
             latent.push((l.info.uuid, l.action, l.on_complete));
         }
         let seen = self.moves.epochs.entry(owner).or_default();
-        seen.seen += 1;
+        // Never wraps: an epoch past `MAX_EPOCH` is refused by every import, not reused.
+        seen.seen = seen.seen.saturating_add(1);
         snap.epoch = seen.seen;
         let bound = Bound {
             timers: timer_fns,
@@ -207,6 +213,13 @@ impl<C: 'static> Scheduler<C> {
         let owner = snap.owner;
         if self.moves.frozen.contains_key(&owner) {
             return Err(ImportError::Frozen { owner });
+        }
+        if snap.epoch > MAX_EPOCH {
+            return Err(RestoreError::corrupt(format!(
+                "the epoch of {owner:?} ({}) is past the last one a move can have ({MAX_EPOCH})",
+                snap.epoch
+            ))
+            .into());
         }
         let imported = self.moves.epochs.get(&owner).map_or(0, |e| e.imported);
         if snap.epoch == 0 || snap.epoch <= imported {

@@ -8,7 +8,7 @@
 //! functions to the moved ones are left behind (those functions stop waiting, as after a
 //! removal).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::TickGraph;
 use crate::format::RestoreError;
@@ -66,6 +66,13 @@ impl MovedTick {
             if m.prereqs.iter().any(|&p| p as usize >= n) {
                 return Err(RestoreError::corrupt(format!(
                     "moved tick function `{name}` waits for a function that was not moved"
+                )));
+            }
+            let mut sorted = m.prereqs.clone();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                return Err(RestoreError::corrupt(format!(
+                    "moved tick function `{name}` lists a prerequisite twice"
                 )));
             }
         }
@@ -149,14 +156,27 @@ impl<C> TickGraph<C> {
         }
     }
 
-    /// The earliest-registered live function named `name` (a linear search: imports only).
-    pub(crate) fn find_named(&self, name: &str) -> Option<TickHandle> {
-        if name.is_empty() {
-            return None;
+    /// Fills `named` (names to look up) with the earliest-registered live function of each
+    /// name, leaving out `skip` (the functions an import registered just now): one pass over
+    /// the graph, whatever the number of names.
+    pub(crate) fn earliest_named(
+        &self,
+        named: &mut FxHashMap<&str, Option<TickHandle>>,
+        skip: &[TickHandle],
+    ) {
+        let skip: FxHashSet<TickHandle> = skip.iter().copied().collect();
+        let mut seq: FxHashMap<&str, u64> = FxHashMap::default();
+        for (h, n) in self.iter() {
+            let name = n.settings.name.as_str();
+            if name.is_empty() || skip.contains(&h) {
+                continue;
+            }
+            if let Some(slot) = named.get_mut(name) {
+                if seq.get(name).is_none_or(|&s| n.seq < s) {
+                    seq.insert(name, n.seq);
+                    *slot = Some(h);
+                }
+            }
         }
-        self.iter()
-            .filter(|(_, n)| n.settings.name == name)
-            .min_by_key(|(_, n)| n.seq)
-            .map(|(h, _)| h)
     }
 }

@@ -164,6 +164,7 @@ impl TickSnapshot {
         }
         let mut last = None;
         let mut at = FxHashMap::default();
+        let handed_out = alloc.handed_out();
         for (k, f) in self.functions.iter().enumerate() {
             let name = &f.settings.name;
             let live = alloc.is_live(f.index, self.alloc.tag(f.gen));
@@ -192,6 +193,22 @@ impl TickSnapshot {
                     "tick function `{name}` is saved twice"
                 )));
             }
+            // A prerequisite names a function this allocator once handed out: a slot it has,
+            // a generation the slot has reached. Any other value would come back from the next
+            // snapshot as a handle of a live function (a false edge, or a cycle that refuses
+            // every later snapshot).
+            let mut sorted = f.prereqs.clone();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                return Err(RestoreError::corrupt(format!(
+                    "tick function `{name}` lists a prerequisite twice"
+                )));
+            }
+            if let Some(&(i, g)) = (f.prereqs.iter()).find(|&&(i, g)| !handed_out(i, g)) {
+                return Err(RestoreError::corrupt(format!(
+                    "tick function `{name}` waits for a handle ({i}v{g}) this scheduler never made"
+                )));
+            }
         }
         // Prerequisites must not form a cycle (a restored graph is never checked again).
         let at = &at;
@@ -200,6 +217,7 @@ impl TickSnapshot {
             .iter()
             .enumerate()
             .flat_map(|(k, f)| (f.prereqs.iter()).filter_map(move |p| Some((*at.get(p)?, k))));
+        drop(handed_out);
         if !acyclic(self.functions.len(), edges) {
             return Err(RestoreError::corrupt("the tick prerequisites form a cycle"));
         }

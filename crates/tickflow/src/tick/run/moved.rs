@@ -1,6 +1,8 @@
 //! Taking one owner's tick functions out with their callbacks, and registering moved ones
 //! (see `graph/moved.rs` for the records).
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use super::TickFunctions;
 use crate::tick::body::Body;
 use crate::tick::{MovedTick, TickBody, TickHandle};
@@ -58,19 +60,27 @@ impl<C: 'static> TickFunctions<C> {
             self.graph.put_moved_state(h, m, self.frame);
             handles.push(h);
         }
+        // Each external name is looked up once, among the functions that were here before
+        // the import (nothing here can wait for a moved function, so no cycle can form).
+        let mut named: FxHashMap<&str, Option<TickHandle>> = (list.iter())
+            .flat_map(|m| m.external.iter().map(|n| (n.as_str(), None)))
+            .collect();
+        if !named.is_empty() {
+            self.graph.earliest_named(&mut named, &handles);
+        }
         let mut unlinked = Vec::new();
+        let mut linked = FxHashSet::default();
         for (m, &h) in list.iter().zip(&handles) {
+            // Checked: inside the list, distinct and acyclic (`MovedTick::check_all`).
             for &p in &m.prereqs {
-                (self.graph.add_prereq(h, handles[p as usize]))
-                    .expect("moved prerequisites were checked for cycles");
+                self.graph.link(h, handles[p as usize]);
             }
+            linked.clear();
             for name in &m.external {
-                // Nothing here waits for a function registered just now: no cycle can form.
-                match self.graph.find_named(name) {
-                    Some(before) if !handles.contains(&before) => {
-                        self.graph.add_prereq(h, before).expect("no cycle");
-                    }
-                    _ => unlinked.push((h, name.clone())),
+                match named.get(name.as_str()).copied().flatten() {
+                    Some(before) if linked.insert(before) => self.graph.link(h, before),
+                    Some(_) => {} // two external prerequisites of the same name
+                    None => unlinked.push((h, name.clone())),
                 }
             }
         }
