@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::core::{schedule, Core, Shared, ACTIVE, DONE};
 use super::dispatch::Dispatch;
-use super::sync::{Arc, AtomicU8, Mutex};
+use super::sync::{Arc, AtomicU8, Mutex, Ordering};
 use super::table::Entry;
 use crate::timer::CatchUp;
 
@@ -87,12 +87,18 @@ impl<'a> RealtimeBuilder<'a> {
     }
 
     /// Stores the timer; its countdown starts now.
+    ///
+    /// Set after the service [shut down](super::RealtimeTimers::shutdown) (through a
+    /// [`RealtimeRemote`](super::RealtimeRemote) that outlived it), the timer is not stored:
+    /// its handle is not [active](RealtimeHandle::is_active) and it never runs.
     pub fn call(self, f: impl FnMut() + Send + 'static) -> RealtimeHandle {
-        let never = self.times == Some(0);
+        let flags = Arc::clone(&self.shared.flags);
+        let never = self.times == Some(0) || flags.stopped.load(Ordering::Acquire);
         let core = Arc::new(Core {
             state: AtomicU8::new(if never { DONE } else { ACTIVE }),
             callback: Mutex::new(Box::new(f)),
             on_cancel: self.on_cancel.map(|h| Mutex::new(Some(h))),
+            flags,
         });
         if !never {
             let repeating = self.repeating || self.times.is_some_and(|n| n > 1);
@@ -170,8 +176,8 @@ impl RealtimeHandle {
         self.core.cancel()
     }
 
-    /// `true` while the timer has calls left (a running last call is not one) and was not
-    /// cancelled.
+    /// `true` while the timer has calls left (a running last call is not one), was not
+    /// cancelled, and its service has not shut down.
     pub fn is_active(&self) -> bool {
         self.core.is_active()
     }

@@ -40,6 +40,28 @@ pub(crate) struct Core {
     pub(crate) callback: Mutex<Callback>,
     /// `None` when the timer has no hook: `cancel` then takes no lock.
     pub(crate) on_cancel: Option<Mutex<Option<CancelHook>>>,
+    /// The service's flags: a stopped service has no active timers, and the destructors'
+    /// panics go to its hook.
+    pub(crate) flags: Arc<Flags>,
+}
+
+impl Drop for Core {
+    /// The last reference to a timer may go on any thread: the service's (a finished timer
+    /// taken out of its table), a pool worker, a `pump`, a handle's owner. A closure whose
+    /// destructor panics is reported to the service's panic hook like a panicking call, and
+    /// that thread goes on.
+    fn drop(&mut self) {
+        let cb: Callback = std::mem::replace(&mut *lock(&self.callback), Box::new(|| {}));
+        let hook = self.on_cancel.as_ref().and_then(|h| lock(h).take());
+        for result in [
+            panic::catch_unwind(AssertUnwindSafe(|| drop(cb))),
+            panic::catch_unwind(AssertUnwindSafe(|| drop(hook))),
+        ] {
+            if let Err(payload) = result {
+                report(&self.flags, payload);
+            }
+        }
+    }
 }
 
 /// Service-wide flags that calls and handles need after the service is gone.
@@ -113,9 +135,11 @@ impl Core {
         true
     }
 
-    /// Has calls left and was not cancelled (a running last call is not one left).
+    /// Has calls left, was not cancelled (a running last call is not one left), and its
+    /// service runs.
     pub(crate) fn is_active(&self) -> bool {
         matches!(self.state.load(Ordering::Acquire), ACTIVE | RUNNING)
+            && !self.flags.stopped.load(Ordering::Acquire)
     }
 }
 
@@ -191,29 +215,36 @@ impl Call {
             .compare_exchange(running, next, Ordering::AcqRel, Ordering::Acquire);
         drop(cb);
         if let Err(payload) = result {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "<non-string panic payload>".into());
-            let hook = lock(&flags.panic_hook).clone();
-            let report = TimerPanic { message };
-            let reported = panic::catch_unwind(AssertUnwindSafe(|| match hook {
-                Some(h) => h(&report),
-                None => eprintln!(
-                    "tickflow realtime: a timer callback panicked: {}",
-                    report.message
-                ),
-            }));
-            if reported.is_err() {
-                // A panicking hook must not take the timer thread (and every timer) with it.
-                eprintln!(
-                    "tickflow realtime: the panic hook panicked while reporting: {}",
-                    report.message
-                );
-            }
+            report(flags, payload);
         }
         true
+    }
+}
+
+/// Hands a caught panic to the service's hook (default: a line on stderr).
+fn report(flags: &Flags, payload: Box<dyn std::any::Any + Send>) {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".into());
+    // The payload's own destructor may panic too.
+    let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(payload)));
+    let hook = lock(&flags.panic_hook).clone();
+    let report = TimerPanic { message };
+    let reported = panic::catch_unwind(AssertUnwindSafe(|| match hook {
+        Some(h) => h(&report),
+        None => eprintln!(
+            "tickflow realtime: a timer callback panicked: {}",
+            report.message
+        ),
+    }));
+    if reported.is_err() {
+        // A panicking hook must not take the timer thread (and every timer) with it.
+        eprintln!(
+            "tickflow realtime: the panic hook panicked while reporting: {}",
+            report.message
+        );
     }
 }
 

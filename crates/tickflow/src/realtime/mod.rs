@@ -216,9 +216,10 @@ impl RealtimeTimers {
     /// Timers due within `window` after the earliest one are called in one wake-up of the
     /// service's thread (default [`DEFAULT_BATCH_WINDOW`]): a wider window means fewer wake-ups
     /// (less CPU when timers are many) and later calls, by up to the window. Calls are never
-    /// early. No effect in manual mode.
+    /// early. No effect in manual mode. A window above [`MAX_BATCH_WINDOW`] (1 s) is taken as
+    /// that: a wider one would only hold every call back further.
     pub fn set_batch_window(&self, window: Duration) {
-        lock(&self.remote.shared.state).batch = window;
+        lock(&self.remote.shared.state).batch = window.min(MAX_BATCH_WINDOW);
     }
 
     /// Missed calls dropped by the catch-up cap since the service started.
@@ -315,6 +316,10 @@ impl fmt::Debug for RealtimeTimers {
 /// a window trades lateness for wake-ups one for one. 25 µs keeps p99 within 60 µs.
 pub const DEFAULT_BATCH_WINDOW: Duration = Duration::from_micros(25);
 
+/// The widest [`RealtimeTimers::set_batch_window`]: 1 s, the lateness a job queue accepts
+/// (and far past any game's); a wider window would only hold every call back further.
+pub const MAX_BATCH_WINDOW: Duration = Duration::from_secs(1);
+
 /// The timer thread: make what is due, then sleep until the next due time (plus the batching
 /// window, [`RealtimeTimers::set_batch_window`]) or a wake-up. It asks for a small timer slack
 /// (`sleep.rs`), so its waits end within tens of microseconds of their deadline with no
@@ -336,7 +341,8 @@ fn run_thread(shared: &Shared) {
             Some(due) if due <= now => continue,
             Some(due) => {
                 let window = st.batch;
-                drop(shared.wake.wait_timeout(st, due - now + window));
+                let wait = (due - now).saturating_add(window);
+                drop(shared.wake.wait_timeout(st, wait));
             }
             None => drop(shared.wake.wait(st)),
         }

@@ -235,8 +235,10 @@ impl<C: 'static> TimerManager<C> {
             panic::catch_unwind(AssertUnwindSafe(|| cb.call(ctx, &mut cx)))
         };
         self.firing = outer;
-        after(self, cb);
-        result
+        // `after` may drop the closure (a last call, or a timer that cleared itself): a
+        // destructor that panics reaches the caller like a panicking call, never a later tick.
+        let dropped = panic::catch_unwind(AssertUnwindSafe(|| after(self, cb)));
+        result.and(dropped)
     }
 
     /// Counts a call; returns `true` if that was the timer's last one.
