@@ -95,19 +95,28 @@ impl TickflowPlugin {
     ///
     /// # Panics
     ///
-    /// When `hz` is zero.
+    /// When `hz` is zero, or so high that a step would round to zero flicks;
+    /// [`try_fixed`](Self::try_fixed) returns the error instead.
     #[track_caller]
     pub fn fixed(hz: u32) -> Self {
-        assert!(
-            hz > 0,
-            "TickflowPlugin::fixed: the rate must be at least 1 Hz"
-        );
-        TickflowPlugin {
+        Self::try_fixed(hz).unwrap_or_else(|e| panic!("TickflowPlugin::fixed({hz}): {e}"))
+    }
+
+    /// [`fixed`](Self::fixed), or the error for a rate no step fits (a rate read from a
+    /// config file, say).
+    ///
+    /// # Errors
+    ///
+    /// [`TimeError`](tickflow::time::TimeError) when `hz` is zero or above 1,411,200,000
+    /// ([`Span::try_frames`]).
+    pub fn try_fixed(hz: u32) -> Result<Self, tickflow::time::TimeError> {
+        Span::try_frames(1, hz)?;
+        Ok(TickflowPlugin {
             mode: Mode::Fixed { hz },
             schedule: None,
             frames_while_paused: true,
             stage_timing: false,
-        }
+        })
     }
 
     /// One tickflow frame per app update, of the time `Time<Virtual>` advanced.

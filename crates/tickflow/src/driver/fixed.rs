@@ -95,17 +95,19 @@ impl FixedStep {
     ///
     /// # Panics
     ///
-    /// When `hz` is zero; [`try_new`](Self::try_new) returns the error instead.
+    /// When `hz` is zero or too high for a step of at least one flick; [`try_new`](Self::try_new)
+    /// returns the error instead.
     #[track_caller]
     pub fn new(hz: u32) -> Self {
         Self::try_new(hz).unwrap_or_else(|e| panic!("FixedStep::new({hz}): {e}"))
     }
 
-    /// [`new`](Self::new), or an error for a zero rate.
+    /// [`new`](Self::new), or an error for a rate no step fits.
     ///
     /// # Errors
     ///
-    /// [`TimeError`] when `hz` is zero.
+    /// [`TimeError`] when `hz` is zero or so high that a step would be zero flicks long
+    /// ([`Span::try_frames`]).
     pub fn try_new(hz: u32) -> Result<Self, TimeError> {
         let step = Span::try_frames(1, hz)?;
         Ok(Self::with_step(step))

@@ -55,17 +55,19 @@ impl Pacer {
     ///
     /// # Panics
     ///
-    /// When `hz` is zero; [`try_new`](Self::try_new) returns the error instead.
+    /// When `hz` is zero or too high for a step of at least one flick; [`try_new`](Self::try_new)
+    /// returns the error instead.
     #[track_caller]
     pub fn new(hz: u32) -> Self {
         Self::try_new(hz).unwrap_or_else(|e| panic!("Pacer::new({hz}): {e}"))
     }
 
-    /// [`new`](Self::new), or an error for a zero rate.
+    /// [`new`](Self::new), or an error for a rate no step fits.
     ///
     /// # Errors
     ///
-    /// [`TimeError`] when `hz` is zero.
+    /// [`TimeError`] when `hz` is zero or so high that a step would be zero flicks long
+    /// ([`Span::try_frames`]).
     pub fn try_new(hz: u32) -> Result<Self, TimeError> {
         Ok(Self::with_period(Span::try_frames(1, hz)?))
     }
@@ -141,18 +143,22 @@ impl Pacer {
     /// The steps to run at `now` (0 when the next one is not due yet), following the catch-up
     /// policy; the grid moves past them.
     pub fn due(&mut self, now: Instant) -> u64 {
-        if now < self.deadline(self.next) {
+        // The last step whose deadline a `Span` can hold (about 830 years of steps); later
+        // ones are never due.
+        let last_step = Span::MAX.flicks() / self.period.flicks();
+        if self.next > last_step || now < self.deadline(self.next) {
             return 0;
         }
         // Steps due: the last n with deadline(n) <= now (by the nanosecond, then adjusted for
-        // the per-step rounding).
+        // the per-step rounding, a step or two).
         let since = now.duration_since(self.start);
         let period_ns = Duration::from(self.period).as_nanos().max(1);
-        let mut last = u64::try_from(since.as_nanos() / period_ns).unwrap_or(u64::MAX);
+        let guess = u64::try_from(since.as_nanos() / period_ns).unwrap_or(u64::MAX);
+        let mut last = guess.min(last_step);
         while last > self.next && self.deadline(last) > now {
             last -= 1;
         }
-        while self.deadline(last + 1) <= now {
+        while last < last_step && self.deadline(last + 1) <= now {
             last += 1;
         }
         let behind = last - self.next + 1;

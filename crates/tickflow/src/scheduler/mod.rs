@@ -489,7 +489,18 @@ impl<C: 'static> Scheduler<C> {
     }
 
     /// The longest delta the game clock takes from one frame (default 250 ms).
+    ///
+    /// # Panics
+    ///
+    /// When `d` is zero: the game clock would never move again (stop it with
+    /// [`set_paused`](Self::set_paused) or [`set_time_dilation`](Self::set_time_dilation)
+    /// instead, which can be undone).
+    #[track_caller]
     pub fn set_max_delta(&mut self, d: Span) {
+        assert!(
+            d > Span::ZERO,
+            "set_max_delta: the longest frame delta must be above zero (pause with set_paused)"
+        );
         self.max_delta = d;
     }
 

@@ -72,6 +72,11 @@ impl SchedulerSnapshot {
                 self.timers.frame()
             )));
         }
+        if self.max_delta == Span::ZERO {
+            return Err(RestoreError::corrupt(
+                "the longest frame delta is zero (the game clock could never move)",
+            ));
+        }
         if !crate::time::valid_dilation(self.dilation) {
             return Err(RestoreError::corrupt(format!(
                 "time dilation {} is not a finite number from 0 to {}",

@@ -335,6 +335,8 @@ pub struct TimeError {
 enum TimeErrorKind {
     Seconds(f64),
     ZeroRate,
+    /// A frame rate so high that one frame rounds to zero flicks.
+    RateTooHigh(u32),
 }
 
 impl TimeError {
@@ -350,17 +352,30 @@ impl TimeError {
         }
     }
 
-    /// The rejected number: the seconds given, or `0.0` for a zero frame rate.
+    pub(crate) fn rate_too_high(hz: u32) -> TimeError {
+        TimeError {
+            kind: TimeErrorKind::RateTooHigh(hz),
+        }
+    }
+
+    /// The rejected number: the seconds given, the frame rate (`0.0` for a zero rate).
     pub fn value(&self) -> f64 {
         match self.kind {
             TimeErrorKind::Seconds(v) => v,
             TimeErrorKind::ZeroRate => 0.0,
+            TimeErrorKind::RateTooHigh(hz) => f64::from(hz),
         }
     }
 
     /// `true` when a frame rate of zero was given ([`Span::try_frames`]).
     pub fn is_zero_rate(&self) -> bool {
         self.kind == TimeErrorKind::ZeroRate
+    }
+
+    /// `true` when a frame rate was so high that a frame is shorter than half a flick
+    /// (above about 1.4 GHz, [`Span::try_frames`]): it would round to no time at all.
+    pub fn is_rate_too_high(&self) -> bool {
+        matches!(self.kind, TimeErrorKind::RateTooHigh(_))
     }
 }
 
@@ -374,6 +389,10 @@ impl fmt::Display for TimeError {
             TimeErrorKind::ZeroRate => {
                 f.write_str("invalid span: a frame rate of 0 Hz (frames at 0 Hz never end)")
             }
+            TimeErrorKind::RateTooHigh(hz) => write!(
+                f,
+                "invalid span: a frame rate of {hz} Hz (a frame would round to zero flicks)"
+            ),
         }
     }
 }

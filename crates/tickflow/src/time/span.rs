@@ -125,7 +125,8 @@ impl Span {
     /// # Panics
     ///
     /// When `hz` is zero (a frame at 0 Hz never ends: a rate read from a config file that is
-    /// missing is the usual cause). [`try_frames`](Span::try_frames) returns the error instead.
+    /// missing is the usual cause), or above 1,411,200,000 (a frame would round to zero
+    /// flicks). [`try_frames`](Span::try_frames) returns the error instead.
     ///
     /// # Examples
     ///
@@ -140,16 +141,19 @@ impl Span {
     pub fn frames(n: u64, hz: u32) -> Span {
         match Span::try_frames(n, hz) {
             Ok(span) => span,
-            Err(err) => panic!("Span::frames({n}, hz = 0): {err}"),
+            Err(err) => panic!("Span::frames({n}, {hz}): {err}"),
         }
     }
 
-    /// The length of `n` frames at `hz` frames per second, or an error for `hz == 0`.
+    /// The length of `n` frames at `hz` frames per second, or an error for a rate no frame
+    /// length fits.
     ///
     /// # Errors
     ///
     /// A [`TimeError`] whose [`is_zero_rate`](TimeError::is_zero_rate) is `true` when `hz` is
-    /// zero.
+    /// zero, or whose [`is_rate_too_high`](TimeError::is_rate_too_high) is `true` when one
+    /// frame would round to zero flicks (`hz` above 1,411,200,000: `u32::MAX` from a bad
+    /// config, say).
     ///
     /// # Examples
     ///
@@ -158,10 +162,15 @@ impl Span {
     ///
     /// assert_eq!(Span::try_frames(3, 60).unwrap(), Span::from_millis(50));
     /// assert!(Span::try_frames(1, 0).unwrap_err().is_zero_rate());
+    /// assert!(Span::try_frames(1, u32::MAX).unwrap_err().is_rate_too_high());
     /// ```
     pub fn try_frames(n: u64, hz: u32) -> Result<Span, TimeError> {
         if hz == 0 {
             return Err(TimeError::zero_rate());
+        }
+        // A frame shorter than half a flick rounds to none: n of them would be no time.
+        if u128::from(hz) > 2 * u128::from(FLICKS_PER_SECOND) {
+            return Err(TimeError::rate_too_high(hz));
         }
         let hz = u128::from(hz);
         let total = u128::from(n) * u128::from(FLICKS_PER_SECOND);
