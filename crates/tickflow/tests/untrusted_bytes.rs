@@ -176,3 +176,26 @@ fn a_dense_owner_imports_whole_and_runs_in_order() {
     let (back, _) = Scheduler::restore(&saved, &mut Log).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(back.state_hash(), dest.state_hash());
 }
+
+/// A save file's catch-up cap bounds how many calls one timer makes in a tick: a forged one
+/// (16 million, found by the fuzzer) would make one tick run for seconds.
+#[test]
+fn a_catch_up_cap_past_the_max_is_refused() {
+    use tickflow::timer::{TimerManager, TimerSnapshot, MAX_CATCH_UP_CAP};
+    let mut timers = TimerManager::<u64>::new();
+    timers.every(millis(40)).call(|n, _| *n += 1);
+    let snap = timers.snapshot();
+    let bind = |_: &TimerInfo| Some(Box::new(|n: &mut u64, _: &mut TimerCx<u64>| *n += 1) as _);
+    for cap in [0, MAX_CATCH_UP_CAP + 1, 16_495_720] {
+        let forged: TimerSnapshot = edit(&snap, |v| v["catch_up_cap"] = cap.into());
+        assert!(matches!(
+            TimerManager::<u64>::restore(&forged, bind),
+            Err(RestoreError::Corrupt { .. })
+        ));
+    }
+    let at_max: TimerSnapshot = edit(&snap, |v| v["catch_up_cap"] = MAX_CATCH_UP_CAP.into());
+    let restored = TimerManager::<u64>::restore(&at_max, bind).unwrap();
+    assert_eq!(restored.catch_up_cap(), MAX_CATCH_UP_CAP);
+    let refused = std::panic::catch_unwind(|| TimerManager::<u64>::new().set_catch_up_cap(MAX_CATCH_UP_CAP + 1));
+    assert!(refused.is_err());
+}

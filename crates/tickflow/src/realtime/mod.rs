@@ -203,12 +203,14 @@ impl RealtimeTimers {
     ///
     /// # Panics
     ///
-    /// When `calls_per_timer` is zero.
+    /// When `calls_per_timer` is zero or above
+    /// [`MAX_CATCH_UP_CAP`](crate::timer::MAX_CATCH_UP_CAP).
     #[track_caller]
     pub fn set_catch_up_cap(&self, calls_per_timer: u64) {
+        let max = crate::timer::MAX_CATCH_UP_CAP;
         assert!(
-            calls_per_timer > 0,
-            "set_catch_up_cap: calls_per_timer must be at least 1"
+            (1..=max).contains(&calls_per_timer),
+            "set_catch_up_cap: calls_per_timer must be from 1 to {max}, got {calls_per_timer}"
         );
         lock(&self.remote.shared.state).cap = calls_per_timer;
     }

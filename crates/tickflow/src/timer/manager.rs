@@ -444,7 +444,8 @@ impl<C: 'static> TimerManager<C> {
     ///
     /// # Panics
     ///
-    /// When `calls_per_timer` is zero (a timer that is due must be called at least once).
+    /// When `calls_per_timer` is zero (a timer that is due must be called at least once) or
+    /// above [`MAX_CATCH_UP_CAP`](super::MAX_CATCH_UP_CAP).
     ///
     /// ```
     /// # use tickflow::{time::secs, timer::TimerManager};
@@ -460,8 +461,9 @@ impl<C: 'static> TimerManager<C> {
     #[track_caller]
     pub fn set_catch_up_cap(&mut self, calls_per_timer: u64) {
         assert!(
-            calls_per_timer > 0,
-            "set_catch_up_cap: calls_per_timer must be at least 1"
+            (1..=super::MAX_CATCH_UP_CAP).contains(&calls_per_timer),
+            "set_catch_up_cap: calls_per_timer must be from 1 to {}, got {calls_per_timer}",
+            super::MAX_CATCH_UP_CAP
         );
         self.catch_up_cap = calls_per_timer;
     }

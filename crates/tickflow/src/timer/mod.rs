@@ -162,6 +162,15 @@ where
 /// a frame.
 pub const DEFAULT_CATCH_UP_CAP: u64 = 1_000;
 
+/// The highest [catch-up cap](TimerManager::set_catch_up_cap): 10,000 calls per timer per
+/// tick (ten times the default; 2.8 minutes of missed 60 Hz periods).
+///
+/// The cap is what bounds a tick's work: a tick makes at most this many calls per timer, so a
+/// snapshot from a save file (which carries its cap) can never make one tick do more than
+/// its timers times this. A game that needs more calls of one timer in one frame is in a
+/// catch-up spiral already.
+pub const MAX_CATCH_UP_CAP: u64 = 10_000;
+
 crate::handle::handle_type! {
     /// Identifies one timer in one [`TimerManager`].
     ///

@@ -198,8 +198,12 @@ impl TimerSnapshot {
                 crate::handle::GEN_MAX
             )));
         }
-        if self.catch_up_cap == 0 {
-            return Err(RestoreError::corrupt("the catch-up cap is 0"));
+        if !(1..=super::MAX_CATCH_UP_CAP).contains(&self.catch_up_cap) {
+            return Err(RestoreError::corrupt(format!(
+                "the catch-up cap ({}) is outside 1..={}",
+                self.catch_up_cap,
+                super::MAX_CATCH_UP_CAP
+            )));
         }
         let mut used = vec![false; n];
         let mut last_seq = None;
