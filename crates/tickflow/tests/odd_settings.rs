@@ -102,3 +102,23 @@ fn a_max_delta_of_zero_is_refused() {
     sched.tick(secs(0.1), &mut ());
     assert_eq!(sched.now().flicks(), secs(0.1).flicks());
 }
+
+#[test]
+fn commands_of_a_scheduler_kept_alive_after_a_restore_still_feed_it() {
+    struct Nothing;
+    impl tickflow::snapshot::Resolver<u32> for Nothing {}
+    let mut old = Scheduler::<u32>::new();
+    let cmds = old.commands();
+    let (mut restored, _) = Scheduler::restore(&old.snapshot(), &mut Nothing).unwrap();
+    cmds.add_tick(TickSettings::named("late"), |n: &mut u32, _| *n += 1);
+    assert!(cmds.is_connected(), "the old scheduler is alive");
+    let (mut a, mut b) = (0, 0);
+    old.tick(secs(0.1), &mut a);
+    restored.tick(secs(0.1), &mut b);
+    assert_eq!((a, b), (1, 0), "the command went to the old scheduler");
+    drop(old);
+    assert!(!cmds.is_connected());
+    restored.commands().add_tick(TickSettings::named("new"), |n: &mut u32, _| *n += 1);
+    restored.tick(secs(0.1), &mut b);
+    assert_eq!(b, 1);
+}

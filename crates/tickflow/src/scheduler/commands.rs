@@ -30,7 +30,9 @@ use crate::timer::{OwnerId, TimerHandle, TimerManager};
 /// with it), every method panics with a message that says so, instead of queuing work that
 /// would never run. Point the context's `Commands` at the restored scheduler in
 /// [`Resolver::after_restore`](crate::snapshot::Resolver::after_restore);
-/// [`is_connected`](Self::is_connected) tells whether it still reaches its scheduler.
+/// [`is_connected`](Self::is_connected) tells whether it still reaches its scheduler. While
+/// the old scheduler is alive (kept to compare against, say), its `Commands` keep feeding it
+/// and `is_connected` stays `true`: they never reach the restored one.
 ///
 /// Errors found when a command is applied (a prerequisite that would form a cycle) are
 /// reported in [`FrameReport::errors`](super::FrameReport::errors); a stale handle is not an

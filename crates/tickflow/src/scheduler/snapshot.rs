@@ -166,6 +166,19 @@ impl<C: 'static> Scheduler<C> {
     /// they run). The restored scheduler hands out the same handles and, for everything the
     /// report does not list, makes the same calls in the same order as the original.
     ///
+    /// [`Commands`](super::Commands) of the scheduler the snapshot came from keep reaching
+    /// that one while it lives (kept for a comparison, say): point the context's at the
+    /// restored one in [`Resolver::after_restore`].
+    ///
+    /// # Untrusted bytes
+    ///
+    /// A save file may be damaged or forged; the restore holds against any value. It never
+    /// panics or hangs, allocates in proportion to the snapshot (the handle tables it
+    /// describes), costs O(n log n) in its items, and refuses data a running scheduler
+    /// cannot reach (a prerequisite on a handle the scheduler never made, a clock at its
+    /// end, a zero `max_delta`). What it accepts runs, and snapshots and restores again to
+    /// the same [`state_hash`](Self::state_hash).
+    ///
     /// # Errors
     ///
     /// All or nothing, as [`TimerManager::restore`]: the first item the resolver cannot

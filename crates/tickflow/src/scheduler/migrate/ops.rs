@@ -108,6 +108,20 @@ impl<C: 'static> Scheduler<C> {
     /// ([`HandleMap::unlinked_prerequisites`] lists those this scheduler has no function
     /// for).
     ///
+    /// Items the owner already has here (set up before the import arrived, say) stay, beside
+    /// the moved ones: the import adds, it never replaces. Fencing a handover so an entity
+    /// lives in one place is the epoch's job here, and the owner registry's across processes.
+    ///
+    /// # Untrusted bytes
+    ///
+    /// A snapshot decoded from a peer or a file may be damaged or forged; the import holds
+    /// against any value. It never panics, never hangs, allocates in proportion to the
+    /// snapshot, and costs O(n log n) in the moved items plus one pass over this scheduler's
+    /// functions when a moved one waits for another owner's by name (1,000 densely linked
+    /// functions, half a million edges, import in a few milliseconds: BENCHMARKS.md, SN3). A
+    /// snapshot it accepts leaves a scheduler that runs, exports the owner on and snapshots
+    /// and restores like any other. Epochs above `i64::MAX` are refused as damaged.
+    ///
     /// # Errors
     ///
     /// All or nothing: nothing changes here when the import fails.
