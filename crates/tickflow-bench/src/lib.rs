@@ -9,6 +9,7 @@
 
 pub mod alloc;
 pub mod bevy_delays;
+pub mod dense;
 pub mod latent;
 pub mod migrate;
 pub mod pacing;

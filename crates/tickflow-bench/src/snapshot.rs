@@ -1,5 +1,6 @@
 //! Snapshot benchmark SN1 (issue: snapshots): save and restore a manager of 1e6 timers. The
-//! same run prints SN2, moving owners between schedulers (`migrate.rs`).
+//! same run prints SN2, moving owners between schedulers (`migrate.rs`), and SN3, importing a
+//! densely linked owner (`dense.rs`).
 //!
 //! Every timer is tagged (the tag is what the resolver binds it by, the costly case: each one
 //! has a side-table entry) and carries a closure capturing its id. A quarter are one-shots of
@@ -131,4 +132,5 @@ pub fn run(opts: &Options) {
         );
     }
     crate::migrate::run(opts);
+    crate::dense::run(opts);
 }
