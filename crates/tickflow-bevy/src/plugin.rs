@@ -199,34 +199,44 @@ impl Plugin for TickflowPlugin {
     fn finish(&self, app: &mut App) {
         assert!(
             app.world().contains_resource::<Time<Real>>(),
-            "TickflowPlugin needs Bevy's TimePlugin (in MinimalPlugins and DefaultPlugins): add it to the app"
+            "{NO_TIME_PLUGIN}"
         );
     }
 }
 
+const NO_TIME_PLUGIN: &str =
+    "TickflowPlugin needs Bevy's TimePlugin (in MinimalPlugins and DefaultPlugins): add it to the app";
+
+/// One of Bevy's clocks, or a panic that names the plugin they come from (an app updated
+/// without `finish`, which would check it first).
+#[track_caller]
+fn clock<T: Default + Send + Sync + 'static>(world: &World) -> &Time<T> {
+    world.get_resource::<Time<T>>().expect(NO_TIME_PLUGIN)
+}
+
 fn fixed_frame(world: &mut World) {
     let rate = world.resource::<FixedRate>();
-    let timestep = world.resource::<Time<Fixed>>().timestep();
+    let timestep = clock::<Fixed>(world).timestep();
     let step = if timestep == rate.bevy_step {
         rate.step
     } else {
         Span::from(timestep)
     };
-    let real = world.resource::<Time<Real>>().elapsed();
+    let real = clock::<Real>(world).elapsed();
     run_frame(world, GameTime::Step(step), real, false);
 }
 
 fn paused_frame(world: &mut World) {
-    if world.resource::<Time<Virtual>>().effective_speed_f64() != 0.0 {
+    if clock::<Virtual>(world).effective_speed_f64() != 0.0 {
         return;
     }
-    let real = world.resource::<Time<Real>>().elapsed();
+    let real = clock::<Real>(world).elapsed();
     run_frame(world, GameTime::Step(Span::ZERO), real, true);
 }
 
 fn variable_frame(world: &mut World) {
-    let virt = world.resource::<Time<Virtual>>();
+    let virt = clock::<Virtual>(world);
     let (game, paused) = (virt.elapsed(), virt.effective_speed_f64() == 0.0);
-    let real = world.resource::<Time<Real>>().elapsed();
+    let real = clock::<Real>(world).elapsed();
     run_frame(world, GameTime::Elapsed(game), real, paused);
 }

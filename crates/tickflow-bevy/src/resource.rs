@@ -12,7 +12,7 @@ use tickflow::scheduler::Commands as SchedulerCommands;
 use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
 
 use crate::clock::HostClock;
-use crate::timer_entity::{set_queued, LaterResolver};
+use crate::timer_entity::{detach_stale, set_queued, LaterResolver};
 
 /// The app's tickflow [`Scheduler`], whose context is the Bevy [`World`]: every timer, tick
 /// function, tickable, latent action and task callback gets `&mut World` (resources, queries,
@@ -57,6 +57,8 @@ pub struct Tickflow {
     /// a pointer moved out and back, where moving the resource out of the world and back
     /// cost a fifth of an empty frame (measured).
     sched: Mutex<Option<Box<Scheduler<World>>>>,
+    /// A scheduler restored from inside a frame, put in place when the frame ends.
+    restored: Mutex<Option<Box<Scheduler<World>>>>,
     real: HostClock,
     game: HostClock,
     last: Option<FrameReport>,
@@ -85,6 +87,7 @@ impl Tickflow {
     pub(crate) fn new() -> Self {
         Tickflow {
             sched: Mutex::new(Some(Box::new(Scheduler::new()))),
+            restored: Mutex::new(None),
             real: HostClock::default(),
             game: HostClock::default(),
             last: None,
@@ -119,8 +122,12 @@ impl Tickflow {
         self.last.as_ref()
     }
 
-    pub(crate) fn replace(&mut self, sched: Scheduler<World>) {
-        *self.slot() = Some(Box::new(sched));
+    /// Puts `sched` in place: now between frames, or when the running frame ends.
+    fn replace(&mut self, sched: Scheduler<World>) {
+        match self.slot() {
+            Some(_) => *self.slot() = Some(Box::new(sched)),
+            None => *self.restored.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(sched)),
+        }
         self.last = None;
     }
 }
@@ -146,13 +153,17 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
         sched.tick_split(game_dt, real_dt, world)
     }));
     // Back before a panic goes on: the scheduler put itself in order, and the next frame
-    // works (as tickflow promises), if the app catches the panic.
+    // works (as tickflow promises), if the app catches the panic. A scheduler restored during
+    // the frame takes the place of the one that ran it.
     let mut tf = world.resource_mut::<Tickflow>();
-    *tf.slot() = Some(sched);
+    let restored = tf.restored.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+    let ran = std::mem::replace(tf.slot(), Some(restored.unwrap_or(sched)));
     match result {
-        Ok(report) => tf.last = Some(report),
+        Ok(report) if ran.is_none() => tf.last = Some(report),
+        Ok(_) => {}
         Err(payload) => panic::resume_unwind(payload),
     }
+    drop(ran);
 }
 
 /// Applies everything queued for the scheduler now instead of at the next frame: timers set
@@ -166,10 +177,14 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
 #[track_caller]
 pub fn flush(world: &mut World) {
     let mut sched = world
-        .resource_mut::<Tickflow>()
+        .get_resource_mut::<Tickflow>()
+        .expect("tickflow_bevy::flush: no Tickflow resource (add TickflowPlugin to the app)")
         .slot()
         .take()
-        .expect(RUNNING);
+        .expect(
+            "tickflow_bevy::flush (or snapshot, state_hash) called from inside a tickflow frame: \
+             what is queued is applied before the next callback anyway",
+        );
     set_queued(world, &mut sched);
     sched.apply_commands();
     *world.resource_mut::<Tickflow>().slot() = Some(sched);
@@ -198,11 +213,20 @@ pub fn state_hash(world: &mut World) -> u64 {
 }
 
 /// Puts back the scheduler saved in `snap` (by [`snapshot`]), binding callbacks through
-/// `resolver` (see [`tickflow::snapshot`]). Timers set with
-/// [`commands.tickflow()`](crate::TickflowCommandsExt) are bound again by this crate while
-/// their entities are in the world (a timer entity despawned since the snapshot cannot come
-/// back: its target went with it); your resolver binds the rest. [`TickflowCommands`] is pointed at the restored scheduler (other
-/// copies of its `Commands` you kept are not: take them from the resource again).
+/// `resolver` (see [`tickflow::snapshot`]). [`TickflowCommands`] is pointed at the restored
+/// scheduler (other copies of its `Commands` you kept are not: take them from the resource
+/// again).
+///
+/// Timers set with [`commands.tickflow()`](crate::TickflowCommandsExt) are bound again by
+/// this crate while their entities hold them; your resolver binds the rest. Such a timer
+/// whose entity is gone since the save (it fired its last call, or was despawned) does not
+/// come back; an entity whose timer the save does not hold (spawned after it) is despawned,
+/// so that its handle, which the restored scheduler may give to another timer, cancels
+/// nothing. Entities still waiting for their first frame are kept and set at the next one.
+///
+/// From inside a tickflow frame (a timer callback or an observer that loads a checkpoint),
+/// the restored scheduler takes the place of the running one when that frame ends: the rest
+/// of the frame runs as it would have.
 ///
 /// # Errors
 ///
@@ -210,25 +234,25 @@ pub fn state_hash(world: &mut World) -> u64 {
 ///
 /// # Panics
 ///
-/// When the app has no [`TickflowPlugin`](crate::TickflowPlugin), or from inside a
-/// tickflow frame.
+/// When the app has no [`TickflowPlugin`](crate::TickflowPlugin).
 pub fn restore(
     world: &mut World,
     snap: &SchedulerSnapshot,
     resolver: &mut dyn Resolver<World>,
 ) -> Result<RestoreReport, RestoreError> {
-    let (sched, report) = Scheduler::restore(
-        snap,
-        &mut LaterResolver {
-            world,
-            user: resolver,
-        },
-    )?;
+    assert!(
+        world.contains_resource::<Tickflow>(),
+        "tickflow_bevy::restore: no Tickflow resource (add TickflowPlugin to the app)"
+    );
+    let mut later = LaterResolver::new(world, resolver);
+    let (mut sched, report) = Scheduler::restore(snap, &mut later)?;
+    let gone = later.gone();
+    for h in gone {
+        sched.timers().clear(h);
+    }
+    detach_stale(world, &mut sched);
     let commands = sched.commands();
-    let mut tf = world
-        .get_resource_mut::<Tickflow>()
-        .expect("tickflow_bevy::restore: no Tickflow resource (add TickflowPlugin, and restore between frames)");
-    tf.replace(sched);
+    world.resource_mut::<Tickflow>().replace(sched);
     world.insert_resource(TickflowCommands(commands));
     Ok(report)
 }

@@ -108,7 +108,10 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
         let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) else {
             continue; // despawned before its frame
         };
-        if timer.handle.is_none() {
+        if timer.spec.times == Some(0) {
+            // No call will ever come, so no last call would despawn it.
+            world.despawn(entity);
+        } else if timer.handle.is_none() {
             timer.handle = Some(set(sched, timer.spec, entity));
         }
     }
@@ -150,8 +153,36 @@ fn set(sched: &mut Scheduler<World>, spec: Spec, entity: Entity) -> TimerHandle 
 /// its entity, named by its tag, so it captures nothing (boxing it allocates nothing) and a
 /// restored scheduler binds it again as it is.
 fn fire(world: &mut World, cx: &mut TimerCx<'_, World>) {
-    if let Some(entity) = cx.tag().and_then(Entity::try_from_bits) {
-        run_entity(world, entity, cx.call_index(), cx.is_last_call());
+    let Some(entity) = cx.tag().and_then(Entity::try_from_bits) else {
+        return;
+    };
+    let held = world.get::<TickflowTimer>(entity).and_then(|t| t.handle);
+    if held != Some(cx.handle()) {
+        // Its entity is gone, or holds another timer: nothing to run, now or later.
+        cx.clear_self();
+        return;
+    }
+    run_entity(world, entity, cx.call_index(), cx.is_last_call());
+}
+
+/// After a restore: an entity whose timer the restored scheduler does not hold (with its
+/// tag) loses its handle, which may name another timer there, and is despawned. Entities
+/// not set yet (no handle) stay queued.
+pub(crate) fn detach_stale(world: &mut World, sched: &mut Scheduler<World>) {
+    let mut stale = Vec::new();
+    let mut q = world.query::<(Entity, &TickflowTimer)>();
+    for (entity, timer) in q.iter(world) {
+        let Some(h) = timer.handle else { continue };
+        let info = sched.timers().info_of(h);
+        if info.and_then(|i| i.tag) != Some(entity.to_bits()) {
+            stale.push(entity);
+        }
+    }
+    for entity in stale {
+        if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
+            timer.handle = None;
+        }
+        world.despawn(entity);
     }
 }
 
@@ -183,20 +214,44 @@ fn run_entity(world: &mut World, entity: Entity, call: u64, last: bool) {
 }
 
 /// Binds the timers of `commands.tickflow()` on restore (a timer whose tag names an entity
-/// whose component holds that very handle), and asks the user's resolver for the rest.
+/// whose component holds that very handle), and asks the user's resolver for the rest. A
+/// tagged timer the user's resolver does not know and whose tag names no entity holding it
+/// is one of ours whose entity is gone: bound, and listed to be cleared after the restore.
 pub(crate) struct LaterResolver<'r> {
-    pub(crate) world: &'r World,
-    pub(crate) user: &'r mut dyn Resolver<World>,
+    world: &'r World,
+    user: &'r mut dyn Resolver<World>,
+    gone: Vec<TimerHandle>,
+}
+
+impl<'r> LaterResolver<'r> {
+    pub(crate) fn new(world: &'r World, user: &'r mut dyn Resolver<World>) -> Self {
+        LaterResolver {
+            world,
+            user,
+            gone: Vec::new(),
+        }
+    }
+
+    /// The timers whose entities are gone.
+    pub(crate) fn gone(self) -> Vec<TimerHandle> {
+        self.gone
+    }
 }
 
 impl Resolver<World> for LaterResolver<'_> {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
-        let entity = info.tag.and_then(Entity::try_from_bits);
-        let timer = entity.and_then(|e| self.world.get::<TickflowTimer>(e));
-        match (entity, timer) {
-            (Some(_), Some(t)) if t.handle == Some(info.handle) => Some(Box::new(fire)),
-            _ => self.user.timer(info),
+        let Some(entity) = info.tag.and_then(Entity::try_from_bits) else {
+            return self.user.timer(info);
+        };
+        let timer = self.world.get::<TickflowTimer>(entity);
+        if timer.is_some_and(|t| t.handle == Some(info.handle)) {
+            return Some(Box::new(fire));
         }
+        if let Some(cb) = self.user.timer(info) {
+            return Some(cb);
+        }
+        self.gone.push(info.handle);
+        Some(Box::new(fire))
     }
 
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<World>> {

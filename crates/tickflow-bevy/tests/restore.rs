@@ -1,0 +1,233 @@
+//! Saves, rollbacks and odd uses of `commands.tickflow()` timers in a real headless `App`:
+//! a timer whose entity went since the save, entities spawned after it, a restore from inside
+//! a frame, a `times(0)` timer, and the messages of misuse.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use bevy_app::App;
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::RunSystemOnce;
+use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use tickflow::snapshot::{Resolver, SchedulerSnapshot};
+use tickflow_bevy::prelude::*;
+use tickflow_bevy::TickflowTimer;
+
+#[derive(Resource, Default, Debug)]
+struct Log(Vec<String>);
+
+fn lines(app: &App) -> Vec<String> {
+    app.world().resource::<Log>().0.clone()
+}
+
+/// A headless app at 10 Hz, one step per update, its clocks started.
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .init_resource::<Log>();
+    app.update();
+    app
+}
+
+fn run(app: &mut App, updates: u32) {
+    for _ in 0..updates {
+        app.update();
+    }
+}
+
+/// A timer entity that logs `name` at each call.
+fn spawn_timer(app: &mut App, name: &'static str, every: f64, times: Option<u64>) -> Entity {
+    app.world_mut()
+        .run_system_once(move |mut commands: Commands| {
+            let mut t = commands.tickflow().every(secs(every));
+            if let Some(n) = times {
+                t = t.times(n);
+            }
+            t.call(move |world: &mut World| world.resource_mut::<Log>().0.push(name.into()))
+                .id()
+        })
+        .unwrap()
+}
+
+struct Nothing;
+impl Resolver<World> for Nothing {}
+
+fn save(app: &mut App) -> SchedulerSnapshot {
+    tickflow_bevy::snapshot(app.world_mut())
+}
+
+fn load(app: &mut App, snap: &SchedulerSnapshot) {
+    let report = tickflow_bevy::restore(app.world_mut(), snap, &mut Nothing)
+        .unwrap_or_else(|e| panic!("restore: {e}"));
+    drop(report);
+}
+
+#[test]
+fn a_save_loads_after_its_timer_entities_are_gone() {
+    for how in ["one-shot fired", "times(2) finished", "despawned"] {
+        let mut app = app();
+        let e = match how {
+            "one-shot fired" => app
+                .world_mut()
+                .run_system_once(|mut commands: Commands| {
+                    commands.tickflow().after(secs(0.2)).call(|w: &mut World| {
+                        w.resource_mut::<Log>().0.push("once".into())
+                    }).id()
+                })
+                .unwrap(),
+            "times(2) finished" => spawn_timer(&mut app, "twice", 0.1, Some(2)),
+            _ => spawn_timer(&mut app, "gone", 0.1, None),
+        };
+        run(&mut app, 1);
+        let snap = save(&mut app);
+        match how {
+            "despawned" => drop(app.world_mut().despawn(e)),
+            _ => run(&mut app, 3),
+        }
+        assert!(app.world().get_entity(e).is_err(), "{how}: the entity is gone");
+        // The save loads, and the timer whose entity is gone does nothing.
+        load(&mut app, &snap);
+        let before = lines(&app).len();
+        run(&mut app, 5);
+        assert_eq!(lines(&app).len(), before, "{how}: nothing runs for a gone entity");
+        // Saving and loading again works too (a rollback every frame).
+        let again = save(&mut app);
+        load(&mut app, &again);
+    }
+}
+
+#[test]
+fn entities_spawned_after_the_save_do_not_reach_the_restored_timers() {
+    let mut app = app();
+    let kept = spawn_timer(&mut app, "kept", 0.1, None);
+    run(&mut app, 1);
+    let snap = save(&mut app);
+    let late = spawn_timer(&mut app, "late", 0.1, None);
+    run(&mut app, 1);
+    let late_handle = app.world().get::<TickflowTimer>(late).unwrap().handle();
+    assert!(late_handle.is_some());
+    load(&mut app, &snap);
+    // The restored scheduler hands the late timer's old handle to the next timer.
+    let next = spawn_timer(&mut app, "next", 0.1, None);
+    run(&mut app, 1);
+    // The late entity's timer is not in the save: it is gone, and taking it away cancels
+    // no other entity's timer.
+    if let Ok(e) = app.world_mut().get_entity_mut(late) {
+        e.despawn();
+    }
+    app.world_mut().resource_mut::<Log>().0.clear();
+    run(&mut app, 2);
+    let log = lines(&app);
+    assert_eq!(log.iter().filter(|l| *l == "next").count(), 2, "{log:?}");
+    assert_eq!(log.iter().filter(|l| *l == "kept").count(), 2, "{log:?}");
+    assert!(!log.contains(&"late".to_string()), "{log:?}");
+    assert!(app.world().get::<TickflowTimer>(next).unwrap().handle().is_some());
+    assert!(app.world().get::<TickflowTimer>(kept).unwrap().handle().is_some());
+}
+
+#[test]
+fn a_restore_from_inside_a_frame_takes_effect_at_its_end() {
+    let mut app = app();
+    let owner = app.world_mut().spawn(TickflowOwner).id();
+    app.world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .timers()
+        .every(secs(0.1))
+        .owner(tickflow_bevy::owner(owner))
+        .call(|w: &mut World, _| w.resource_mut::<Log>().0.push("owned".into()));
+    run(&mut app, 1);
+    let snap = save(&mut app);
+    app.insert_resource(Checkpoint(snap));
+    // "Load checkpoint" from a timer callback.
+    app.world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .timers()
+        .after(secs(0.2))
+        .call(|w: &mut World, _| {
+            let snap = w.resource::<Checkpoint>().0.clone();
+            tickflow_bevy::restore(w, &snap, &mut Owned).expect("restores");
+            w.resource_mut::<Log>().0.push("loaded".into());
+        });
+    run(&mut app, 3);
+    assert!(lines(&app).contains(&"loaded".to_string()));
+    // The restored scheduler runs, and TickflowCommands reach it: despawning the owner
+    // removes what it owned.
+    app.world_mut().resource_mut::<Log>().0.clear();
+    run(&mut app, 2);
+    assert_eq!(lines(&app), ["owned", "owned"]);
+    app.world_mut().despawn(owner);
+    run(&mut app, 3);
+    assert_eq!(lines(&app), ["owned", "owned"], "the owner's timer went with it");
+    let sched = app.world_mut();
+    assert_eq!(sched.resource_mut::<Tickflow>().scheduler().timers().len(), 0);
+}
+
+#[derive(Resource)]
+struct Checkpoint(SchedulerSnapshot);
+
+struct Owned;
+impl Resolver<World> for Owned {
+    fn timer(
+        &mut self,
+        _: &tickflow::timer::TimerInfo,
+    ) -> Option<tickflow::timer::TimerCallback<World>> {
+        Some(Box::new(|w: &mut World, _: &mut TimerCx<World>| {
+            w.resource_mut::<Log>().0.push("owned".into())
+        }))
+    }
+}
+
+#[test]
+fn a_restore_between_frames_points_tickflow_commands_at_the_restored_scheduler() {
+    let mut app = app();
+    let snap = save(&mut app);
+    let before = app.world().resource::<TickflowCommands>().clone();
+    load(&mut app, &snap);
+    let now = app.world().resource::<TickflowCommands>().clone();
+    assert!(!before.is_connected(), "the old scheduler is gone");
+    assert!(now.is_connected());
+    now.timers(|t| {
+        t.after(secs(0.1))
+            .call(|w: &mut World, _| w.resource_mut::<Log>().0.push("via commands".into()));
+    });
+    run(&mut app, 2);
+    assert_eq!(lines(&app), ["via commands"]);
+}
+
+#[test]
+fn a_times_zero_timer_entity_despawns() {
+    let mut app = app();
+    let e = spawn_timer(&mut app, "never", 0.1, Some(0));
+    run(&mut app, 3);
+    assert!(app.world().get_entity(e).is_err(), "no call will ever come");
+    assert!(lines(&app).is_empty());
+}
+
+fn message(p: Box<dyn std::any::Any + Send>) -> String {
+    (p.downcast_ref::<String>().cloned())
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn misuse_panics_name_what_is_missing() {
+    let err = catch_unwind(|| {
+        let mut app = App::new();
+        app.add_plugins(TickflowPlugin::fixed(10));
+        app.update();
+    })
+    .unwrap_err();
+    assert!(message(err).contains("TimePlugin"));
+
+    let mut app = app();
+    app.world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .timers()
+        .after(secs(0.1))
+        .call(|w: &mut World, _| tickflow_bevy::flush(w));
+    let err = catch_unwind(AssertUnwindSafe(|| run(&mut app, 2))).unwrap_err();
+    assert!(message(err).contains("flush"));
+}
