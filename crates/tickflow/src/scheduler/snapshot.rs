@@ -188,7 +188,7 @@ impl<C: 'static> Scheduler<C> {
         resolver: &mut dyn Resolver<C>,
     ) -> Result<(Scheduler<C>, RestoreReport), RestoreError> {
         snap.check_header()?;
-        let tick_alloc = snap.ticks.check()?;
+        let tick_alloc = snap.ticks.check(snap.frame)?;
         let tickable_alloc = snap.tickables.check()?;
         let bodies = snap.bind_ticks(resolver)?;
         let objects = snap.bind_tickables(resolver)?;

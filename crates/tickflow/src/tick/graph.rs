@@ -423,7 +423,12 @@ impl<C> TickGraph<C> {
             names.extend(path[..path.len() - 1].iter().map(|&h| self.name_of(h)));
             return Err(TickError::Cycle { path: names });
         }
-        if !self.get(tick).expect("checked above").prereqs.contains(&before) {
+        if !self
+            .get(tick)
+            .expect("checked above")
+            .prereqs
+            .contains(&before)
+        {
             self.link(tick, before);
         }
         Ok(())
@@ -433,7 +438,10 @@ impl<C> TickGraph<C> {
     /// cannot close a cycle and are not there yet (an import's checked prerequisites). Costs
     /// O(1), where [`add_prereq`](Self::add_prereq) searches the graph.
     pub(crate) fn link(&mut self, tick: TickHandle, before: TickHandle) {
-        self.get_mut(tick).expect("a live function").prereqs.push(before);
+        self.get_mut(tick)
+            .expect("a live function")
+            .prereqs
+            .push(before);
         self.get_mut(before).expect("a live function").depended_on = true;
         self.dirty = true;
     }

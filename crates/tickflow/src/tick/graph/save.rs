@@ -154,8 +154,9 @@ impl TickSnapshot {
         })
     }
 
-    /// Checks what a restore relies on: live handles, settings, order, no cycle.
-    pub(crate) fn check(&self) -> Result<HandleAlloc, RestoreError> {
+    /// Checks what a restore relies on: live handles, settings, order, no cycle, nothing
+    /// that ran after `frame` (the scheduler's).
+    pub(crate) fn check(&self, frame: u64) -> Result<HandleAlloc, RestoreError> {
         let alloc = HandleAlloc::restore(&self.alloc).map_err(RestoreError::corrupt)?;
         if self.next_seq == u64::MAX {
             return Err(RestoreError::corrupt(
@@ -182,6 +183,14 @@ impl TickSnapshot {
             f.settings
                 .validate()
                 .map_err(|e| RestoreError::corrupt(e.to_string()))?;
+            // A function that ran "in a later frame" would count as having run when that
+            // frame comes, and skip it (its interval entry spent): it would never run again.
+            if f.last_run > frame {
+                return Err(RestoreError::corrupt(format!(
+                    "tick function `{name}` last ran in frame {}, after the scheduler's {frame}",
+                    f.last_run
+                )));
+            }
             // It last ran at its clock's time then; the clocks only move forward.
             if f.last_tick > Some(self.clocks[f.settings.clock() as usize]) {
                 return Err(RestoreError::corrupt(format!(
