@@ -12,13 +12,26 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use tickflow::prelude::*;
+use tickflow::snapshot::ImportError;
 use tickflow_fuzz::{populate, timer_cb, Anything, Echo, Game};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    After { ms: u16, owner: u8, name: u8 },
-    Every { ms: u16, owner: u8, times: Option<u8>, catch_up: u8 },
-    EveryFrames { n: u8, owner: u8 },
+    After {
+        ms: u16,
+        owner: u8,
+        name: u8,
+    },
+    Every {
+        ms: u16,
+        owner: u8,
+        times: Option<u8>,
+        catch_up: u8,
+    },
+    EveryFrames {
+        n: u8,
+        owner: u8,
+    },
     Clear(u8),
     Pause(u8),
     Unpause(u8),
@@ -27,7 +40,12 @@ enum Op {
     FireNow(u8),
     ClearOwner(u8),
     PauseOwner(u8),
-    AddTick { owner: u8, group: u8, interval_ms: u8, parallel: bool },
+    AddTick {
+        owner: u8,
+        group: u8,
+        interval_ms: u8,
+        parallel: bool,
+    },
     RemoveTick(u8),
     Prereq(u8, u8),
     RemovePrereq(u8, u8),
@@ -35,8 +53,16 @@ enum Op {
     Interval(u8, u16),
     AddTickable(u8),
     RemoveTickable(u8),
-    Delay { owner: u8, uuid: u8, ms: u16 },
-    Retrigger { owner: u8, uuid: u8, ms: u16 },
+    Delay {
+        owner: u8,
+        uuid: u8,
+        ms: u16,
+    },
+    Retrigger {
+        owner: u8,
+        uuid: u8,
+        ms: u16,
+    },
     RemoveOwner(u8),
     Populate(u8),
     Tick(u32),
@@ -102,20 +128,37 @@ impl World {
         match op {
             Op::After { ms, owner: o, name } => {
                 let name = ["count", "chain", "stop"][name as usize % 3];
-                let h = (s.timers().after(millis(ms.into())).owner(owner(o)).name(name))
-                    .call(timer_cb(Some(name)));
+                let h = (s
+                    .timers()
+                    .after(millis(ms.into()))
+                    .owner(owner(o))
+                    .name(name))
+                .call(timer_cb(Some(name)));
                 self.timers.push(h);
             }
-            Op::Every { ms, owner: o, times, catch_up } => {
+            Op::Every {
+                ms,
+                owner: o,
+                times,
+                catch_up,
+            } => {
                 let policy = [CatchUp::Burst, CatchUp::Once, CatchUp::Delay][catch_up as usize % 3];
-                let mut b = s.timers().every(millis(ms.into())).owner(owner(o)).catch_up(policy);
+                let mut b = s
+                    .timers()
+                    .every(millis(ms.into()))
+                    .owner(owner(o))
+                    .catch_up(policy);
                 if let Some(n) = times {
                     b = b.times(n.into());
                 }
                 self.timers.push(b.call(timer_cb(None)));
             }
             Op::EveryFrames { n, owner: o } => {
-                let h = s.timers().every_frames(n.into()).owner(owner(o)).call(timer_cb(None));
+                let h = s
+                    .timers()
+                    .every_frames(n.into())
+                    .owner(owner(o))
+                    .call(timer_cb(None));
                 self.timers.push(h);
             }
             Op::Clear(k) => {
@@ -164,13 +207,22 @@ impl World {
             Op::PauseOwner(o) => {
                 s.timers().pause_owner(owner(o));
             }
-            Op::AddTick { owner: o, group, interval_ms, parallel } => {
+            Op::AddTick {
+                owner: o,
+                group,
+                interval_ms,
+                parallel,
+            } => {
                 let settings = TickSettings::named(format!("t{}", self.ticks.len() % 5))
                     .owned_by(owner(o))
                     .in_group(GROUPS[group as usize % GROUPS.len()])
                     .every(millis(interval_ms.into()));
                 let h = if parallel {
-                    s.add_parallel_tick(settings, (), |_: &mut (), _: &Game, _: &mut Deferred<Game>| {})
+                    s.add_parallel_tick(
+                        settings,
+                        (),
+                        |_: &mut (), _: &Game, _: &mut Deferred<Game>| {},
+                    )
                 } else {
                     s.add_tick(settings, |g: &mut Game, _: &mut TickCx<Game>| g.calls += 1)
                 };
@@ -226,12 +278,15 @@ impl World {
             }
             Op::Delay { owner: o, uuid, ms } => {
                 s.latent()
-                    .delay(owner(o), uuid.into(), millis(ms.into()), |g: &mut Game| g.calls += 1);
+                    .delay(owner(o), uuid.into(), millis(ms.into()), |g: &mut Game| {
+                        g.calls += 1
+                    });
             }
             Op::Retrigger { owner: o, uuid, ms } => {
-                s.latent().retriggerable_delay(owner(o), uuid.into(), millis(ms.into()), |g| {
-                    g.calls += 1
-                });
+                s.latent()
+                    .retriggerable_delay(owner(o), uuid.into(), millis(ms.into()), |g| {
+                        g.calls += 1
+                    });
             }
             Op::RemoveOwner(o) => {
                 s.remove_owner(owner(o));
@@ -257,7 +312,10 @@ impl World {
                 assert!(!s.set_tick_enabled(tick, k % 2 == 0));
                 assert!(!s.contains_tickable(b) && !s.remove_tickable(b));
                 if let Some(h) = pick(&self.timers, k) {
-                    assert!(!self.other.timers().exists(h), "a handle reached another scheduler");
+                    assert!(
+                        !self.other.timers().exists(h),
+                        "a handle reached another scheduler"
+                    );
                 }
             }
             Op::SnapshotRestore => {
@@ -270,11 +328,17 @@ impl World {
                     return;
                 }
                 assert_eq!(back.state_hash(), s.state_hash());
-                let mut g = Game { calls: self.g.calls };
+                let mut g = Game {
+                    calls: self.g.calls,
+                };
                 let dt = Span::frames(1, 60);
                 s.tick(dt, &mut self.g);
                 back.tick(dt, &mut g);
-                assert_eq!(back.state_hash(), s.state_hash(), "a restore ran differently");
+                assert_eq!(
+                    back.state_hash(),
+                    s.state_hash(),
+                    "a restore ran differently"
+                );
             }
             Op::MoveAway(o) => {
                 let o = owner(o);
@@ -282,9 +346,10 @@ impl World {
                     return;
                 }
                 let moved = s.export_owner(o);
-                self.other
-                    .import_owner(&moved, &mut Anything)
-                    .expect("an exported owner imports");
+                match self.other.import_owner(&moved, &mut Anything) {
+                    Err(ImportError::LatentKeyInUse { .. }) => {}
+                    other => drop(other.expect("an exported owner imports")),
+                }
             }
             Op::MoveBack(o) => {
                 let o = owner(o);
@@ -292,7 +357,14 @@ impl World {
                     return;
                 }
                 let moved = self.other.export_owner(o);
-                s.import_owner(&moved, &mut Anything).expect("an exported owner imports");
+                let before = s.state_hash();
+                match s.import_owner(&moved, &mut Anything) {
+                    // Latent actions the owner started here meanwhile keep their keys.
+                    Err(ImportError::LatentKeyInUse { .. }) => {
+                        assert_eq!(s.state_hash(), before, "a refused import changed nothing");
+                    }
+                    other => drop(other.expect("an exported owner imports")),
+                }
             }
         }
     }

@@ -42,8 +42,8 @@ fuzz_target!(|data: &[u8]| {
         first.tick(frame(), &mut game);
     }
     let saved = first.snapshot();
-    let (mut second, report) =
-        Scheduler::restore(&saved, &mut Anything).expect("a restored scheduler's snapshot restores");
+    let (mut second, report) = Scheduler::restore(&saved, &mut Anything)
+        .expect("a restored scheduler's snapshot restores");
     if !report.is_complete() {
         return; // queued hooks are closures: the states differ by what the report lists
     }
@@ -53,5 +53,9 @@ fuzz_target!(|data: &[u8]| {
         first.tick(frame(), &mut game);
         second.tick(frame(), &mut game2);
     }
-    assert_eq!(second.state_hash(), first.state_hash(), "a restore ran differently");
+    assert_eq!(
+        second.state_hash(),
+        first.state_hash(),
+        "a restore ran differently"
+    );
 });

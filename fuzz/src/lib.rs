@@ -185,10 +185,12 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, other: OwnerId) {
     s.add_prerequisite(b, a).expect("no cycle");
     s.add_prerequisite(a, outside).expect("no cycle");
     s.add_tickable(Echo::new("aura", Some(owner)));
-    s.latent().delay(owner, 1, millis(300), |g: &mut Game| g.calls += 1);
+    s.latent()
+        .delay(owner, 1, millis(300), |g: &mut Game| g.calls += 1);
     s.latent()
         .retriggerable_delay(owner, 2, millis(500), |g: &mut Game| g.calls += 1);
-    s.latent().add(owner, 3, Blink(9), |g: &mut Game| g.calls += 1);
+    s.latent()
+        .add(owner, 3, Blink(9), |g: &mut Game| g.calls += 1);
 }
 
 /// A scheduler in mid-game: other owners' timers, functions (one named "world", which moved

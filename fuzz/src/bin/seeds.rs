@@ -10,7 +10,9 @@ use tickflow::prelude::*;
 use tickflow_fuzz::{busy_world, frame, populate, Game, MOVER};
 
 fn write(target: &str, name: &str, bytes: &[u8]) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("seeds")
+        .join(target);
     fs::create_dir_all(&dir).expect("seed folder");
     fs::write(dir.join(name), bytes).expect("seed file");
     println!("{target}/{name}: {} bytes", bytes.len());
@@ -44,5 +46,9 @@ fn main() {
     write("restore", "timers", &[&[1u8][..], &bytes].concat());
     // Operation sequences: arbitrary's bytes, a few shapes.
     write("ops", "mixed", &(0u8..=255).collect::<Vec<_>>());
-    write("ops", "ticks", &[3u8, 27, 1, 0, 0, 1, 27, 5, 0, 0, 12, 1, 2, 0, 13, 0, 1][..]);
+    write(
+        "ops",
+        "ticks",
+        &[3u8, 27, 1, 0, 0, 1, 27, 5, 0, 0, 12, 1, 2, 0, 13, 0, 1][..],
+    );
 }
