@@ -35,11 +35,17 @@ fn dense_owner(n: usize) -> OwnerSnapshot {
     let first = s.add_tick(TickSettings::named("f0").owned_by(OWNER), |n, _| *n += 1);
     s.add_prerequisite(first, world).expect("no cycle");
     for k in 1..n {
-        s.add_tick(TickSettings::named(format!("f{k}")).owned_by(OWNER), |n, _| *n += 1);
+        s.add_tick(
+            TickSettings::named(format!("f{k}")).owned_by(OWNER),
+            |n, _| *n += 1,
+        );
     }
     let mut v = serde_json::to_value(s.export_owner(OWNER)).expect("json");
     let external = v["ticks"][0]["external"].clone();
-    for (k, t) in (v["ticks"].as_array_mut().expect("ticks")).iter_mut().enumerate() {
+    for (k, t) in (v["ticks"].as_array_mut().expect("ticks"))
+        .iter_mut()
+        .enumerate()
+    {
         t["prereqs"] = Value::Array((0..k as u64).map(Value::from).collect());
         t["external"] = external.clone();
     }
@@ -76,7 +82,14 @@ pub fn run(opts: &Options) {
     );
     println!(
         "{:>9} {:>11} {:>10} {:>10} {:>11} {:>12} {:>13} {:>13}",
-        "functions", "edges", "KB", "decode ms", "import ms", "ns per edge", "next frame ms", "save+load ms"
+        "functions",
+        "edges",
+        "KB",
+        "decode ms",
+        "import ms",
+        "ns per edge",
+        "next frame ms",
+        "save+load ms"
     );
     for &n in sizes {
         let snap = dense_owner(n);

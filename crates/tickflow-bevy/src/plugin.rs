@@ -147,6 +147,12 @@ impl TickflowPlugin {
 
     /// Fixed mode: whether updates with `Time<Virtual>` paused run a paused tickflow frame
     /// (default `true`).
+    ///
+    /// A paused frame is a tickflow frame: [`Domain::Frames`](tickflow::Domain::Frames)
+    /// timers (`after_frames`, `every_frames`) count it, once per paused update, as they
+    /// count fixed steps otherwise. Count frames on the game clock instead
+    /// (`after(Span::frames(n, hz))` stops while paused), or turn paused frames off, when a
+    /// frame timer must not move during a pause.
     pub fn frames_while_paused(mut self, on: bool) -> Self {
         self.frames_while_paused = on;
         self

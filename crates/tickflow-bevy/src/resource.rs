@@ -126,7 +126,9 @@ impl Tickflow {
     fn replace(&mut self, sched: Scheduler<World>) {
         match self.slot() {
             Some(_) => *self.slot() = Some(Box::new(sched)),
-            None => *self.restored.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(sched)),
+            None => {
+                *self.restored.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(sched))
+            }
         }
         self.last = None;
     }
@@ -156,14 +158,16 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
     // works (as tickflow promises), if the app catches the panic. A scheduler restored during
     // the frame takes the place of the one that ran it.
     let mut tf = world.resource_mut::<Tickflow>();
-    let restored = tf.restored.get_mut().unwrap_or_else(|p| p.into_inner()).take();
-    let ran = std::mem::replace(tf.slot(), Some(restored.unwrap_or(sched)));
+    let restored = tf
+        .restored
+        .get_mut()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    *tf.slot() = Some(restored.unwrap_or(sched));
     match result {
-        Ok(report) if ran.is_none() => tf.last = Some(report),
-        Ok(_) => {}
+        Ok(report) => tf.last = Some(report),
         Err(payload) => panic::resume_unwind(payload),
     }
-    drop(ran);
 }
 
 /// Applies everything queued for the scheduler now instead of at the next frame: timers set

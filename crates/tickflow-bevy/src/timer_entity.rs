@@ -156,13 +156,16 @@ fn fire(world: &mut World, cx: &mut TimerCx<'_, World>) {
     let Some(entity) = cx.tag().and_then(Entity::try_from_bits) else {
         return;
     };
-    let held = world.get::<TickflowTimer>(entity).and_then(|t| t.handle);
-    if held != Some(cx.handle()) {
+    if !run_entity(
+        world,
+        entity,
+        cx.handle(),
+        cx.call_index(),
+        cx.is_last_call(),
+    ) {
         // Its entity is gone, or holds another timer: nothing to run, now or later.
         cx.clear_self();
-        return;
     }
-    run_entity(world, entity, cx.call_index(), cx.is_last_call());
 }
 
 /// After a restore: an entity whose timer the restored scheduler does not hold (with its
@@ -186,10 +189,20 @@ pub(crate) fn detach_stale(world: &mut World, sched: &mut Scheduler<World>) {
     }
 }
 
-fn run_entity(world: &mut World, entity: Entity, call: u64, last: bool) {
+/// Runs what `entity` holds for its timer `handle`; `false` when it does not hold that timer.
+fn run_entity(
+    world: &mut World,
+    entity: Entity,
+    handle: TimerHandle,
+    call: u64,
+    last: bool,
+) -> bool {
     let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) else {
-        return;
+        return false;
     };
+    if timer.handle != Some(handle) {
+        return false;
+    }
     let fire = timer.fire;
     if let Some(mut target) = timer.target.take() {
         target.run(world);
@@ -211,6 +224,7 @@ fn run_entity(world: &mut World, entity: Entity, call: u64, last: bool) {
             e.despawn();
         }
     }
+    true
 }
 
 /// Binds the timers of `commands.tickflow()` on restore (a timer whose tag names an entity

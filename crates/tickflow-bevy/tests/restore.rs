@@ -70,9 +70,11 @@ fn a_save_loads_after_its_timer_entities_are_gone() {
             "one-shot fired" => app
                 .world_mut()
                 .run_system_once(|mut commands: Commands| {
-                    commands.tickflow().after(secs(0.2)).call(|w: &mut World| {
-                        w.resource_mut::<Log>().0.push("once".into())
-                    }).id()
+                    commands
+                        .tickflow()
+                        .after(secs(0.2))
+                        .call(|w: &mut World| w.resource_mut::<Log>().0.push("once".into()))
+                        .id()
                 })
                 .unwrap(),
             "times(2) finished" => spawn_timer(&mut app, "twice", 0.1, Some(2)),
@@ -84,12 +86,19 @@ fn a_save_loads_after_its_timer_entities_are_gone() {
             "despawned" => drop(app.world_mut().despawn(e)),
             _ => run(&mut app, 3),
         }
-        assert!(app.world().get_entity(e).is_err(), "{how}: the entity is gone");
+        assert!(
+            app.world().get_entity(e).is_err(),
+            "{how}: the entity is gone"
+        );
         // The save loads, and the timer whose entity is gone does nothing.
         load(&mut app, &snap);
         let before = lines(&app).len();
         run(&mut app, 5);
-        assert_eq!(lines(&app).len(), before, "{how}: nothing runs for a gone entity");
+        assert_eq!(
+            lines(&app).len(),
+            before,
+            "{how}: nothing runs for a gone entity"
+        );
         // Saving and loading again works too (a rollback every frame).
         let again = save(&mut app);
         load(&mut app, &again);
@@ -121,8 +130,18 @@ fn entities_spawned_after_the_save_do_not_reach_the_restored_timers() {
     assert_eq!(log.iter().filter(|l| *l == "next").count(), 2, "{log:?}");
     assert_eq!(log.iter().filter(|l| *l == "kept").count(), 2, "{log:?}");
     assert!(!log.contains(&"late".to_string()), "{log:?}");
-    assert!(app.world().get::<TickflowTimer>(next).unwrap().handle().is_some());
-    assert!(app.world().get::<TickflowTimer>(kept).unwrap().handle().is_some());
+    assert!(app
+        .world()
+        .get::<TickflowTimer>(next)
+        .unwrap()
+        .handle()
+        .is_some());
+    assert!(app
+        .world()
+        .get::<TickflowTimer>(kept)
+        .unwrap()
+        .handle()
+        .is_some());
 }
 
 #[test]
@@ -159,9 +178,16 @@ fn a_restore_from_inside_a_frame_takes_effect_at_its_end() {
     assert_eq!(lines(&app), ["owned", "owned"]);
     app.world_mut().despawn(owner);
     run(&mut app, 3);
-    assert_eq!(lines(&app), ["owned", "owned"], "the owner's timer went with it");
+    assert_eq!(
+        lines(&app),
+        ["owned", "owned"],
+        "the owner's timer went with it"
+    );
     let sched = app.world_mut();
-    assert_eq!(sched.resource_mut::<Tickflow>().scheduler().timers().len(), 0);
+    assert_eq!(
+        sched.resource_mut::<Tickflow>().scheduler().timers().len(),
+        0
+    );
 }
 
 #[derive(Resource)]

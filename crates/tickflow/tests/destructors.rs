@@ -52,7 +52,10 @@ fn a_timer_closure_whose_destructor_panics_leaves_the_next_tick_working() {
             ticks += 1;
             panicked |= quiet(|| timers.tick(secs(0.1), &mut n)).is_err();
         }
-        assert!(panicked, "{case}: the destructor's panic reaches the caller of tick");
+        assert!(
+            panicked,
+            "{case}: the destructor's panic reaches the caller of tick"
+        );
         // Every later tick works, and the other timer kept its schedule.
         timers.tick(secs(0.1), &mut n);
         assert_eq!(timers.calls_made(counted), Some(ticks + 1), "{case}");
@@ -91,13 +94,15 @@ fn a_realtime_closure_whose_destructor_panics_does_not_stop_the_service() {
         c.fetch_add(1, Ordering::Relaxed);
     }));
     let c = calls.clone();
-    timers
-        .after(Duration::from_millis(10))
-        .call(move || {
-            c.fetch_add(10, Ordering::Relaxed);
-        });
+    timers.after(Duration::from_millis(10)).call(move || {
+        c.fetch_add(10, Ordering::Relaxed);
+    });
     clock.advance(Duration::from_millis(10));
-    assert_eq!(timers.tick(), 2, "the batch goes on after the destructor's panic");
+    assert_eq!(
+        timers.tick(),
+        2,
+        "the batch goes on after the destructor's panic"
+    );
     assert_eq!(calls.load(Ordering::Relaxed), 11);
     assert_eq!(*reports.lock().unwrap(), ["bomb"]);
 }
@@ -111,11 +116,9 @@ fn the_service_thread_survives_a_destructor_that_panics() {
         let _ = &bomb;
     }));
     let (tx, rx) = std::sync::mpsc::channel();
-    timers
-        .after(Duration::from_millis(20))
-        .call(move || {
-            let _ = tx.send(());
-        });
+    timers.after(Duration::from_millis(20)).call(move || {
+        let _ = tx.send(());
+    });
     // A dead thread would never send: wide bounds, not a speed test.
     assert!(rx.recv_timeout(Duration::from_secs(20)).is_ok());
 }
@@ -127,13 +130,14 @@ fn dropping_a_scheduler_whose_task_destructor_spawns_a_task() {
         fn drop(&mut self) {
             let cx = self.0.take().unwrap();
             cx.spawn(None, |cx| async move { cx.next_frame().await });
-            self.1.spawn(None, |cx| async move { cx.next_frame().await });
+            self.1
+                .spawn(None, |cx| async move { cx.next_frame().await });
         }
     }
     let mut sched = Scheduler::<u32>::new();
     let cmds = sched.commands();
     sched.spawn(None, move |cx| async move {
-        let _guard = SpawnOnDrop(Some(cx.clone()), cmds);
+        let _guard = SpawnOnDrop(Some(cx), cmds);
         cx.delay(secs(10.0)).await;
     });
     sched.tick(secs(0.1), &mut 0);
@@ -146,7 +150,7 @@ fn dropping_a_scheduler_whose_tasks_spawn_from_destructors_for_ever() {
     impl Drop for Again {
         fn drop(&mut self) {
             let cx = self.0.take().unwrap();
-            cx.clone().spawn(None, move |_| async move {
+            cx.spawn(None, move |_| async move {
                 let _again = Again(Some(cx));
                 std::future::pending::<()>().await;
             });
@@ -154,9 +158,41 @@ fn dropping_a_scheduler_whose_tasks_spawn_from_destructors_for_ever() {
     }
     let mut sched = Scheduler::<u32>::new();
     sched.spawn(None, move |cx| async move {
-        let _guard = Again(Some(cx.clone()));
+        let _guard = Again(Some(cx));
         cx.delay(secs(10.0)).await;
     });
     sched.tick(secs(0.1), &mut 0);
     drop(sched); // no panic, no abort, no hang
+}
+
+#[test]
+fn dropping_a_scheduler_whose_queued_task_spawns_when_dropped() {
+    // A task's destructor spawns, through Commands, a task whose own destructor spawns through
+    // its TaskCx: the queued task is dropped with the scheduler, after its executor.
+    struct ViaCx(TaskCx<u32>);
+    impl Drop for ViaCx {
+        fn drop(&mut self) {
+            self.0.spawn(None, |_| async {});
+        }
+    }
+    struct ViaCommands(Commands<u32>);
+    impl Drop for ViaCommands {
+        fn drop(&mut self) {
+            self.0.spawn(None, |cx| {
+                let guard = ViaCx(cx);
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                }
+            });
+        }
+    }
+    let mut sched = Scheduler::<u32>::new();
+    let guard = ViaCommands(sched.commands());
+    sched.spawn(None, move |cx| async move {
+        let _guard = guard;
+        cx.delay(secs(10.0)).await;
+    });
+    sched.tick(secs(0.1), &mut 0);
+    drop(sched); // no panic, no abort
 }

@@ -22,20 +22,23 @@ struct Game {
 }
 
 fn think(g: &mut Game, cx: &mut TickCx<Game>) {
-    g.log.push(format!("think {} {}", cx.frame(), cx.dt().flicks()));
+    g.log
+        .push(format!("think {} {}", cx.frame(), cx.dt().flicks()));
 }
 
 struct Bind;
 impl Resolver<Game> for Bind {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
         let name = info.settings.name.clone();
-        Some(TickBody::serial(move |g: &mut Game, cx: &mut TickCx<Game>| {
-            if name == "think" {
-                think(g, cx)
-            } else {
-                g.log.push(format!("{name} {}", cx.frame()))
-            }
-        }))
+        Some(TickBody::serial(
+            move |g: &mut Game, cx: &mut TickCx<Game>| {
+                if name == "think" {
+                    think(g, cx)
+                } else {
+                    g.log.push(format!("{name} {}", cx.frame()))
+                }
+            },
+        ))
     }
     fn timer(&mut self, _: &TimerInfo) -> Option<TimerCallback<Game>> {
         Some(Box::new(|g: &mut Game, cx: &mut TimerCx<Game>| {
@@ -63,11 +66,14 @@ fn record(s: &Scheduler<Game>, name: &str) -> Value {
 /// due in it and did not run.
 fn world(orc: bool) -> Scheduler<Game> {
     let mut s = Scheduler::new();
-    s.add_tick(TickSettings::named("bomb").owned_by(BOMB), |g: &mut Game, cx| {
-        if g.explode_in_frame == Some(cx.frame()) {
-            panic!("boom");
-        }
-    });
+    s.add_tick(
+        TickSettings::named("bomb").owned_by(BOMB),
+        |g: &mut Game, cx| {
+            if g.explode_in_frame == Some(cx.frame()) {
+                panic!("boom");
+            }
+        },
+    );
     let settings = TickSettings::named("think")
         .owned_by(ORC)
         .every(millis(250))
@@ -98,15 +104,27 @@ fn a_function_overdue_or_just_run_when_it_leaves_moves_as_it_was() {
         }
         let moved = from.export_owner(ORC);
         to.import_owner(&moved, &mut Bind).unwrap();
-        assert_eq!(record(&stay, "think"), record(&to, "think"), "moved after frame {k}");
+        assert_eq!(
+            record(&stay, "think"),
+            record(&to, "think"),
+            "moved after frame {k}"
+        );
         for _ in 0..12 {
             frame(&mut stay, &mut g1);
             frame(&mut from, &mut g2);
             frame(&mut to, &mut g2);
-            assert_eq!(record(&stay, "think"), record(&to, "think"), "moved after frame {k}");
+            assert_eq!(
+                record(&stay, "think"),
+                record(&to, "think"),
+                "moved after frame {k}"
+            );
         }
         let thinks = |g: &Game| -> Vec<String> {
-            g.log.iter().filter(|l| l.starts_with("think")).cloned().collect()
+            g.log
+                .iter()
+                .filter(|l| l.starts_with("think"))
+                .cloned()
+                .collect()
         };
         assert_eq!(thinks(&g1), thinks(&g2), "moved after frame {k}");
     }
@@ -119,8 +137,14 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     // orc's own would close a cycle.
     let mut s = Scheduler::<Game>::new();
     let outside = s.add_tick(TickSettings::named("target"), |_: &mut Game, _| {});
-    let aim = s.add_tick(TickSettings::named("aim").owned_by(ORC), |_: &mut Game, _| {});
-    let own = s.add_tick(TickSettings::named("target").owned_by(ORC), |_: &mut Game, _| {});
+    let aim = s.add_tick(
+        TickSettings::named("aim").owned_by(ORC),
+        |_: &mut Game, _| {},
+    );
+    let own = s.add_tick(
+        TickSettings::named("target").owned_by(ORC),
+        |_: &mut Game, _| {},
+    );
     s.add_prerequisite(aim, outside).unwrap();
     s.add_prerequisite(own, aim).unwrap();
     let moved = s.export_owner(ORC);
@@ -128,7 +152,10 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     let mut dest = Scheduler::<Game>::new();
     let map = dest.import_owner(&moved, &mut Bind).unwrap();
     let new_aim = map.tick(aim).unwrap();
-    assert_eq!(map.unlinked_prerequisites(), [(new_aim, "target".to_string())]);
+    assert_eq!(
+        map.unlinked_prerequisites(),
+        [(new_aim, "target".to_string())]
+    );
     let mut g = Game::default();
     dest.tick(millis(100), &mut g);
     assert_eq!(g.log, ["aim 1", "target 1"]);
@@ -149,7 +176,10 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
 fn a_timer_with_every_call_left_moves() {
     let mut s = Scheduler::<Game>::new();
     let h = (s.timers().every(secs(1.0)).times(u64::MAX).owner(ORC)).call(|_, _| {});
+    let fresh = (s.timers().every(secs(5.0)).times(u64::MAX).owner(ORC)).call(|_, _| {});
     s.tick(secs(1.0), &mut Game::default());
+    let untouched = s.timers().info_of(fresh).unwrap().calls_left;
+    assert_eq!(untouched, Some(u64::MAX));
     let left = s.timers().info_of(h).unwrap().calls_left;
     assert!(left.is_some_and(|n| n > u64::MAX - 2));
     let moved = s.export_owner(ORC);
@@ -157,15 +187,25 @@ fn a_timer_with_every_call_left_moves() {
     let map = dest.import_owner(&moved, &mut Bind).unwrap();
     let new = map.timer(h).unwrap();
     assert_eq!(dest.timers().info_of(new).unwrap().calls_left, left);
+    let new = map.timer(fresh).unwrap();
+    assert_eq!(dest.timers().info_of(new).unwrap().calls_left, untouched);
 }
 
 #[test]
 fn an_import_beside_items_the_owner_has_here_keeps_both() {
     let mut from = Scheduler::<Game>::new();
-    from.timers().after(secs(1.0)).owner(ORC).name("moved").call(|_, _| {});
+    from.timers()
+        .after(secs(1.0))
+        .owner(ORC)
+        .name("moved")
+        .call(|_, _| {});
     let moved = from.export_owner(ORC);
     let mut dest = Scheduler::<Game>::new();
-    dest.timers().after(secs(2.0)).owner(ORC).name("welcome").call(|_, _| {});
+    dest.timers()
+        .after(secs(2.0))
+        .owner(ORC)
+        .name("welcome")
+        .call(|_, _| {});
     dest.import_owner(&moved, &mut Bind).unwrap();
     let mut names: Vec<_> = (dest.timers().list().into_iter())
         .map(|t| t.name.unwrap())

@@ -33,7 +33,10 @@ fn a_timer_set_after_shutdown_is_not_active_and_never_runs() {
     let before = remote.after(Duration::from_secs(3600)).call(|| {});
     assert!(before.is_active());
     timers.shutdown();
-    assert!(!before.is_active(), "a stopped service has no active timers");
+    assert!(
+        !before.is_active(),
+        "a stopped service has no active timers"
+    );
     let runs = Arc::new(AtomicU32::new(0));
     let r = runs.clone();
     let late = remote.after(Duration::ZERO).call(move || {
@@ -67,7 +70,11 @@ fn a_pacer_step_due_exactly_now_is_run() {
         let mut pacer = Pacer::new(hz).starting_at(t0);
         for k in 1..=5_000u64 {
             let deadline = pacer.next_deadline();
-            assert_eq!(pacer.due(deadline - Duration::from_nanos(1)), 0, "{hz} Hz, step {k}");
+            assert_eq!(
+                pacer.due(deadline - Duration::from_nanos(1)),
+                0,
+                "{hz} Hz, step {k}"
+            );
             assert_eq!(pacer.due(deadline), 1, "{hz} Hz, step {k}");
         }
         let mut jump = Pacer::new(hz).starting_at(t0).catch_up_cap(u64::MAX);
@@ -88,8 +95,14 @@ fn rates_that_round_to_no_time_are_refused() {
         assert!(msg.starts_with(&format!("FixedStep::new({hz})")), "{msg}");
     }
     // The fastest rate whose frame is one flick, and a real one.
-    assert_eq!(Span::try_frames(1, 1_411_200_000).unwrap(), Span::from_flicks(1));
-    assert_eq!(Span::try_frames(1, 705_600_000).unwrap(), Span::from_flicks(1));
+    assert_eq!(
+        Span::try_frames(1, 1_411_200_000).unwrap(),
+        Span::from_flicks(1)
+    );
+    assert_eq!(
+        Span::try_frames(1, 705_600_000).unwrap(),
+        Span::from_flicks(1)
+    );
     assert!(FixedStep::try_new(1_000_000).is_ok());
 }
 
@@ -97,7 +110,10 @@ fn rates_that_round_to_no_time_are_refused() {
 fn a_max_delta_of_zero_is_refused() {
     let mut sched = Scheduler::<()>::new();
     let err = catch_unwind(AssertUnwindSafe(|| sched.set_max_delta(Span::ZERO))).unwrap_err();
-    assert!(err.downcast_ref::<&str>().unwrap().contains("set_max_delta"));
+    assert!(err
+        .downcast_ref::<&str>()
+        .unwrap()
+        .contains("set_max_delta"));
     assert_eq!(sched.max_delta(), secs(0.25), "unchanged");
     sched.tick(secs(0.1), &mut ());
     assert_eq!(sched.now().flicks(), secs(0.1).flicks());
@@ -118,7 +134,9 @@ fn commands_of_a_scheduler_kept_alive_after_a_restore_still_feed_it() {
     assert_eq!((a, b), (1, 0), "the command went to the old scheduler");
     drop(old);
     assert!(!cmds.is_connected());
-    restored.commands().add_tick(TickSettings::named("new"), |n: &mut u32, _| *n += 1);
+    restored
+        .commands()
+        .add_tick(TickSettings::named("new"), |n: &mut u32, _| *n += 1);
     restored.tick(secs(0.1), &mut b);
     assert_eq!(b, 1);
 }
