@@ -85,16 +85,6 @@ fn pick<T: Copy>(list: &[T], k: u8) -> Option<T> {
     (!list.is_empty()).then(|| list[k as usize % list.len()])
 }
 
-const GROUPS: [TickGroup; 7] = [
-    TickGroup::PrePhysics,
-    TickGroup::StartPhysics,
-    TickGroup::DuringPhysics,
-    TickGroup::EndPhysics,
-    TickGroup::PostPhysics,
-    TickGroup::PostUpdateWork,
-    TickGroup::LastDemotable,
-];
-
 struct World {
     s: Scheduler<Game>,
     g: Game,
@@ -215,7 +205,7 @@ impl World {
             } => {
                 let settings = TickSettings::named(format!("t{}", self.ticks.len() % 5))
                     .owned_by(owner(o))
-                    .in_group(GROUPS[group as usize % GROUPS.len()])
+                    .in_group(TickGroup::ALL[group as usize % TickGroup::ALL.len()])
                     .every(millis(interval_ms.into()));
                 let h = if parallel {
                     s.add_parallel_tick(

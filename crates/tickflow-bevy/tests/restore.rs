@@ -7,33 +7,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::RunSystemOnce;
-use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use tickflow::snapshot::{Resolver, SchedulerSnapshot};
 use tickflow_bevy::prelude::*;
 use tickflow_bevy::TickflowTimer;
 
-#[derive(Resource, Default, Debug)]
-struct Log(Vec<String>);
+mod app;
 
-fn lines(app: &App) -> Vec<String> {
-    app.world().resource::<Log>().0.clone()
-}
-
-/// A headless app at 10 Hz, one step per update, its clocks started.
-fn app() -> App {
-    let mut app = App::new();
-    app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
-        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
-        .init_resource::<Log>();
-    app.update();
-    app
-}
-
-fn run(app: &mut App, updates: u32) {
-    for _ in 0..updates {
-        app.update();
-    }
-}
+use app::*;
 
 /// A timer entity that logs `name` at each call.
 fn spawn_timer(app: &mut App, name: &'static str, every: f64, times: Option<u64>) -> Entity {

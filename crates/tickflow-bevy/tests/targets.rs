@@ -3,40 +3,15 @@
 //! (nothing runs for them after), timers cancelled by despawning their entity, and a
 //! snapshot/restore round trip.
 
-use bevy_app::App;
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::RunSystemOnce;
-use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use tickflow::snapshot::Resolver;
 use tickflow::timer::{TimerCallback, TimerInfo};
 use tickflow_bevy::prelude::*;
 
-#[derive(Resource, Default, Debug)]
-struct Log(Vec<String>);
+mod app;
 
-fn log(world: &mut World, line: impl Into<String>) {
-    world.resource_mut::<Log>().0.push(line.into());
-}
-
-fn lines(app: &App) -> Vec<String> {
-    app.world().resource::<Log>().0.clone()
-}
-
-/// A headless app at 10 Hz, one step per update, its clocks started.
-fn app() -> App {
-    let mut app = App::new();
-    app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
-        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
-        .init_resource::<Log>();
-    app.update();
-    app
-}
-
-fn run(app: &mut App, updates: u32) {
-    for _ in 0..updates {
-        app.update();
-    }
-}
+use app::*;
 
 /// The tickflow frame, from a callback that gets only the world.
 fn frame(world: &World) -> u64 {
