@@ -118,7 +118,7 @@ impl<C: 'static> Scheduler<C> {
     /// against any value. It never panics, never hangs, allocates in proportion to the
     /// snapshot, and costs O(n log n) in the moved items plus one pass over this scheduler's
     /// functions when a moved one waits for another owner's by name (1,000 densely linked
-    /// functions, half a million edges, import in a few milliseconds: BENCHMARKS.md, SN3). A
+    /// functions, half a million edges, import in about 12 ms: BENCHMARKS.md, SN3). A
     /// snapshot it accepts leaves a scheduler that runs, exports the owner on and snapshots
     /// and restores like any other. Epochs above `i64::MAX` are refused as damaged.
     ///
