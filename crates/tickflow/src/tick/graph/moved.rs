@@ -8,7 +8,7 @@
 //! functions to the moved ones are left behind (those functions stop waiting, as after a
 //! removal).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::TickGraph;
 use crate::format::RestoreError;
@@ -68,9 +68,7 @@ impl MovedTick {
                     "moved tick function `{name}` waits for a function that was not moved"
                 )));
             }
-            let mut sorted = m.prereqs.clone();
-            sorted.sort_unstable();
-            if sorted.windows(2).any(|w| w[0] == w[1]) {
+            if super::save::listed_twice(&m.prereqs) {
                 return Err(RestoreError::corrupt(format!(
                     "moved tick function `{name}` lists a prerequisite twice"
                 )));
@@ -157,23 +155,15 @@ impl<C> TickGraph<C> {
     }
 
     /// Fills `named` (names to look up) with the earliest-registered live function of each
-    /// name, leaving out `skip` (the functions an import registered just now): one pass over
-    /// the graph, whatever the number of names.
-    pub(crate) fn earliest_named(
-        &self,
-        named: &mut FxHashMap<&str, Option<TickHandle>>,
-        skip: &[TickHandle],
-    ) {
-        let skip: FxHashSet<TickHandle> = skip.iter().copied().collect();
-        let mut seq: FxHashMap<&str, u64> = FxHashMap::default();
+    /// name: one pass over the graph, whatever the number of names.
+    pub(crate) fn earliest_named(&self, named: &mut FxHashMap<&str, Option<TickHandle>>) {
         for (h, n) in self.iter() {
             let name = n.settings.name.as_str();
-            if name.is_empty() || skip.contains(&h) {
+            if name.is_empty() {
                 continue;
             }
             if let Some(slot) = named.get_mut(name) {
-                if seq.get(name).is_none_or(|&s| n.seq < s) {
-                    seq.insert(name, n.seq);
+                if slot.is_none_or(|s| n.seq < self.get(s).expect("live").seq) {
                     *slot = Some(h);
                 }
             }

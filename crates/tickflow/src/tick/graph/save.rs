@@ -206,9 +206,7 @@ impl TickSnapshot {
             // a generation the slot has reached. Any other value would come back from the next
             // snapshot as a handle of a live function (a false edge, or a cycle that refuses
             // every later snapshot).
-            let mut sorted = f.prereqs.clone();
-            sorted.sort_unstable();
-            if sorted.windows(2).any(|w| w[0] == w[1]) {
+            if listed_twice(&f.prereqs) {
                 return Err(RestoreError::corrupt(format!(
                     "tick function `{name}` lists a prerequisite twice"
                 )));
@@ -232,6 +230,14 @@ impl TickSnapshot {
         }
         Ok(alloc)
     }
+}
+
+/// `true` when a prerequisite list names one function twice (a list a graph never writes:
+/// `add_prereq` keeps one edge). O(k log k) for k items.
+pub(super) fn listed_twice<T: Ord + Clone>(list: &[T]) -> bool {
+    let mut sorted = list.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).any(|w| w[0] == w[1])
 }
 
 /// `true` when the edges `(before, after)` between `n` functions (by place) form no cycle:

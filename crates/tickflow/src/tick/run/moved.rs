@@ -49,6 +49,14 @@ impl<C: 'static> TickFunctions<C> {
             !self.graph.in_frame,
             "tick functions are moved between frames"
         );
+        // Each external name is looked up once, among the functions here before the import
+        // (nothing here can wait for a moved function, so no cycle can form).
+        let mut named: FxHashMap<&str, Option<TickHandle>> = (list.iter())
+            .flat_map(|m| m.external.iter().map(|n| (n.as_str(), None)))
+            .collect();
+        if !named.is_empty() {
+            self.graph.earliest_named(&mut named);
+        }
         let mut handles = Vec::with_capacity(list.len());
         for (m, b) in list.iter().zip(bodies) {
             let (body, runner) = b.into_parts();
@@ -59,14 +67,6 @@ impl<C: 'static> TickFunctions<C> {
                 (self.graph.insert(m.settings.clone(), body)).expect("moved settings were checked");
             self.graph.put_moved_state(h, m, self.frame);
             handles.push(h);
-        }
-        // Each external name is looked up once, among the functions that were here before
-        // the import (nothing here can wait for a moved function, so no cycle can form).
-        let mut named: FxHashMap<&str, Option<TickHandle>> = (list.iter())
-            .flat_map(|m| m.external.iter().map(|n| (n.as_str(), None)))
-            .collect();
-        if !named.is_empty() {
-            self.graph.earliest_named(&mut named, &handles);
         }
         let mut unlinked = Vec::new();
         let mut linked = FxHashSet::default();
