@@ -207,11 +207,7 @@ impl RealtimeTimers {
     /// [`MAX_CATCH_UP_CAP`](crate::timer::MAX_CATCH_UP_CAP).
     #[track_caller]
     pub fn set_catch_up_cap(&self, calls_per_timer: u64) {
-        let max = crate::timer::MAX_CATCH_UP_CAP;
-        assert!(
-            (1..=max).contains(&calls_per_timer),
-            "set_catch_up_cap: calls_per_timer must be from 1 to {max}, got {calls_per_timer}"
-        );
+        crate::timer::assert_catch_up_cap(calls_per_timer);
         lock(&self.remote.shared.state).cap = calls_per_timer;
     }
 

@@ -168,13 +168,13 @@ impl Span {
         if hz == 0 {
             return Err(TimeError::zero_rate());
         }
+        let rate = u128::from(hz);
         // A frame shorter than half a flick rounds to none: n of them would be no time.
-        if u128::from(hz) > 2 * u128::from(FLICKS_PER_SECOND) {
+        if rate > 2 * u128::from(FLICKS_PER_SECOND) {
             return Err(TimeError::rate_too_high(hz));
         }
-        let hz = u128::from(hz);
         let total = u128::from(n) * u128::from(FLICKS_PER_SECOND);
-        let flicks = (total + hz / 2) / hz;
+        let flicks = (total + rate / 2) / rate;
         Ok(Span(u64::try_from(flicks).unwrap_or(u64::MAX)))
     }
 

@@ -460,11 +460,7 @@ impl<C: 'static> TimerManager<C> {
     /// ```
     #[track_caller]
     pub fn set_catch_up_cap(&mut self, calls_per_timer: u64) {
-        assert!(
-            (1..=super::MAX_CATCH_UP_CAP).contains(&calls_per_timer),
-            "set_catch_up_cap: calls_per_timer must be from 1 to {}, got {calls_per_timer}",
-            super::MAX_CATCH_UP_CAP
-        );
+        super::assert_catch_up_cap(calls_per_timer);
         self.catch_up_cap = calls_per_timer;
     }
 

@@ -171,6 +171,20 @@ pub const DEFAULT_CATCH_UP_CAP: u64 = 1_000;
 /// catch-up spiral already.
 pub const MAX_CATCH_UP_CAP: u64 = 10_000;
 
+/// `true` for a catch-up cap the timers accept: 1 to [`MAX_CATCH_UP_CAP`].
+pub(crate) fn valid_catch_up_cap(calls_per_timer: u64) -> bool {
+    (1..=MAX_CATCH_UP_CAP).contains(&calls_per_timer)
+}
+
+/// The check of both `set_catch_up_cap`s, the frame timers' and the real-time service's.
+#[track_caller]
+pub(crate) fn assert_catch_up_cap(calls_per_timer: u64) {
+    assert!(
+        valid_catch_up_cap(calls_per_timer),
+        "set_catch_up_cap: calls_per_timer must be from 1 to {MAX_CATCH_UP_CAP}, got {calls_per_timer}"
+    );
+}
+
 crate::handle::handle_type! {
     /// Identifies one timer in one [`TimerManager`].
     ///

@@ -198,7 +198,7 @@ impl TimerSnapshot {
                 crate::handle::GEN_MAX
             )));
         }
-        if !(1..=super::MAX_CATCH_UP_CAP).contains(&self.catch_up_cap) {
+        if !super::valid_catch_up_cap(self.catch_up_cap) {
             return Err(RestoreError::corrupt(format!(
                 "the catch-up cap ({}) is outside 1..={}",
                 self.catch_up_cap,
