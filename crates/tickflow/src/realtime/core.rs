@@ -185,16 +185,20 @@ pub(crate) struct Call {
 impl Call {
     /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of
     /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
-    pub(crate) fn run(self, flags: &Arc<Flags>) -> bool {
+    pub(crate) fn run(self) -> bool {
+        // Its own reference: the call (and the timer's closure with it, when this is the last
+        // reference) is dropped inside the flight, which must outlive it.
+        let flags = Arc::clone(&self.core.flags);
         let Some(_flight) = flags.begin_flight() else {
             return false;
         };
-        self.run_counted(flags)
+        self.run_counted()
     }
 
     /// [`run`](Self::run) for a call already counted in flight.
-    pub(crate) fn run_counted(self, flags: &Arc<Flags>) -> bool {
+    pub(crate) fn run_counted(self) -> bool {
         let core = &*self.core;
+        let flags = &core.flags;
         let mut cb = lock(&core.callback);
         let running = if self.last { RUNNING_LAST } else { RUNNING };
         if core
@@ -273,8 +277,8 @@ impl Shared {
         let mut n = 0;
         for (call, dispatch) in buf.drain(..) {
             n += usize::from(match dispatch {
-                Dispatch::TimerThread => call.run_counted(&self.flags),
-                other => other.send(call, &self.flags),
+                Dispatch::TimerThread => call.run_counted(),
+                other => other.send(call),
             });
         }
         n

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::core::{Call, Flags};
+use super::core::Call;
 use super::sync::{lock, Arc, Mutex};
 
 /// Where a real-time timer's calls run.
@@ -21,18 +21,17 @@ pub enum Dispatch {
 
 impl Dispatch {
     /// Runs or hands on one call; `true` when it ran here or was handed on.
-    pub(crate) fn send(&self, call: Call, flags: &Arc<Flags>) -> bool {
+    pub(crate) fn send(&self, call: Call) -> bool {
         match self {
-            Dispatch::TimerThread => call.run(flags),
+            Dispatch::TimerThread => call.run(),
             Dispatch::Pool => {
-                let flags = Arc::clone(flags);
                 rayon::spawn(move || {
-                    call.run(&flags);
+                    call.run();
                 });
                 true
             }
             Dispatch::Queue(d) => {
-                lock(&d.queue).push((call, Arc::clone(flags)));
+                lock(&d.queue).push(call);
                 true
             }
         }
@@ -48,9 +47,6 @@ impl fmt::Debug for Dispatch {
         }
     }
 }
-
-/// A call waiting in a [`Dispatcher`], with the flags of the service it came from.
-type Queued = (Call, Arc<Flags>);
 
 /// A queue of due calls that the thread of your choice runs with [`pump`](Self::pump): the
 /// C# `TickTimer`'s `HandleTask`. Clones share the queue; it is `Send + Sync`.
@@ -80,8 +76,8 @@ type Queued = (Call, Arc<Flags>);
 /// ```
 #[derive(Clone, Default)]
 pub struct Dispatcher {
-    /// Calls waiting, each with the flags of the service it came from.
-    queue: Arc<Mutex<Vec<Queued>>>,
+    /// Calls waiting (each knows the service it came from).
+    queue: Arc<Mutex<Vec<Call>>>,
 }
 
 impl Dispatcher {
@@ -94,12 +90,8 @@ impl Dispatcher {
     /// thread; returns how many ran (cancelled timers' calls are skipped).
     pub fn pump(&self) -> usize {
         let mut calls = std::mem::take(&mut *lock(&self.queue));
-        calls.sort_by_key(|(c, _)| (c.due, c.id));
-        calls
-            .into_iter()
-            .map(|(call, flags)| call.run(&flags))
-            .filter(|&ran| ran)
-            .count()
+        calls.sort_by_key(|c| (c.due, c.id));
+        calls.into_iter().map(Call::run).filter(|&ran| ran).count()
     }
 
     /// Calls waiting for [`pump`](Self::pump).
