@@ -124,12 +124,12 @@ impl Tickflow {
 
     /// Puts `sched` in place: now between frames, or when the running frame ends.
     fn replace(&mut self, sched: Scheduler<World>) {
-        match self.slot() {
-            Some(_) => *self.slot() = Some(Box::new(sched)),
-            None => {
-                *self.restored.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(sched))
-            }
-        }
+        let running = self.slot().is_none();
+        let slot = match running {
+            true => self.restored.get_mut().unwrap_or_else(|p| p.into_inner()),
+            false => self.slot(),
+        };
+        *slot = Some(Box::new(sched));
         self.last = None;
     }
 }
@@ -250,11 +250,11 @@ pub fn restore(
     );
     let mut later = LaterResolver::new(world, resolver);
     let (mut sched, report) = Scheduler::restore(snap, &mut later)?;
-    let gone = later.gone();
+    let (bound, gone) = later.finish();
     for h in gone {
         sched.timers().clear(h);
     }
-    detach_stale(world, &mut sched);
+    detach_stale(world, &bound);
     let commands = sched.commands();
     world.resource_mut::<Tickflow>().replace(sched);
     world.insert_resource(TickflowCommands(commands));

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use bevy_ecs::entity::EntityHashSet;
 use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::world::DeferredWorld;
@@ -168,19 +169,15 @@ fn fire(world: &mut World, cx: &mut TimerCx<'_, World>) {
     }
 }
 
-/// After a restore: an entity whose timer the restored scheduler does not hold (with its
-/// tag) loses its handle, which may name another timer there, and is despawned. Entities
-/// not set yet (no handle) stay queued.
-pub(crate) fn detach_stale(world: &mut World, sched: &mut Scheduler<World>) {
-    let mut stale = Vec::new();
+/// After a restore: an entity holding a timer the restore did not bind to it (its timer is
+/// not in the save) loses its handle, which may name another timer now, and is despawned.
+/// Entities not set yet (no handle) stay queued.
+pub(crate) fn detach_stale(world: &mut World, bound: &EntityHashSet) {
     let mut q = world.query::<(Entity, &TickflowTimer)>();
-    for (entity, timer) in q.iter(world) {
-        let Some(h) = timer.handle else { continue };
-        let info = sched.timers().info_of(h);
-        if info.and_then(|i| i.tag) != Some(entity.to_bits()) {
-            stale.push(entity);
-        }
-    }
+    let stale: Vec<Entity> = (q.iter(world))
+        .filter(|(e, t)| t.handle.is_some() && !bound.contains(e))
+        .map(|(e, _)| e)
+        .collect();
     for entity in stale {
         if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
             timer.handle = None;
@@ -234,6 +231,7 @@ fn run_entity(
 pub(crate) struct LaterResolver<'r> {
     world: &'r World,
     user: &'r mut dyn Resolver<World>,
+    bound: EntityHashSet,
     gone: Vec<TimerHandle>,
 }
 
@@ -242,13 +240,14 @@ impl<'r> LaterResolver<'r> {
         LaterResolver {
             world,
             user,
+            bound: EntityHashSet::default(),
             gone: Vec::new(),
         }
     }
 
-    /// The timers whose entities are gone.
-    pub(crate) fn gone(self) -> Vec<TimerHandle> {
-        self.gone
+    /// The entities whose timers it bound, and the timers whose entities are gone.
+    pub(crate) fn finish(self) -> (EntityHashSet, Vec<TimerHandle>) {
+        (self.bound, self.gone)
     }
 }
 
@@ -259,6 +258,7 @@ impl Resolver<World> for LaterResolver<'_> {
         };
         let timer = self.world.get::<TickflowTimer>(entity);
         if timer.is_some_and(|t| t.handle == Some(info.handle)) {
+            self.bound.insert(entity);
             return Some(Box::new(fire));
         }
         if let Some(cb) = self.user.timer(info) {

@@ -93,7 +93,7 @@ fn entities_spawned_after_the_save_do_not_reach_the_restored_timers() {
     let snap = save(&mut app);
     let late = spawn_timer(&mut app, "late", 0.1, None);
     run(&mut app, 1);
-    let late_handle = app.world().get::<TickflowTimer>(late).unwrap().handle();
+    let late_handle = held(&app, late);
     assert!(late_handle.is_some());
     load(&mut app, &snap);
     // The restored scheduler hands the late timer's old handle to the next timer.
@@ -110,18 +110,12 @@ fn entities_spawned_after_the_save_do_not_reach_the_restored_timers() {
     assert_eq!(log.iter().filter(|l| *l == "next").count(), 2, "{log:?}");
     assert_eq!(log.iter().filter(|l| *l == "kept").count(), 2, "{log:?}");
     assert!(!log.contains(&"late".to_string()), "{log:?}");
-    assert!(app
-        .world()
-        .get::<TickflowTimer>(next)
-        .unwrap()
-        .handle()
-        .is_some());
-    assert!(app
-        .world()
-        .get::<TickflowTimer>(kept)
-        .unwrap()
-        .handle()
-        .is_some());
+    assert!(held(&app, next).is_some() && held(&app, kept).is_some());
+}
+
+/// The timer the entity `e` holds (`None` before its first frame).
+fn held(app: &App, e: Entity) -> Option<TimerHandle> {
+    app.world().get::<TickflowTimer>(e).unwrap().handle()
 }
 
 #[test]
