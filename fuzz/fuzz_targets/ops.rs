@@ -67,7 +67,8 @@ enum Op {
     Populate(u8),
     Tick(u32),
     TickSecs(u16),
-    Paused(bool),
+    /// Pause, and whether a pause stops the frame clock.
+    Paused(bool, bool),
     Dilation(u8),
     MaxDelta(u16),
     Budget(Option<u8>),
@@ -290,7 +291,10 @@ impl World {
                 // Long frames: max_delta and the catch-up cap bound the work.
                 s.tick(Span::from_secs(n.into()), &mut self.g);
             }
-            Op::Paused(on) => s.set_paused(on),
+            Op::Paused(on, frames_stop) => {
+                s.set_paused(on);
+                s.set_frame_clock_pauses(frames_stop);
+            }
             Op::Dilation(k) => s.set_time_dilation(f64::from(k) / 16.0),
             Op::MaxDelta(ms) => s.set_max_delta(millis(u64::from(ms).max(1))),
             Op::Budget(b) => s.timers().set_fire_budget(b.map(usize::from)),

@@ -34,7 +34,11 @@ use crate::timer_entity::LaterQueue;
 /// frames exact and repeatable in tests. While `Time<Virtual>` is paused (or its speed is
 /// zero), fixed mode runs one paused tickflow frame per update (game clock stopped, real time
 /// passing), so real-time timers and `tick_when_paused` functions go on in pause menus;
-/// [`frames_while_paused(false)`](Self::frames_while_paused) turns that off.
+/// [`frames_while_paused(false)`](Self::frames_while_paused) turns that off. Paused frames do
+/// not move the [`Domain::Frames`](tickflow::Domain::Frames) clock (the plugin sets
+/// [`set_frame_clock_pauses`](tickflow::Scheduler::set_frame_clock_pauses)), so
+/// `after_frames(n)` counts fixed steps (or, in variable mode, updates the game ran) and
+/// waits through a pause as a game-time timer does.
 ///
 /// The frame runs as an exclusive system in [`TickflowSystems::Frame`]: order your systems
 /// with `.before(TickflowSystems::Frame)` / `.after(...)`. [`in_schedule`](Self::in_schedule)
@@ -146,13 +150,13 @@ impl TickflowPlugin {
     }
 
     /// Fixed mode: whether updates with `Time<Virtual>` paused run a paused tickflow frame
-    /// (default `true`).
+    /// (default `true`), for real-time timers, `tick_when_paused` functions and tasks on the
+    /// real clock.
     ///
-    /// A paused frame is a tickflow frame: [`Domain::Frames`](tickflow::Domain::Frames)
-    /// timers (`after_frames`, `every_frames`) count it, once per paused update, as they
-    /// count fixed steps otherwise. Count frames on the game clock instead
-    /// (`after(Span::frames(n, hz))` stops while paused), or turn paused frames off, when a
-    /// frame timer must not move during a pause.
+    /// A paused frame does not count on the [`Domain::Frames`](tickflow::Domain::Frames)
+    /// clock: frame timers (`after_frames`, `every_frames`) count fixed steps only, and wait
+    /// through a pause. The frame number ([`Scheduler::frame`](tickflow::Scheduler::frame),
+    /// `cx.frame()`) counts every tickflow frame, paused ones included.
     pub fn frames_while_paused(mut self, on: bool) -> Self {
         self.frames_while_paused = on;
         self
@@ -172,6 +176,8 @@ impl Plugin for TickflowPlugin {
     fn build(&self, app: &mut App) {
         let mut tickflow = Tickflow::new();
         tickflow.scheduler().set_stage_timing(self.stage_timing);
+        // Frames are the game's steps: a paused app makes none (see the type's docs).
+        tickflow.scheduler().set_frame_clock_pauses(true);
         let commands = TickflowCommands(tickflow.commands());
         app.insert_resource(tickflow)
             .insert_resource(commands)

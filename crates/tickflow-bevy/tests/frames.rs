@@ -147,6 +147,66 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
     assert_eq!(app.world().resource::<Log>().0, ["game", "real"]);
 }
 
+/// Issue 29, defect 14: frame timers count fixed steps, not the paused frames that keep a
+/// pause menu going.
+#[test]
+fn frame_timers_wait_through_a_pause() {
+    let mut app = app(10, 1);
+    let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    tf.scheduler()
+        .timers()
+        .after_frames(3)
+        .call(|world, _| log(world, "frames".into()));
+    tf.scheduler()
+        .timers()
+        .after(millis(250))
+        .domain(Domain::Real)
+        .call(|world, _| log(world, "real".into()));
+    app.update(); // step 1
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    for _ in 0..10 {
+        app.update(); // ten paused frames: real time runs, the step count does not
+    }
+    assert_eq!(app.world().resource::<Log>().0, ["real"]);
+    assert_eq!(frame(&mut app), 11, "paused frames are frames");
+    let clocks = sched(&mut app).scheduler().clocks();
+    assert_eq!(clocks.now(Domain::Frames).flicks(), 1, "but not steps");
+    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    app.update(); // step 2
+    assert_eq!(app.world().resource::<Log>().0, ["real"]);
+    app.update(); // step 3
+    assert_eq!(app.world().resource::<Log>().0, ["real", "frames"]);
+}
+
+/// The same for a `commands.tickflow()` timer.
+#[test]
+fn entity_frame_timers_wait_through_a_pause() {
+    let mut app = app(10, 1);
+    app.world_mut()
+        .commands()
+        .tickflow()
+        .after_frames(2)
+        .call(|world| log(world, "fired".into()));
+    app.world_mut().flush();
+    app.update(); // step 1: the queued timer is set before the step, which counts
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(app.world().resource::<Log>().0.is_empty());
+    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    let mut steps = 0;
+    while app.world().resource::<Log>().0.is_empty() {
+        app.update();
+        steps += 1;
+        assert!(steps <= 3, "the timer never fired");
+    }
+    assert_eq!(
+        steps, 1,
+        "fires on its second step, the first after the pause"
+    );
+}
+
 #[test]
 fn relative_speed_is_the_game_clock_speed() {
     let mut app = App::new();

@@ -401,7 +401,11 @@ fn damaged_or_foreign_snapshots_are_refused_with_a_reason() {
         Scheduler::<Game>::new().import_owner(&snap, &mut Bind::default())
     };
     assert!(import(&json).is_ok());
-    let version = json.replacen("\"version\":2", "\"version\":99", 1);
+    let version = json.replacen(
+        &format!("\"version\":{FORMAT_VERSION}"),
+        "\"version\":99",
+        1,
+    );
     assert!(matches!(
         import(&version),
         Err(ImportError::Restore(RestoreError::Version {

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use tickflow::prelude::*;
-use tickflow::snapshot::RestoreError;
+use tickflow::snapshot::{RestoreError, FORMAT_VERSION};
 use tickflow::timer::{TimerCallback, TimerInfo, TimerSnapshot, TimerState};
 
 /// Every call: (tag, call index, scheduled time, handle).
@@ -311,19 +311,22 @@ mod serde_round_trip {
 
         // Version 1 had no container ids: its handles cannot be told apart from another
         // manager's, so it is refused rather than guessed at.
-        let older = json.replacen("\"version\":2", "\"version\":1", 1);
+        let current = format!("\"version\":{FORMAT_VERSION}");
+        let older = json.replacen(&current, "\"version\":1", 1);
         let older: TimerSnapshot = serde_json::from_str(&older).unwrap();
         let err = TimerManager::restore(&older, resolve).unwrap_err();
         assert_eq!(
             err,
             RestoreError::Version {
                 found: 1,
-                supported: 2
+                supported: FORMAT_VERSION
             }
         );
         assert_eq!(
             err.to_string(),
-            "snapshot format version 1 cannot be read (this build reads version 2)"
+            format!(
+                "snapshot format version 1 cannot be read (this build reads version {FORMAT_VERSION})"
+            )
         );
 
         // A container id no manager is given.

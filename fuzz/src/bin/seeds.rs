@@ -35,9 +35,17 @@ fn main() {
         write("import_owner", &format!("owner-{frames}"), &bytes);
     }
     // A scheduler snapshot of the busy world, and of the timers alone (first byte odd).
-    let (world, _) = busy_world();
+    let (mut world, mut g2) = busy_world();
     let snap = postcard::to_stdvec(&world.snapshot()).expect("encodes");
     write("restore", "scheduler", &[&[0u8][..], &snap].concat());
+    // The same after paused frames that the frame clock did not count.
+    world.set_frame_clock_pauses(true);
+    world.set_paused(true);
+    for _ in 0..3 {
+        world.tick(frame(), &mut g2);
+    }
+    let snap = postcard::to_stdvec(&world.snapshot()).expect("encodes");
+    write("restore", "scheduler-paused", &[&[0u8][..], &snap].concat());
     let mut timers = TimerManager::<Game>::new();
     timers.every(millis(40)).name("chain").call(|_, _| {});
     timers.after(secs(2.0)).tag(9).call(|_, _| {});

@@ -10,7 +10,6 @@ use super::exec::Exec;
 use super::slots::{
     BoxFuture, Current, Ended, CANCELLED, FINISHED, HAS_ANCHOR, IDLE, POLLING, POLLING_CANCELLED,
 };
-use crate::time::Domain;
 use crate::timer::TimerManager;
 
 /// Polling passes of one latent stage: tasks woken by other tasks (or spawned) during the
@@ -34,7 +33,7 @@ impl<C: 'static> Exec<C> {
         for w in waiting {
             w.wake();
         }
-        let frame = self.clock(Domain::Frames) as u32;
+        let frame = self.clocks().frame() as u32;
         // Woken again after their poll this frame: they run next frame.
         let mut later: Vec<(u32, u32)> = Vec::new();
         let (mut polls, mut ended) = (0, 0);

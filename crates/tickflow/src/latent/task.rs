@@ -161,7 +161,7 @@ impl<C: 'static> TaskCx<C> {
     /// The number of the frame being run.
     #[track_caller]
     pub fn frame(&self) -> u64 {
-        self.exec(|e| e.clock(Domain::Frames))
+        self.exec(|e| e.clocks().frame())
     }
 
     /// Every clock, and how far each moved in this frame (see [`Clocks`]).

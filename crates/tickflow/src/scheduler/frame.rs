@@ -63,6 +63,44 @@ impl<C: 'static> Scheduler<C> {
         self.run_frame(opened, real_dt, clamped, game_dt, ctx)
     }
 
+    /// Whether a paused frame moves the [`Domain::Frames`](crate::time::Domain::Frames) clock: `false` (the default) counts
+    /// every frame there, `true` stops it while paused, as the game clock stops, so that
+    /// frame timers, frame intervals and frame-counted latent actions count the frames the
+    /// game ran. Use it when paused frames only keep a pause menu alive (the plugin of
+    /// `tickflow-bevy` sets it: its frames are fixed steps, and a paused app makes none).
+    ///
+    /// [`frame`](Self::frame) (and `cx.frame()`, and `next_frame` in tasks) counts every frame
+    /// either way. Saved in snapshots.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<u32>::new();
+    /// sched.set_frame_clock_pauses(true);
+    /// sched.timers().after_frames(3).call(|n: &mut u32, _| *n += 1);
+    /// let mut fired = 0;
+    /// sched.tick(millis(16), &mut fired);
+    /// sched.set_paused(true);
+    /// for _ in 0..10 {
+    ///     sched.tick(millis(16), &mut fired); // a pause menu: real time runs, frames do not count
+    /// }
+    /// sched.set_paused(false);
+    /// sched.tick(millis(16), &mut fired);
+    /// assert_eq!(fired, 0);
+    /// sched.tick(millis(16), &mut fired); // the third running frame
+    /// assert_eq!(fired, 1);
+    /// assert_eq!((sched.frame(), sched.clocks().now(Domain::Frames).flicks()), (13, 3));
+    /// ```
+    pub fn set_frame_clock_pauses(&mut self, on: bool) {
+        self.frame_clock_pauses = on;
+    }
+
+    /// Whether paused frames leave the `Frames` clock where it is (see
+    /// [`set_frame_clock_pauses`](Self::set_frame_clock_pauses)).
+    pub fn frame_clock_pauses(&self) -> bool {
+        self.frame_clock_pauses
+    }
+
     /// Starts the clock of the frame's first stage ([`Stage::FrameStart`]) and, with the
     /// `tracing` feature, the frame's span, before anything of the frame runs.
     fn open_frame(&self) -> Opened {
@@ -86,7 +124,8 @@ impl<C: 'static> Scheduler<C> {
         // `tick_when_paused` functions and tickables get the clamped real delta while paused.
         let unpaused_dt = if self.paused { clamped } else { game_dt };
         // The one place the clocks move: every stage reads this value.
-        self.clocks = self.clocks.advanced(game_dt, dt, unpaused_dt);
+        let count_frame = !(self.paused && self.frame_clock_pauses);
+        self.clocks = self.clocks.advanced(game_dt, dt, unpaused_dt, count_frame);
         let clocks = self.clocks;
         let mut report = FrameReport {
             frame: clocks.frame(),

@@ -52,7 +52,9 @@
 //! in that frame, the rest counted in [`FrameReport::calls_dropped`]. The real
 //! clock always moves by the true delta. While paused, only `tick_when_paused` tick functions
 //! and tickables run (with the clamped real delta), game-domain timers freeze and real-domain
-//! ones keep firing; frame-counted timers count paused frames too.
+//! ones keep firing; frame-counted timers count paused frames too, unless
+//! [`set_frame_clock_pauses`](Scheduler::set_frame_clock_pauses) stops the frame clock with
+//! the game.
 //!
 //! # Panics
 //!
@@ -131,6 +133,8 @@ pub struct Scheduler<C: 'static> {
     /// Every clock of the last frame (the one value every stage of a frame reads).
     clocks: Clocks,
     paused: bool,
+    /// Whether paused frames leave the `Frames` clock where it is.
+    frame_clock_pauses: bool,
     dilation: f64,
     max_delta: Span,
     /// Errors of commands applied between frames, reported with the next frame.
@@ -152,6 +156,7 @@ impl<C: 'static> fmt::Debug for Scheduler<C> {
         f.debug_struct("Scheduler")
             .field("frame", &self.clocks.frame())
             .field("paused", &self.paused)
+            .field("frame_clock_pauses", &self.frame_clock_pauses)
             .field("dilation", &self.dilation)
             .field("max_delta", &self.max_delta)
             .field("tick_functions", &self.ticks.graph.len())
@@ -184,6 +189,7 @@ impl<C: 'static> Scheduler<C> {
             shared,
             clocks: Clocks::default(),
             paused: false,
+            frame_clock_pauses: false,
             dilation: 1.0,
             max_delta: DEFAULT_MAX_DELTA,
             errors: Vec::new(),

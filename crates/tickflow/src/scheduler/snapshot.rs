@@ -13,8 +13,8 @@ use crate::tickable::TickableSnapshot;
 use crate::time::{Domain, Span};
 use crate::timer::{TimerManager, TimerSnapshot};
 
-/// A [`Scheduler`] saved as plain data: clocks, frame number, pause, dilation and
-/// `max_delta`, tick functions, tickables, timers and latent actions, with every handle
+/// A [`Scheduler`] saved as plain data: clocks, frame number, pause (and whether it stops
+/// the frame clock), dilation and `max_delta`, tick functions, tickables, timers and latent actions, with every handle
 /// allocator. See the [`snapshot`](crate::snapshot) module for what it leaves out.
 ///
 /// `Clone + PartialEq`; with the `serde` feature `Serialize + Deserialize`.
@@ -24,6 +24,7 @@ pub struct SchedulerSnapshot {
     version: u32,
     frame: u64,
     paused: bool,
+    frame_clock_pauses: bool,
     dilation: f64,
     max_delta: Span,
     unpaused: u64,
@@ -41,6 +42,7 @@ impl Hash for SchedulerSnapshot {
             self.version,
             self.frame,
             self.paused,
+            self.frame_clock_pauses,
             self.dilation.to_bits(),
         )
             .hash(h);
@@ -149,6 +151,7 @@ impl<C: 'static> Scheduler<C> {
             version: FORMAT_VERSION,
             frame: self.clocks.frame(),
             paused: self.paused,
+            frame_clock_pauses: self.frame_clock_pauses,
             dilation: self.dilation,
             max_delta: self.max_delta,
             unpaused: self.clocks.unpaused().flicks(),
@@ -231,6 +234,7 @@ impl<C: 'static> Scheduler<C> {
         sched.latent = latent;
         sched.latent.owned = true;
         sched.paused = snap.paused;
+        sched.frame_clock_pauses = snap.frame_clock_pauses;
         sched.dilation = snap.dilation;
         sched.max_delta = snap.max_delta;
         sched.tasks.exec().set_clocks(&sched.clocks);

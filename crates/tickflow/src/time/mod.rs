@@ -30,7 +30,8 @@ pub use span::{Span, FLICKS_PER_SECOND};
 /// gives the span between two points (zero if the right one is later); `Time - Span` gives an
 /// earlier point (saturating at [`Time::ZERO`]).
 ///
-/// On the [`Domain::Frames`] clock a `Time` counts frames: `flicks()` is the frame number.
+/// On the [`Domain::Frames`] clock a `Time` counts frames: `flicks()` is the number of frames
+/// that clock counted.
 ///
 /// # Examples
 ///
@@ -160,7 +161,7 @@ pub(crate) fn valid_dilation(factor: f64) -> bool {
 /// |---|---|---|
 /// | `Game` | the frame's delta × time dilation, clamped to `max_delta` | stopped |
 /// | `Real` | the true frame delta | runs |
-/// | `Frames` | one per frame (a `Span`/`Time` on it counts frames) | runs |
+/// | `Frames` | one per frame (a `Span`/`Time` on it counts frames) | runs (stopped if [set](crate::Scheduler::set_frame_clock_pauses)) |
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Domain {
@@ -220,17 +221,22 @@ pub struct Clocks {
     delta: [u64; 3],
     unpaused: u64,
     unpaused_delta: u64,
+    /// Frames run, paused ones included: the frame's number. The `Frames` clock is the same
+    /// count unless paused frames do not move it.
+    frame: u64,
 }
 
 impl Clocks {
-    /// Clocks at `now` that moved by `delta` in the frame (each in [`Domain`] order), never
-    /// paused (the unpaused clock is the game clock: a timer manager on its own).
-    pub(crate) const fn new(now: [u64; 3], delta: [u64; 3]) -> Clocks {
+    /// Clocks at `now` that moved by `delta` in the frame (each in [`Domain`] order) in frame
+    /// number `frame`, never paused (the unpaused clock is the game clock: a timer manager on
+    /// its own).
+    pub(crate) const fn new(now: [u64; 3], delta: [u64; 3], frame: u64) -> Clocks {
         Clocks {
             now,
             delta,
             unpaused: now[0],
             unpaused_delta: delta[0],
+            frame,
         }
     }
 
@@ -244,10 +250,17 @@ impl Clocks {
     }
 
     /// The clocks one frame later: the game and real clocks moved by their deltas, the frame
-    /// clock by one, the unpaused clock by `unpaused`. The domains stop one flick short of
-    /// "never" (so that a timer due never stays never); the unpaused clock saturates.
-    pub(crate) fn advanced(self, game: Span, real: Span, unpaused: Span) -> Clocks {
-        let delta = [game.flicks(), real.flicks(), 1];
+    /// clock by one if `count_frame` (else it stays), the unpaused clock by `unpaused`, the
+    /// frame number by one. The domains and the frame number stop one flick short of "never"
+    /// (so that a timer due never stays never); the unpaused clock saturates.
+    pub(crate) fn advanced(
+        self,
+        game: Span,
+        real: Span,
+        unpaused: Span,
+        count_frame: bool,
+    ) -> Clocks {
+        let delta = [game.flicks(), real.flicks(), u64::from(count_frame)];
         let mut now = self.now;
         for (t, dt) in now.iter_mut().zip(delta) {
             *t = t.saturating_add(dt).min(u64::MAX - 1);
@@ -257,6 +270,7 @@ impl Clocks {
             delta,
             unpaused: self.unpaused.saturating_add(unpaused.flicks()),
             unpaused_delta: unpaused.flicks(),
+            frame: self.frame.saturating_add(1).min(u64::MAX - 1),
         }
     }
 
@@ -304,9 +318,11 @@ impl Clocks {
         Span::from_flicks(self.unpaused_delta)
     }
 
-    /// The frame number (the first frame is 1; 0 before it).
+    /// The frame number (the first frame is 1; 0 before it). Every frame counts, paused ones
+    /// included; it equals `now(Domain::Frames)` unless the scheduler's
+    /// [frame clock pauses](crate::Scheduler::set_frame_clock_pauses).
     pub const fn frame(&self) -> u64 {
-        self.now[Domain::Frames as usize]
+        self.frame
     }
 }
 

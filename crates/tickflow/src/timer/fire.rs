@@ -73,7 +73,7 @@ impl<C: 'static> TimerManager<C> {
     #[track_caller]
     pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
         self.assert_standalone("tick");
-        let to = self.clocks().advanced(game_dt, real_dt, game_dt);
+        let to = self.clocks().advanced(game_dt, real_dt, game_dt, true);
         self.run_tick(&to, ctx, &mut |_| {})
     }
 
@@ -95,7 +95,7 @@ impl<C: 'static> TimerManager<C> {
             self.in_tick = false;
             panic::resume_unwind(p);
         }
-        self.advance_clocks(to.raw());
+        self.advance_clocks(to);
         self.processing = true;
         let mut calls = 0;
         let result = loop {
@@ -130,7 +130,7 @@ impl<C: 'static> TimerManager<C> {
     /// due are made first in the next tick; no user code runs here.
     pub(crate) fn abort_frame(&mut self, to: &Clocks) {
         if self.frame_open {
-            self.advance_clocks(to.raw());
+            self.advance_clocks(to);
         }
     }
 
@@ -141,15 +141,15 @@ impl<C: 'static> TimerManager<C> {
         Ok(())
     }
 
-    /// Moves the clocks and collects everything that became due into the ready queue.
-    /// Moves the clocks to `now` (each clock stops one flick short of NEVER, so that "never"
-    /// stays never).
-    fn advance_clocks(&mut self, now: [u64; 3]) {
+    /// Moves the clocks to `to` (each stops one flick short of NEVER, so that "never" stays
+    /// never) and collects everything that became due into the ready queue.
+    fn advance_clocks(&mut self, to: &Clocks) {
         self.span.prev = self.span.now;
-        self.span.now = now.map(|t| t.min(NEVER - 1));
+        self.span.now = to.raw().map(|t| t.min(NEVER - 1));
+        self.span.frame = to.frame().min(NEVER - 1);
         self.frame_open = false;
         self.ready.admit_deferred();
-        let tick = self.span.now[2] as u32;
+        let tick = self.span.frame as u32;
         for d in 0..3 {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
             wheel.advance(&mut self.slots, self.span.now[d], |slots, idx, due| {
@@ -197,7 +197,7 @@ impl<C: 'static> TimerManager<C> {
         let domain = call.domain;
         let now = self.span.now[domain.index()];
         self.slots.at_mut(idx).state = State::Executing;
-        let burst = if call.tick == self.span.now[2] as u32 {
+        let burst = if call.tick == self.span.frame as u32 {
             call.burst
         } else {
             0

@@ -116,7 +116,7 @@ impl<C> fmt::Debug for TimerManager<C> {
             .field("len", &self.slots.live())
             .field("game", &Time::from_flicks(self.span.now[0]))
             .field("real", &Time::from_flicks(self.span.now[1]))
-            .field("frame", &self.span.now[2])
+            .field("frame", &self.span.frame)
             .finish_non_exhaustive()
     }
 }
@@ -346,7 +346,7 @@ impl<C: 'static> TimerManager<C> {
 
     /// Marks a timer ready and makes its queue record.
     pub(crate) fn make_ready(&mut self, idx: u32, burst: u32) -> Call {
-        Call::make(&mut self.slots, idx, burst, self.span.now[2] as u32)
+        Call::make(&mut self.slots, idx, burst, self.span.frame as u32)
     }
 
     /// Takes a timer out of the wheel (pending and ready records go stale by themselves when

@@ -153,9 +153,11 @@ impl<C: 'static> TimerManager<C> {
         Time::from_flicks(self.span.now[1])
     }
 
-    /// Ticks so far (the frame clock).
+    /// Ticks so far (the frame number; in a [`Scheduler`](crate::Scheduler) whose
+    /// [frame clock pauses](crate::Scheduler::set_frame_clock_pauses) it counts paused frames,
+    /// which the [`Domain::Frames`] clock does not).
     pub fn frame(&self) -> u64 {
-        self.span.now[2]
+        self.span.frame
     }
 
     /// `true` once a clock has reached the end of representable time (about 829 years after
@@ -169,7 +171,7 @@ impl<C: 'static> TimerManager<C> {
     /// assert!(timers.at_end_of_time());
     /// ```
     pub fn at_end_of_time(&self) -> bool {
-        self.span.now.contains(&(NEVER - 1))
+        self.span.now.contains(&(NEVER - 1)) || self.span.frame == NEVER - 1
     }
 
     /// The current time of one clock (frames count as flicks on [`Domain::Frames`]).
@@ -189,7 +191,7 @@ impl<C: 'static> TimerManager<C> {
     /// ```
     pub fn clocks(&self) -> Clocks {
         let (now, prev) = (self.span.now, self.span.prev);
-        Clocks::new(now, [0, 1, 2].map(|d| now[d] - prev[d]))
+        Clocks::new(now, [0, 1, 2].map(|d| now[d] - prev[d]), self.span.frame)
     }
 
     /// One plain record per live timer, in set order.

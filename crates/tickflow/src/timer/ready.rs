@@ -92,6 +92,9 @@ impl PartialOrd for ByDue {
 pub(crate) struct TickSpan {
     pub(super) prev: [u64; 3],
     pub(super) now: [u64; 3],
+    /// The number of the tick (the scheduler's frame number): paused frames count here even
+    /// when they do not move the `Frames` clock.
+    pub(super) frame: u64,
 }
 
 impl TickSpan {
@@ -300,6 +303,7 @@ mod tests {
         let span = TickSpan {
             prev: [100, 100, 4],
             now: [200, 300, 5],
+            frame: 5,
         };
         let mut q = ReadyQueue::default();
         q.push(call(Domain::Frames, 5, 0)); // at the end
@@ -316,6 +320,7 @@ mod tests {
         let span = TickSpan {
             prev: [0, 0, 0],
             now: [1_000, 1_000, 1],
+            frame: 1,
         };
         let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
         let mut rnd = move |n: u64| rng.below(n);
@@ -362,6 +367,7 @@ mod tests {
         let span = TickSpan {
             prev: [100, 100, 4],
             now: [100, 200, 5],
+            frame: 5,
         };
         let mut q = ReadyQueue::default();
         q.push(call(Domain::Game, 100, 0));

@@ -2,8 +2,8 @@
 //!
 //! Ground rules:
 //!
-//! - A snapshot holds everything that decides what the manager does next: the three clocks,
-//!   the open-frame flag, the set-order counter, the fire budget, every live timer's record in
+//! - A snapshot holds everything that decides what the manager does next: the three clocks
+//!   and the tick number, the open-frame flag, the set-order counter, the fire budget, every live timer's record in
 //!   set order, and the handle allocator (every slot's generation and the free list in reuse
 //!   order, and the container id its handles carry). Callbacks and `on_cancel` hooks are the
 //!   only things it cannot hold.
@@ -68,6 +68,8 @@ pub struct TimerSnapshot {
     version: u32,
     /// Game, real and frame clocks.
     clocks: [u64; 3],
+    /// Ticks made (the frame clock, unless a scheduler's paused frames did not move it).
+    frame: u64,
     frame_open: bool,
     next_seq: u32,
     budget: Option<u64>,
@@ -151,9 +153,9 @@ impl TimerSnapshot {
         crate::time::Time::from_flicks(self.clocks[0])
     }
 
-    /// The number of ticks the manager had made (its frame clock).
+    /// The number of ticks the manager had made (the frame number).
     pub fn frame(&self) -> u64 {
-        self.clocks[2]
+        self.frame
     }
 
     /// `on_cancel` hooks that were queued for the next tick when the snapshot was taken;
@@ -176,6 +178,13 @@ impl TimerSnapshot {
             return Err(RestoreError::corrupt(format!(
                 "the {:?} clock is at the end of time",
                 Domain::ALL[d]
+            )));
+        }
+        // The frame clock counts some of the ticks, never more.
+        if self.frame == NEVER || self.frame < self.clocks[2] {
+            return Err(RestoreError::corrupt(format!(
+                "tick {} with the frame clock at {}",
+                self.frame, self.clocks[2]
             )));
         }
         if !self.container.is_valid() {
@@ -283,6 +292,7 @@ impl<C: 'static> TimerManager<C> {
         TimerSnapshot {
             version: FORMAT_VERSION,
             clocks: self.span.now,
+            frame: self.span.frame,
             frame_open: self.frame_open,
             next_seq: self.next_seq,
             budget: self.budget.map(|b| b as u64),
@@ -367,6 +377,7 @@ impl<C: 'static> TimerManager<C> {
         m.slots.rebuild(id, &tags, &snap.free, snap.timers.len());
         m.span.now = snap.clocks;
         m.span.prev = snap.clocks;
+        m.span.frame = snap.frame;
         for (d, wheel) in m.wheels.iter_mut().enumerate() {
             wheel.elapsed = snap.clocks[d];
         }
