@@ -125,23 +125,31 @@ fn the_service_thread_survives_a_destructor_that_panics() {
 
 #[test]
 fn dropping_a_scheduler_whose_task_destructor_spawns_a_task() {
-    struct SpawnOnDrop(Option<TaskCx<u32>>, Commands<u32>);
+    type Spawned = std::sync::Arc<std::sync::Mutex<Vec<TaskHandle>>>;
+    struct SpawnOnDrop(Option<TaskCx<u32>>, Commands<u32>, Spawned);
     impl Drop for SpawnOnDrop {
         fn drop(&mut self) {
             let cx = self.0.take().unwrap();
-            cx.spawn(None, |cx| async move { cx.next_frame().await });
-            self.1
-                .spawn(None, |cx| async move { cx.next_frame().await });
+            let a = cx.spawn(None, |cx| async move { cx.next_frame().await });
+            let b = (self.1).spawn(None, |cx| async move { cx.next_frame().await });
+            self.2.lock().unwrap().extend([a, b]);
         }
     }
+    let spawned = Spawned::default();
     let mut sched = Scheduler::<u32>::new();
-    let cmds = sched.commands();
+    let (cmds, seen) = (sched.commands(), spawned.clone());
     sched.spawn(None, move |cx| async move {
-        let _guard = SpawnOnDrop(Some(cx), cmds);
+        let _guard = SpawnOnDrop(Some(cx), cmds, seen);
         cx.delay(secs(10.0)).await;
     });
     sched.tick(secs(0.1), &mut 0);
     drop(sched); // no panic, no abort
+    let spawned = spawned.lock().unwrap();
+    assert_eq!(spawned.len(), 2);
+    assert!(
+        spawned.iter().all(|h| h.is_cancelled()),
+        "tasks spawned while the scheduler drops never run, and say so"
+    );
 }
 
 #[test]
@@ -194,5 +202,90 @@ fn dropping_a_scheduler_whose_queued_task_spawns_when_dropped() {
         cx.delay(secs(10.0)).await;
     });
     sched.tick(secs(0.1), &mut 0);
+    drop(sched); // no panic, no abort
+}
+
+#[test]
+fn dropping_a_scheduler_whose_unpolled_tasks_spawn_when_dropped_for_ever() {
+    // Each task holds, from before its first poll, a guard that spawns another such task
+    // when dropped: two chains that never end, which outlast any number of cancel rounds.
+    struct Chain(TaskCx<u32>);
+    impl Drop for Chain {
+        fn drop(&mut self) {
+            spawn_chain(&self.0);
+        }
+    }
+    fn spawn_chain(cx: &TaskCx<u32>) {
+        cx.spawn(None, |cx| {
+            let guard = Chain(cx);
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            }
+        });
+    }
+    let mut sched = Scheduler::<u32>::new();
+    for _ in 0..2 {
+        sched.spawn(None, |cx| {
+            let guard = Chain(cx);
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            }
+        });
+    }
+    sched.tick(secs(0.1), &mut 0);
+    drop(sched); // no panic, no abort, no hang
+}
+
+#[test]
+fn dropping_a_scheduler_with_queued_tasks_that_spawn_when_dropped() {
+    // Spawned through `Commands` between frames, so still queued when the scheduler goes.
+    struct Spawner(TaskCx<u32>);
+    impl Drop for Spawner {
+        fn drop(&mut self) {
+            self.0.spawn(None, |_| async {});
+        }
+    }
+    let sched = Scheduler::<u32>::new();
+    let cmds = sched.commands();
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            cmds.spawn(None, |cx| {
+                let guard = Spawner(cx);
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                }
+            })
+        })
+        .collect();
+    drop(sched); // no panic, no abort
+    assert!(
+        handles.iter().all(|h| h.is_cancelled()),
+        "their handles learn it"
+    );
+    assert!(!cmds.is_connected());
+}
+
+#[test]
+fn dropping_a_scheduler_whose_timer_closure_spawns_when_dropped() {
+    struct Spawner(TaskCx<u32>);
+    impl Drop for Spawner {
+        fn drop(&mut self) {
+            self.0.spawn(None, |_| async {});
+        }
+    }
+    let mut sched = Scheduler::<u32>::new();
+    sched.spawn(None, |cx| async move {
+        let guard = Spawner(cx);
+        cx.timers(|t| {
+            t.after(secs(10.0)).call(move |_, _| {
+                let _ = &guard;
+            })
+        });
+    });
+    sched.tick(secs(0.1), &mut 0);
+    assert_eq!(sched.timers().len(), 1);
     drop(sched); // no panic, no abort
 }

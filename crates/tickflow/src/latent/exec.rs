@@ -399,31 +399,34 @@ impl<C: 'static> Exec<C> {
     /// panic of a task destructor, after every task is gone.
     pub(crate) fn cancel_all(&self) -> Result<(), Payload> {
         let mut first_panic = None;
+        // Destructors may spawn: those tasks are cancelled at birth, so one pass ends them all.
+        self.close();
         self.activate(|| {
-            // Destructors may spawn; a few rounds catch those too.
-            for _ in 0..4 {
-                let mut live: Vec<(u32, u32, u32)> = {
-                    let s = self.slots.borrow();
-                    s.slots
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, t)| t.state != FREE)
-                        .map(|(i, t)| (t.seq, i as u32, t.gen))
-                        .collect()
-                };
-                if live.is_empty() {
-                    break;
-                }
-                live.sort_unstable();
-                for (_, i, g) in live {
-                    if let Err(p) = self.try_cancel(i, g) {
-                        first_panic.get_or_insert(p);
-                    }
+            let mut live: Vec<(u32, u32, u32)> = {
+                let s = self.slots.borrow();
+                s.slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.state != FREE)
+                    .map(|(i, t)| (t.seq, i as u32, t.gen))
+                    .collect()
+            };
+            live.sort_unstable();
+            for (_, i, g) in live {
+                if let Err(p) = self.try_cancel(i, g) {
+                    first_panic.get_or_insert(p);
                 }
             }
         });
+        debug_assert_eq!(self.len(), 0, "a task outlived its scheduler");
         self.next_frame.borrow_mut().clear();
         first_panic.map_or(Ok(()), Err)
+    }
+
+    /// The scheduler is being dropped: every task spawned from now on (by a destructor) is
+    /// cancelled at birth, without running the closure that would make its future.
+    pub(crate) fn close(&self) {
+        self.factory.remote.close();
     }
 
     /// Drops the futures of tasks cancelled from other threads (their handles already say

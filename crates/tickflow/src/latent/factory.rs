@@ -30,6 +30,10 @@ pub(crate) struct NewTask {
 
 impl TaskFactory {
     /// Makes a task: its handle is valid at once; the executor takes it with `insert`.
+    ///
+    /// Once the scheduler is being dropped the task could never run: `f` is dropped uncalled
+    /// and the task is cancelled at birth (its handle says so). Without that, destructors that
+    /// spawn tasks whose destructors spawn again would never let the drop end.
     pub(crate) fn make<C, F, T>(
         &self,
         owner: Option<OwnerId>,
@@ -42,11 +46,21 @@ impl TaskFactory {
     {
         let (index, tag) = self.lock_alloc().alloc();
         let core = Arc::new(Core::new(index, tag, Arc::clone(&self.remote)));
-        let fut: BoxFuture = Box::pin(TaskCell {
-            head: 0,
-            fut: f(TaskCx::new(self.id)),
-            tail: 0,
-        });
+        let fut: BoxFuture = if self.remote.is_closed() {
+            drop(f);
+            core.cancel_remotely();
+            Box::pin(TaskCell {
+                head: 0,
+                fut: std::future::pending::<T>(),
+                tail: 0,
+            })
+        } else {
+            Box::pin(TaskCell {
+                head: 0,
+                fut: f(TaskCx::new(self.id)),
+                tail: 0,
+            })
+        };
         let handle = TaskHandle::new(TaskRef::new(Arc::clone(&core), self.id));
         let task = NewTask {
             index,

@@ -71,6 +71,8 @@ pub(crate) struct Remote {
     cancels: Mutex<Vec<(u32, u32)>>,
     has_wakes: AtomicBool,
     has_cancels: AtomicBool,
+    /// The scheduler is being dropped: a task spawned now is cancelled at birth.
+    closed: AtomicBool,
 }
 
 fn push(list: &Mutex<Vec<(u32, u32)>>, flag: &AtomicBool, key: (u32, u32)) {
@@ -88,6 +90,15 @@ fn take(list: &Mutex<Vec<(u32, u32)>>, flag: &AtomicBool) -> Vec<(u32, u32)> {
 }
 
 impl Remote {
+    /// From now on every spawn makes a task that is cancelled at birth.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// Cancels came from other threads since the last `take_cancels`.
     pub(super) fn has_cancels(&self) -> bool {
         self.has_cancels.load(Ordering::Acquire)

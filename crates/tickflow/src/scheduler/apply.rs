@@ -49,6 +49,8 @@ pub(crate) struct Shared<C: 'static> {
     wake: Arc<AtomicBool>,
     /// The clocks of the frame being run (or the last one), for `Commands::clocks`.
     clocks: Mutex<Clocks>,
+    /// The scheduler is being dropped: a command queued now is dropped at once.
+    closed: AtomicBool,
 }
 
 impl<C: 'static> Shared<C> {
@@ -61,6 +63,7 @@ impl<C: 'static> Shared<C> {
             queue: Mutex::new(Vec::new()),
             wake,
             clocks: Mutex::new(Clocks::default()),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -77,6 +80,9 @@ impl<C: 'static> Shared<C> {
     }
 
     pub(crate) fn push(&self, c: Command<C>) {
+        if self.closed.load(Ordering::Acquire) {
+            return; // dropped here, by the destructor of the dropping scheduler that queued it
+        }
         self.lock().push(c);
         self.wake.store(true, Ordering::Release);
     }
@@ -152,6 +158,20 @@ pub(crate) fn remove_owner<C: 'static>(p: &mut Parts<'_, C>, owner: OwnerId) {
     if let Err(payload) = result {
         panic::resume_unwind(payload);
     }
+}
+
+/// The scheduler is being dropped: its queued commands are dropped, not applied, and nothing
+/// can be queued after. The executor must be active (a destructor may use a `TaskCx`).
+/// Queued tasks join the executor, whose drop cancels them, so their handles say so. A
+/// destructor that panics stops none of it: the first panic goes on once all is dropped.
+pub(crate) fn discard_queue<C: 'static>(shared: &Shared<C>, exec: &Exec<C>) {
+    shared.closed.store(true, Ordering::Release);
+    crate::unwind::each_then_raise(shared.take(), |c| {
+        if let Command::Spawn(task) = c {
+            exec.insert(task);
+        }
+        true
+    });
 }
 
 /// Applies every queued command (including ones queued while applying, by destructors), and
