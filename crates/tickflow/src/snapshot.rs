@@ -14,7 +14,7 @@
 //!   `Serialize + Deserialize` in any serde format (JSON for save files you can read, a
 //!   compact binary one such as postcard or bincode for the network).
 //! - Closures are the one thing a snapshot cannot hold. On restore, each callback is bound
-//!   again by a [`Resolver`]: timers by their [`name`](crate::timer::TimerBuilder::name) or
+//!   again by a [`Resolver`], usually a [`Registry`] of callbacks by name: timers by their [`name`](crate::timer::TimerBuilder::name) or
 //!   [`tag`](crate::timer::TimerBuilder::tag), tick functions by
 //!   [`TickSettings::name`](crate::tick::TickSettings::name), tickables by
 //!   [`Tickable::name`], latent completions by their
@@ -60,37 +60,25 @@
 //! # Examples
 //!
 //! A save game: the state of the game is yours (here a counter), the scheduling state is
-//! tickflow's, and the resolver binds callbacks by name.
+//! tickflow's, and a [`Registry`] binds callbacks by name.
 //!
 //! ```
 //! use tickflow::prelude::*;
-//! use tickflow::snapshot::Resolver;
-//! use tickflow::tick::{TickBody, TickInfo};
-//! use tickflow::timer::{TimerCallback, TimerInfo};
+//! use tickflow::snapshot::Registry;
 //!
 //! #[derive(Clone, Debug, Default, PartialEq)]
 //! struct Game { gold: u32, frames: u32 }
 //!
-//! /// Every callback of the game, by name.
-//! struct Callbacks;
-//! impl Resolver<Game> for Callbacks {
-//!     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
-//!         match info.name.as_deref()? {
-//!             "income" => Some(Box::new(|g: &mut Game, _: &mut TimerCx<Game>| g.gold += 10)),
-//!             _ => None,
-//!         }
-//!     }
-//!     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
-//!         match info.settings.name.as_str() {
-//!             "count" => Some(TickBody::serial(|g: &mut Game, _: &mut TickCx<Game>| g.frames += 1)),
-//!             _ => None,
-//!         }
-//!     }
+//! fn income(g: &mut Game, _: &mut TimerCx<Game>) {
+//!     g.gold += 10;
+//! }
+//! fn count(g: &mut Game, _: &mut TickCx<Game>) {
+//!     g.frames += 1;
 //! }
 //!
 //! let mut sched = Scheduler::<Game>::new();
-//! sched.timers().every(secs(1.0)).name("income").call(|g, _| g.gold += 10);
-//! sched.add_tick(TickSettings::named("count"), |g, _| g.frames += 1);
+//! sched.timers().every(secs(1.0)).name("income").call(income);
+//! sched.add_tick(TickSettings::named("count"), count);
 //! let mut game = Game::default();
 //! for _ in 0..90 {
 //!     sched.tick(Span::frames(1, 60), &mut game);
@@ -105,7 +93,8 @@
 //! let saved_game = game.clone();
 //!
 //! // Load, and both worlds go on identically.
-//! let (mut loaded, report) = Scheduler::restore(&saved, &mut Callbacks).unwrap();
+//! let mut callbacks = Registry::new().timer("income", income).tick("count", count);
+//! let (mut loaded, report) = Scheduler::restore(&saved, &mut callbacks).unwrap();
 //! assert!(report.is_complete());
 //! let mut loaded_game = saved_game;
 //! for _ in 0..90 {
@@ -156,23 +145,18 @@
 //!
 //! ```
 //! use tickflow::prelude::*;
-//! use tickflow::snapshot::Resolver;
-//! use tickflow::timer::{TimerCallback, TimerInfo};
+//! use tickflow::snapshot::Registry;
 //!
 //! /// The owner's state: hit points. Callbacks find it through the owner id.
 //! #[derive(Default)]
 //! struct Shard { hp: std::collections::BTreeMap<u64, u32> }
 //!
-//! fn regen(id: u64) -> TimerCallback<Shard> {
-//!     Box::new(move |s: &mut Shard, _: &mut TimerCx<Shard>| *s.hp.entry(id).or_default() += 1)
+//! fn regen(id: u64) -> impl FnMut(&mut Shard, &mut TimerCx<Shard>) + Send {
+//!     move |s: &mut Shard, _: &mut TimerCx<Shard>| *s.hp.entry(id).or_default() += 1
 //! }
-//! struct Bind;
-//! impl Resolver<Shard> for Bind {
-//!     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Shard>> {
-//!         let owner = info.owner?;
-//!         (info.name.as_deref() == Some("regen")).then(|| regen(owner.get()))
-//!     }
-//! }
+//! // The callback is made for the owner the saved timer had.
+//! let mut bind =
+//!     Registry::new().timer_with("regen", |info| Box::new(regen(info.owner.unwrap().get())));
 //!
 //! let orc = OwnerId::new(7);
 //! let (mut west, mut east) = (Scheduler::<Shard>::new(), Scheduler::<Shard>::new());
@@ -189,9 +173,9 @@
 //! # #[cfg(feature = "serde")]
 //! let moved: tickflow::snapshot::OwnerSnapshot =
 //!     serde_json::from_str(&serde_json::to_string(&moved).unwrap()).unwrap();
-//! east.import_owner(&moved, &mut Bind).unwrap();
+//! east.import_owner(&moved, &mut bind).unwrap();
 //! e.hp.insert(7, hp);
-//! assert!(east.import_owner(&moved, &mut Bind).is_err(), "delivered twice: refused");
+//! assert!(east.import_owner(&moved, &mut bind).is_err(), "delivered twice: refused");
 //!
 //! for _ in 0..30 {
 //!     east.tick(Span::frames(1, 60), &mut e); // 0.5 s later: the second call, on time
@@ -202,8 +186,8 @@
 
 pub use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 pub use crate::scheduler::{
-    sync_test, HandleMap, ImportError, OwnerSnapshot, Resolver, RestoreReport, SchedulerSnapshot,
-    SyncError, SyncReport,
+    sync_test, HandleMap, ImportError, OwnerSnapshot, Registry, Resolver, RestoreReport,
+    SchedulerSnapshot, SyncError, SyncReport,
 };
 pub use crate::timer::TimerSnapshot;
 

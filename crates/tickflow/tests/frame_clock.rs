@@ -3,8 +3,7 @@
 //! and frame waits of tasks count the frames the game ran (issue 29, defect 14).
 
 use tickflow::prelude::*;
-use tickflow::snapshot::{Resolver, RestoreError};
-use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::snapshot::{Registry, RestoreError};
 
 #[derive(Default, Debug)]
 struct Game {
@@ -103,15 +102,11 @@ fn a_burst_stopped_by_the_fire_budget_does_not_carry_into_a_paused_frame() {
     assert_eq!(log(true).len(), 6);
 }
 
-struct Bind;
-impl Resolver<Game> for Bind {
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
-        (info.name.as_deref() == Some("three")).then(|| {
-            Box::new(|g: &mut Game, cx: &mut TimerCx<Game>| {
-                g.log.push(format!("timer @{}", cx.clocks().frame()))
-            }) as TimerCallback<Game>
-        })
-    }
+/// The frame timer's callback, as `world` sets it.
+fn bind() -> Registry<Game> {
+    Registry::new().timer("three", |g: &mut Game, cx: &mut TimerCx<Game>| {
+        g.log.push(format!("timer @{}", cx.clocks().frame()))
+    })
 }
 
 #[test]
@@ -121,7 +116,7 @@ fn a_snapshot_keeps_the_setting_and_both_counts() {
     run(&mut sched, &mut game, 1..=6);
     let snap = sched.snapshot();
     assert_eq!(snap.frame(), 6);
-    let (mut restored, report) = Scheduler::restore(&snap, &mut Bind).unwrap();
+    let (mut restored, report) = Scheduler::restore(&snap, &mut bind()).unwrap();
     assert_eq!(report.tasks_not_saved, 1);
     assert!(restored.frame_clock_pauses());
     assert_eq!(restored.clocks().frame(), 6);
@@ -142,7 +137,7 @@ fn a_saved_frame_clock_ahead_of_the_frame_number_is_refused() {
     // The frame number says 1 tick and the `Frames` clock 5: no scheduler gets there.
     v["timers"]["clocks"][2] = 5.into();
     let snap = serde_json::from_value(v).unwrap();
-    let err = Scheduler::restore(&snap, &mut Bind).unwrap_err();
+    let err = Scheduler::restore(&snap, &mut bind()).unwrap_err();
     assert!(
         matches!(&err, RestoreError::Corrupt { reason } if reason.contains("frame clock")),
         "{err}"

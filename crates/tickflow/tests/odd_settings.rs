@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tickflow::driver::{FixedStep, Pacer};
 use tickflow::prelude::*;
 use tickflow::realtime::{RealtimeTimers, MAX_BATCH_WINDOW};
+use tickflow::snapshot::Registry;
 
 #[test]
 fn a_batch_window_of_duration_max_is_capped_and_the_thread_lives() {
@@ -121,11 +122,9 @@ fn a_max_delta_of_zero_is_refused() {
 
 #[test]
 fn commands_of_a_scheduler_kept_alive_after_a_restore_still_feed_it() {
-    struct Nothing;
-    impl tickflow::snapshot::Resolver<u32> for Nothing {}
     let mut old = Scheduler::<u32>::new();
     let cmds = old.commands();
-    let (mut restored, _) = Scheduler::restore(&old.snapshot(), &mut Nothing).unwrap();
+    let (mut restored, _) = Scheduler::restore(&old.snapshot(), &mut Registry::new()).unwrap();
     cmds.add_tick(TickSettings::named("late"), |n: &mut u32, _| *n += 1);
     assert!(cmds.is_connected(), "the old scheduler is alive");
     let (mut a, mut b) = (0, 0);

@@ -188,14 +188,12 @@ fn every_kind_of_callback_reaches_every_service() {
 /// into nothing: `add_tick` returned a handle and the function never ran. It says so now.
 #[test]
 fn commands_of_a_dropped_scheduler_fail_loudly() {
-    use tickflow::snapshot::Resolver;
-    struct Nothing;
-    impl Resolver<u32> for Nothing {}
+    use tickflow::snapshot::Registry;
 
     let old = Scheduler::<u32>::new();
     let cmds = old.commands();
     assert!(cmds.is_connected());
-    let (restored, _) = Scheduler::restore(&old.snapshot(), &mut Nothing).unwrap();
+    let (restored, _) = Scheduler::<u32>::restore(&old.snapshot(), &mut Registry::new()).unwrap();
     drop(old);
     assert!(!cmds.is_connected());
     let err = std::panic::catch_unwind(|| {

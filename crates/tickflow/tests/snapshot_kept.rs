@@ -4,7 +4,7 @@
 
 use tickflow::latent::{LatentAction, LatentInfo, LatentResponse, SavedAction};
 use tickflow::prelude::*;
-use tickflow::snapshot::Resolver;
+use tickflow::snapshot::{Registry, Resolver};
 use tickflow::tickable::TickableInfo;
 
 type Log = Vec<String>;
@@ -99,14 +99,12 @@ fn pending_abort_hooks_are_kept_or_counted() {
 /// as it would on the scheduler the snapshot was taken from.
 #[test]
 fn a_task_spawned_after_a_restore_waits_from_the_restored_time() {
-    struct None_;
-    impl Resolver<Vec<String>> for None_ {}
     let mut sched = Scheduler::<Vec<String>>::new();
     let mut log = Vec::new();
     for _ in 0..100 {
         sched.tick(secs(0.1), &mut log); // 10 s
     }
-    let (mut restored, _) = Scheduler::restore(&sched.snapshot(), &mut None_).unwrap();
+    let (mut restored, _) = Scheduler::restore(&sched.snapshot(), &mut Registry::new()).unwrap();
     for s in [&mut sched, &mut restored] {
         s.spawn(None, |cx| async move {
             cx.delay(secs(1.0)).await;

@@ -112,17 +112,15 @@ fn restored_parallel_functions_still_run_on_the_workers() {
         let worker = rayon::current_thread_index().is_some();
         out.run(move |seen| seen.push(worker));
     }
-    struct Workers;
-    impl Resolver<Vec<bool>> for Workers {
-        fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Vec<bool>>> {
-            (info.settings.name == "worker").then(|| TickBody::parallel((), on_worker))
-        }
-    }
     let mut s = Scheduler::<Vec<bool>>::new();
     for _ in 0..2 {
         s.add_parallel_tick(TickSettings::named("worker"), (), on_worker);
     }
-    let (mut restored, _) = Scheduler::restore(&s.snapshot(), &mut Workers).unwrap();
+    let (mut restored, _) = Scheduler::restore(
+        &s.snapshot(),
+        &mut Registry::new().tick_with("worker", |_| TickBody::parallel((), on_worker)),
+    )
+    .unwrap();
     let (mut seen, mut seen_restored) = (Vec::new(), Vec::new());
     s.tick(millis(16), &mut seen);
     restored.tick(millis(16), &mut seen_restored);

@@ -98,6 +98,7 @@ mod apply;
 mod commands;
 mod frame;
 mod migrate;
+mod registry;
 mod report;
 mod resolver;
 mod snapshot;
@@ -110,6 +111,7 @@ use std::sync::Arc;
 
 pub use commands::Commands;
 pub use migrate::{HandleMap, ImportError, OwnerSnapshot};
+pub use registry::Registry;
 pub use report::{FrameReport, Stage};
 pub use resolver::{Resolver, RestoreReport};
 pub use snapshot::SchedulerSnapshot;

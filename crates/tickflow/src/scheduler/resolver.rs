@@ -15,6 +15,10 @@ use super::{sync_test, SchedulerSnapshot};
 
 /// Binds callbacks again when a [`SchedulerSnapshot`] is restored.
 ///
+/// Most games need no implementation of their own: a [`Registry`](super::Registry) of
+/// callbacks by name is one. Implement it for keys a name table cannot hold (callbacks
+/// made from a name's parts, say).
+///
 /// Every method has a default that binds nothing, so implement the ones your game uses; a
 /// saved item the resolver cannot bind makes the restore fail with [`RestoreError::Unbound`]
 /// naming it. Each method is asked once per saved item, in the order they run.

@@ -9,7 +9,7 @@ pub use tickflow::latent::{
 };
 pub use tickflow::prelude::*;
 pub use tickflow::snapshot::{
-    sync_test, Resolver, RestoreError, SchedulerSnapshot, SyncError, FORMAT_VERSION,
+    sync_test, Registry, Resolver, RestoreError, SchedulerSnapshot, SyncError, FORMAT_VERSION,
 };
 pub use tickflow::tick::{TickBody, TickInfo};
 pub use tickflow::tickable::TickableInfo;
