@@ -81,7 +81,7 @@ fn l1_timers(p: &[Span], n_frames: usize) -> (f64, u64) {
 /// The same schedule as one-shot timers, each re-set by its own callback (rule 5: it counts
 /// from the call's scheduled time): the timer work a task's delay loop cannot avoid.
 fn l1_chains(p: &[Span], n_frames: usize) -> (f64, u64) {
-    fn arm(tm: &mut TimerManager<u64>, period: Span) {
+    fn arm(tm: &mut Timers<u64>, period: Span) {
         tm.after(period).call(move |n, cx| {
             *n += 1;
             arm(cx.timers(), period);

@@ -90,8 +90,8 @@
 //! # The parts
 //!
 //! - [`time`]: exact integer time (flicks), [`Span`], [`Time`] and the three clocks.
-//! - [`timer`]: [`TimerManager`], one-shot and looping timers with generational handles. It
-//!   also stands alone: `TimerManager::<Game>::new()` and `timers.tick(dt, &mut game)`.
+//! - [`timer`]: [`Timers`], one-shot and looping timers with generational handles. They
+//!   also stand alone: `TimerManager::<Game>::new()` and `timers.tick(dt, &mut game)`.
 //! - [`tick`]: tick functions in ordered groups, with prerequisites, intervals and parallel
 //!   groups ([`TickSettings`], [`TickCx`]).
 //! - [`tickable`]: light objects that just want `tick(dt)` ([`Tickable`]).
@@ -186,7 +186,7 @@ pub mod time;
 pub mod timer;
 mod unwind;
 
-pub use latent::{LatentAction, LatentActions, TaskCx, TaskHandle, TaskRef};
+pub use latent::{LatentAction, LatentActionManager, LatentActions, TaskCx, TaskHandle, TaskRef};
 pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableHandle, TickableMode};
@@ -195,16 +195,17 @@ pub use time::{
 };
 pub use timer::{
     CatchUp, OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState,
+    Timers,
 };
 
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
-    pub use crate::latent::{LatentActions, TaskCx, TaskHandle, TaskRef};
+    pub use crate::latent::{LatentActionManager, LatentActions, TaskCx, TaskHandle, TaskRef};
     pub use crate::scheduler::{Commands, FrameReport, Scheduler};
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::tickable::{Tickable, TickableHandle};
     pub use crate::time::{millis, secs, Clocks, Domain, Span, Time};
-    pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
+    pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager, Timers};
 }
 
 /// The README's example, compiled and run as a doctest so the front page cannot rot.
@@ -224,7 +225,7 @@ const _: () = {
     fn check() {
         send::<Scheduler<Local>>();
         send::<TimerManager<Local>>();
-        send::<LatentActions<Local>>();
+        send::<LatentActionManager<Local>>();
         send_sync::<Commands<Local>>();
         send_sync::<TaskCx<Local>>();
         send_sync::<TaskHandle<u32>>();

@@ -7,8 +7,8 @@ use rustc_hash::FxHashMap;
 
 /// Who a timer (or tick function, or latent action) belongs to: an entity id, an actor id.
 ///
-/// [`TimerManager::clear_owner`](crate::timer::TimerManager::clear_owner) and
-/// [`TimerManager::pause_owner`](crate::timer::TimerManager::pause_owner) act on all of an owner's
+/// [`Timers::clear_owner`](crate::timer::Timers::clear_owner) and
+/// [`Timers::pause_owner`](crate::timer::Timers::pause_owner) act on all of an owner's
 /// timers at once (Unreal's `ClearAllTimersForObject`).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(

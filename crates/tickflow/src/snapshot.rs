@@ -6,7 +6,7 @@
 //! that a restored world hands out the same handles and makes the same calls in the same
 //! order as the original.
 //!
-//! - [`TimerManager::snapshot`](crate::timer::TimerManager::snapshot) /
+//! - [`Timers::snapshot`](crate::timer::Timers::snapshot) /
 //!   [`TimerManager::restore`](crate::timer::TimerManager::restore) for a timer manager on its
 //!   own, [`Scheduler::snapshot`] / [`Scheduler::restore`] for the whole frame pipeline.
 //! - Snapshots are plain data ([`TimerSnapshot`],

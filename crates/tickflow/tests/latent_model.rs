@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use tickflow::latent::LatentActions;
+use tickflow::latent::LatentActionManager;
 use tickflow::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -50,7 +50,7 @@ proptest! {
 
     #[test]
     fn latent_actions_match_the_model(ops in prop::collection::vec(op(), 1..60)) {
-        let mut latent = LatentActions::<()>::new();
+        let mut latent = LatentActionManager::<()>::new();
         let fired: Arc<Mutex<Vec<u64>>> = Arc::default();
         let mut model = Model::default();
         for op in ops {

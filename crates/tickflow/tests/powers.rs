@@ -18,7 +18,7 @@ struct Game {
 /// How a callback reaches the timer manager: directly (its context has it), or queued through
 /// the game's `Commands`.
 enum Timers<'a> {
-    Direct(&'a mut TimerManager<Game>),
+    Direct(&'a mut tickflow::Timers<Game>),
     Queued,
 }
 
@@ -26,7 +26,7 @@ enum Timers<'a> {
 fn with_timers(
     t: &mut Timers<'_>,
     cmds: &Commands<Game>,
-    op: impl FnOnce(&mut TimerManager<Game>) + Send + 'static,
+    op: impl FnOnce(&mut tickflow::Timers<Game>) + Send + 'static,
 ) {
     match t {
         Timers::Direct(tm) => op(tm),

@@ -164,19 +164,3 @@ fn the_end_of_time_is_reported() {
     assert!(!sched.tick(secs(1.0), &mut ()).end_of_time);
     assert!(sched.tick(Span::MAX, &mut ()).end_of_time);
 }
-
-/// Defect: `Scheduler::timers()` handed out the whole manager, and its `tick` moved the timer
-/// clocks without the frame: the report said 0.25 s while the game clock jumped 1.25 s.
-#[test]
-#[should_panic(expected = "TimerManager::tick on a Scheduler's timer manager")]
-fn a_schedulers_timer_manager_cannot_be_ticked_directly() {
-    let mut sched = Scheduler::<()>::new();
-    sched.timers().tick(secs(1.0), &mut ());
-}
-
-#[test]
-#[should_panic(expected = "LatentActions::tick on a Scheduler's latent actions")]
-fn a_schedulers_latent_actions_cannot_be_ticked_directly() {
-    let mut sched = Scheduler::<()>::new();
-    sched.latent().tick(secs(1.0), &mut ());
-}

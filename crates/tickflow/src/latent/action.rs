@@ -79,7 +79,7 @@ impl LatentResponse {
 /// triggers its completion through the [`LatentResponse`].
 ///
 /// ```
-/// use tickflow::latent::{LatentAction, LatentActions, LatentResponse};
+/// use tickflow::latent::{LatentAction, LatentActionManager, LatentResponse};
 /// use tickflow::prelude::*;
 ///
 /// /// Completes every third frame, forever.
@@ -93,7 +93,7 @@ impl LatentResponse {
 ///     }
 /// }
 ///
-/// let mut latent = LatentActions::new();
+/// let mut latent = LatentActionManager::new();
 /// let mut frame = 0;
 /// latent.add(OwnerId::from(1), 0, EveryThird(0), |log: &mut Vec<u64>| log.push(0));
 /// let mut log = Vec::new();

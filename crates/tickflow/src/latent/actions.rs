@@ -1,6 +1,7 @@
 //! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
 
 mod handle;
+mod manager;
 mod moved;
 mod save;
 
@@ -19,6 +20,7 @@ use crate::time::{Domain, Span};
 pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
 
 pub use handle::LatentHandle;
+pub use manager::LatentActionManager;
 pub(crate) use moved::MovedLatent;
 pub(crate) use save::LatentSnapshot;
 
@@ -66,15 +68,16 @@ pub struct LatentInfo {
 /// Latent actions keyed by `(owner, uuid)`, updated once per frame.
 ///
 /// The [`Scheduler`](crate::scheduler::Scheduler) runs them in its latent stage (after the
-/// tickables); on their own, drive them with [`tick`](Self::tick). See the
-/// [module docs](super) for the rules.
+/// tickables; [`Scheduler::latent`](crate::Scheduler::latent) hands them out); on their own,
+/// a [`LatentActionManager`] holds them and runs the stage with
+/// [`tick`](LatentActionManager::tick). See the [module docs](super) for the rules.
 ///
 /// ```
-/// use tickflow::latent::LatentActions;
+/// use tickflow::latent::LatentActionManager;
 /// use tickflow::prelude::*;
 ///
 /// let door = OwnerId::from(7);
-/// let mut latent = LatentActions::<Vec<&str>>::new();
+/// let mut latent = LatentActionManager::<Vec<&str>>::new();
 /// assert!(latent.delay(door, 1, secs(0.3), |log| log.push("open")));
 /// assert!(!latent.delay(door, 1, secs(0.1), |log| log.push("never")), "re-entry ignored");
 /// assert_eq!(latent.count_for_owner(door), 1);
@@ -101,14 +104,6 @@ pub struct LatentActions<C> {
     aborted: VecDeque<Box<dyn LatentAction<C>>>,
     /// Deltas of frames aborted by a panic before the latent stage, added to the next update.
     owed: [u64; 3],
-    /// Belongs to a scheduler: `tick` and `begin_frame` are the scheduler's alone.
-    pub(crate) owned: bool,
-}
-
-impl<C: 'static> Default for LatentActions<C> {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl<C> fmt::Debug for LatentActions<C> {
@@ -122,7 +117,7 @@ impl<C> fmt::Debug for LatentActions<C> {
 
 impl<C: 'static> LatentActions<C> {
     /// No actions.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         LatentActions {
             entries: Vec::new(),
             keys: FxHashMap::default(),
@@ -135,7 +130,6 @@ impl<C: 'static> LatentActions<C> {
             carry: None,
             aborted: VecDeque::new(),
             owed: [0; 3],
-            owned: false,
         }
     }
 
@@ -378,30 +372,8 @@ impl<C: 'static> LatentActions<C> {
             .collect()
     }
 
-    /// Tells the actions that a frame has begun: ones added before its latent stage get a
-    /// zero delta at their first update (the [`Scheduler`](crate::scheduler::Scheduler) calls
-    /// this).
-    ///
-    /// # Panics
-    ///
-    /// On the latent actions of a [`Scheduler`](crate::Scheduler), which opens its frames.
-    #[track_caller]
-    pub fn begin_frame(&mut self) {
-        self.assert_standalone("begin_frame");
-        self.open_frame();
-    }
-
     pub(crate) fn open_frame(&mut self) {
         self.frame_open = true;
-    }
-
-    #[track_caller]
-    fn assert_standalone(&self, what: &str) {
-        assert!(
-            !self.owned,
-            "LatentActions::{what} on a Scheduler's latent actions: they run only in \
-             Scheduler::tick's latent stage"
-        );
     }
 
     /// The scheduler's frame was aborted by a panic: if this frame's latent stage had not run,
@@ -424,30 +396,6 @@ impl<C: 'static> LatentActions<C> {
                 e.after_abort = true;
             }
         }
-    }
-
-    /// Runs one latent stage: every action is updated with `dt` (game and real clocks; one
-    /// frame on the frame clock), then the completions run. Returns how many completions ran.
-    ///
-    /// # Panics
-    ///
-    /// A panic in an action or a completion reaches the caller; the actions stay consistent
-    /// and the completions still due run at the next `tick`. Calling it on the latent actions
-    /// of a [`Scheduler`](crate::Scheduler) panics (they run in its latent stage).
-    #[track_caller]
-    pub fn tick(&mut self, dt: Span, ctx: &mut C) -> usize {
-        self.tick_step(dt, dt, ctx)
-    }
-
-    /// Like [`tick`](Self::tick) with separate game and real deltas.
-    ///
-    /// # Panics
-    ///
-    /// As [`tick`](Self::tick).
-    #[track_caller]
-    pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
-        self.assert_standalone("tick");
-        self.run([game_dt.flicks(), real_dt.flicks(), 1], ctx, &mut |_| {})
     }
 
     /// The latent stage: abort hooks, updates, completions. `after_call` runs after each

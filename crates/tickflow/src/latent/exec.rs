@@ -30,7 +30,7 @@ use super::slots::{
 };
 use super::task::{TaskCx, TaskHandle};
 use crate::time::{Clocks, Domain};
-use crate::timer::{OwnerId, TimerHandle, TimerManager};
+use crate::timer::{OwnerId, TimerHandle, Timers};
 use crate::unwind::Payload;
 
 /// Cancels tasks without knowing the context type (for [`TaskRef`]).
@@ -42,7 +42,7 @@ pub(crate) trait Control {
 pub(crate) struct Exec<C: 'static> {
     pub(crate) factory: TaskFactory,
     pub(crate) ctx: Lend<C>,
-    pub(crate) timers: Lend<TimerManager<C>>,
+    pub(crate) timers: Lend<Timers<C>>,
     pub(super) slots: RefCell<Slots>,
     /// Wakes from the delay timers of this executor's own tasks, and spawns (game thread, no
     /// lock, no touch of the task's shared part).
@@ -169,7 +169,7 @@ impl<C: 'static> Exec<C> {
     }
 
     /// Wakes the tasks whose delay timers fired.
-    pub(super) fn take_fired(&self, timers: &mut TimerManager<C>) {
+    pub(super) fn take_fired(&self, timers: &mut Timers<C>) {
         if !timers.has_woken() {
             return;
         }
@@ -196,7 +196,7 @@ impl<C: 'static> Exec<C> {
         }
     }
 
-    pub(crate) fn clear_dropped(&self, timers: &mut TimerManager<C>) {
+    pub(crate) fn clear_dropped(&self, timers: &mut Timers<C>) {
         let list = mem::take(&mut *self.to_clear.borrow_mut());
         for h in list {
             timers.clear(h);

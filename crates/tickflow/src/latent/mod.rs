@@ -110,7 +110,7 @@ pub use action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, SavedAction,
     WaitUntil,
 };
-pub use actions::{Completion, LatentActions, LatentHandle, LatentInfo};
+pub use actions::{Completion, LatentActionManager, LatentActions, LatentHandle, LatentInfo};
 pub use poll::MAX_TASK_PASSES;
 pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};

@@ -10,7 +10,7 @@ use super::exec::Exec;
 use super::slots::{
     BoxFuture, Current, Ended, CANCELLED, FINISHED, HAS_ANCHOR, IDLE, POLLING, POLLING_CANCELLED,
 };
-use crate::timer::TimerManager;
+use crate::timer::Timers;
 
 /// Polling passes of one latent stage: tasks woken by other tasks (or spawned) during the
 /// stage run in the next pass; past this many passes they wait for the next frame (each task
@@ -24,8 +24,8 @@ impl<C: 'static> Exec<C> {
     pub(crate) fn run(
         &self,
         ctx: &mut C,
-        timers: &mut TimerManager<C>,
-        after_poll: &mut dyn FnMut(&mut C, &mut TimerManager<C>),
+        timers: &mut Timers<C>,
+        after_poll: &mut dyn FnMut(&mut C, &mut Timers<C>),
     ) -> (usize, usize) {
         self.clear_dropped(timers);
         self.take_fired(timers);
@@ -76,7 +76,7 @@ impl<C: 'static> Exec<C> {
     fn poll_one(
         &self,
         ctx: &mut C,
-        timers: &mut TimerManager<C>,
+        timers: &mut Timers<C>,
         (index, gen): (u32, u32),
         mut fut: BoxFuture,
         waker: Waker,
@@ -117,7 +117,7 @@ impl<C: 'static> Exec<C> {
         local.append(later);
     }
 
-    fn lent<R>(&self, ctx: &mut C, timers: &mut TimerManager<C>, f: impl FnOnce() -> R) -> R {
+    fn lent<R>(&self, ctx: &mut C, timers: &mut Timers<C>, f: impl FnOnce() -> R) -> R {
         self.ctx.lend(ctx, || self.timers.lend(timers, f))
     }
 

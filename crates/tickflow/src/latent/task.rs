@@ -13,7 +13,7 @@ use super::lend;
 use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
 use crate::time::{Clocks, Domain, Span, Time};
-use crate::timer::{OwnerId, TimerManager};
+use crate::timer::{OwnerId, Timers};
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
 /// `Copy`, `Send` and `Sync`: it is only the id of the scheduler that spawned the task. See the
@@ -62,7 +62,7 @@ impl<C: 'static> TaskCx<C> {
     }
 
     /// Waits `d` of game time (dilated, stopped while paused). The wait is a one-shot timer
-    /// in the scheduler's [`TimerManager`]; it resumes the task in the latent stage of the
+    /// in the scheduler's [`Timers`](crate::timer::Timers); it resumes the task in the latent stage of the
     /// first frame whose timer stage reaches the due time, never in the frame the wait
     /// started. Started right after another delay on the same clock ended, it counts from that
     /// delay's due time, so loops keep their rhythm.
@@ -131,7 +131,7 @@ impl<C: 'static> TaskCx<C> {
     ///
     /// As [`with`](Self::with); and when called from inside `with` or a timer callback.
     #[track_caller]
-    pub fn timers<R>(&self, f: impl FnOnce(&mut TimerManager<C>) -> R) -> R {
+    pub fn timers<R>(&self, f: impl FnOnce(&mut Timers<C>) -> R) -> R {
         self.exec(|e| e.timers.with(f)).unwrap_or_else(|| {
             panic!(
                 "TaskCx::timers: the timer manager is reachable only while the scheduler polls \

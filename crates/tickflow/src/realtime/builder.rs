@@ -149,7 +149,7 @@ impl RealtimeHandle {
     /// queued call that has not started). After that no new call starts; one already running
     /// may finish. Runs the `on_cancel` hook. `false` when the timer had ended, was cancelled
     /// before, or is making its last call (from inside that call, too: as a frame timer's
-    /// [`clear`](crate::timer::TimerManager::clear), nothing is cancelled then).
+    /// [`clear`](crate::timer::Timers::clear), nothing is cancelled then).
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};

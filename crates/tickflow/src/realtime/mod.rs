@@ -196,7 +196,7 @@ impl RealtimeTimers {
 
     /// Limits how many calls one timer makes in one pass (default
     /// [`DEFAULT_CATCH_UP_CAP`](crate::timer::DEFAULT_CATCH_UP_CAP), as the frame timers'
-    /// [`set_catch_up_cap`](crate::timer::TimerManager::set_catch_up_cap)): a
+    /// [`set_catch_up_cap`](crate::timer::Timers::set_catch_up_cap)): a
     /// [`CatchUp::Burst`](crate::timer::CatchUp::Burst) timer more periods behind than this
     /// makes that many calls and skips the rest of the missed periods on its grid, so a thread
     /// that was stalled (a laptop asleep, a debugger) never queues millions of calls.

@@ -13,10 +13,10 @@ use crate::latent::{
 use crate::tick::{Body, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Clocks, Span};
-use crate::timer::{OwnerId, TimerManager};
+use crate::timer::{OwnerId, Timers};
 
 /// Something to do to a timer manager, queued from anywhere.
-pub(crate) type TimerOp<C> = Box<dyn FnOnce(&mut TimerManager<C>) + Send>;
+pub(crate) type TimerOp<C> = Box<dyn FnOnce(&mut Timers<C>) + Send>;
 
 pub(crate) enum Command<C> {
     AddTick(TickHandle, TickSettings, Body<C>),
@@ -122,7 +122,7 @@ impl<C: 'static> Shared<C> {
 pub(crate) struct Parts<'a, C: 'static> {
     pub(crate) ticks: &'a mut TickFunctions<C>,
     pub(crate) tickables: &'a mut Tickables<C>,
-    pub(crate) timers: &'a mut TimerManager<C>,
+    pub(crate) timers: &'a mut Timers<C>,
     pub(crate) latent: &'a mut LatentActions<C>,
     pub(crate) exec: &'a Exec<C>,
 }

@@ -11,7 +11,7 @@ use crate::latent::{LatentAction, LatentHandle, TaskCx, TaskHandle};
 use crate::tick::{Body, TickCx, TickError, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle};
 use crate::time::{Clocks, Span};
-use crate::timer::{OwnerId, TimerHandle, TimerManager};
+use crate::timer::{OwnerId, TimerHandle, Timers};
 
 /// A cloneable handle for changing the scheduler from code that does not hold it: tick
 /// functions, timer callbacks, tickables, latent completions, tasks, other threads, or
@@ -362,11 +362,11 @@ impl<C: 'static> Commands<C> {
     /// assert!(sched.timers().exists(*handle.lock().unwrap()));
     /// ```
     #[track_caller]
-    pub fn timers(&self, op: impl FnOnce(&mut TimerManager<C>) + Send + 'static) {
+    pub fn timers(&self, op: impl FnOnce(&mut Timers<C>) + Send + 'static) {
         self.push(Command::Timers(Box::new(op)));
     }
 
-    /// Queues [`TimerManager::clear`].
+    /// Queues [`Timers::clear`].
     #[track_caller]
     pub fn clear_timer(&self, h: TimerHandle) {
         self.timers(move |t| {
@@ -374,7 +374,7 @@ impl<C: 'static> Commands<C> {
         });
     }
 
-    /// Queues [`TimerManager::pause`] (`on: true`) or [`unpause`](TimerManager::unpause).
+    /// Queues [`Timers::pause`] (`on: true`) or [`unpause`](Timers::unpause).
     #[track_caller]
     pub fn pause_timer(&self, h: TimerHandle, on: bool) {
         self.timers(move |t| {

@@ -1,7 +1,7 @@
 //! The frame pipeline: clocks, tick groups, timers and tickables in one fixed order.
 //!
 //! [`Scheduler<C>`] is Unreal's `UWorld::Tick` for any game loop. It owns the clocks, the
-//! [`TimerManager`], the tick functions, the tickables, the latent actions and the async
+//! [`Timers`], the tick functions, the tickables, the latent actions and the async
 //! tasks, and [`tick(dt, &mut ctx)`](Scheduler::tick) runs one frame:
 //!
 //! ```text
@@ -48,7 +48,7 @@
 //! moves by the clamped delta times the time dilation (at most
 //! [`MAX_TIME_DILATION`](crate::time::MAX_TIME_DILATION)), or not at all while paused. The
 //! real clock is not clamped, so a real-clock timer after a long sleep relies on the
-//! [catch-up cap](crate::timer::TimerManager::set_catch_up_cap): at most 1,000 calls per timer
+//! [catch-up cap](crate::timer::Timers::set_catch_up_cap): at most 1,000 calls per timer
 //! in that frame, the rest counted in [`FrameReport::calls_dropped`]. The real
 //! clock always moves by the true delta. While paused, only `tick_when_paused` tick functions
 //! and tickables run (with the clamped real delta), game-domain timers freeze and real-domain
@@ -121,7 +121,7 @@ use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
 use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Clocks, Span, Time};
-use crate::timer::{OwnerId, TimerManager};
+use crate::timer::{OwnerId, Timers};
 use apply::{Parts, Shared};
 
 /// The default `max_delta`: a quarter second, as Bevy's virtual clock. Longer frames are a
@@ -131,7 +131,7 @@ pub const DEFAULT_MAX_DELTA: Span = Span::from_flicks(crate::time::FLICKS_PER_SE
 /// Runs frames: tick groups, timers and tickables in a fixed order. See the
 /// [module docs](self).
 pub struct Scheduler<C: 'static> {
-    timers: TimerManager<C>,
+    timers: Timers<C>,
     ticks: TickFunctions<C>,
     tickables: Tickables<C>,
     latent: LatentActions<C>,
@@ -166,10 +166,13 @@ impl<C: 'static> Drop for Scheduler<C> {
         let shared = &self.shared;
         let parts: [Box<dyn FnOnce() + '_>; 5] = [
             Box::new(|| apply::discard_queue(shared, exec)),
-            Box::new(drop_now(std::mem::take(&mut self.timers))),
+            Box::new(drop_now(std::mem::replace(&mut self.timers, Timers::new()))),
             Box::new(drop_now(std::mem::replace(&mut self.ticks, ticks))),
             Box::new(drop_now(std::mem::replace(&mut self.tickables, tickables))),
-            Box::new(drop_now(std::mem::take(&mut self.latent))),
+            Box::new(drop_now(std::mem::replace(
+                &mut self.latent,
+                LatentActions::new(),
+            ))),
         ];
         let discarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             exec.activate(|| {
@@ -225,10 +228,8 @@ impl<C: 'static> Scheduler<C> {
             tasks.exec().factory.clone(),
             tasks.exec().wake().clone(),
         ));
-        let mut timers = TimerManager::new();
-        timers.belong_to_scheduler();
-        let mut latent = LatentActions::new();
-        latent.owned = true;
+        let timers = Timers::new();
+        let latent = LatentActions::new();
         Scheduler {
             timers,
             ticks: TickFunctions::new(Arc::clone(&shared.ticks), tasks.exec().wake().clone()),
@@ -418,15 +419,17 @@ impl<C: 'static> Scheduler<C> {
         self.tickables.contains(h)
     }
 
-    /// The timer manager (the frame's timer stage): set, clear, pause and query timers. Its
-    /// clocks move only with [`tick`](Self::tick): its own `tick` and `begin_frame` panic here.
-    pub fn timers(&mut self) -> &mut TimerManager<C> {
+    /// The timers (the frame's timer stage): set, clear, pause and query them. Their clocks
+    /// move with the scheduler's frames ([`tick`](Self::tick)), so [`Timers`] has no `tick`
+    /// of its own (a [`TimerManager`](crate::timer::TimerManager) does).
+    pub fn timers(&mut self) -> &mut Timers<C> {
         self.flush();
         &mut self.timers
     }
 
-    /// The latent actions (the frame's latent stage, before the tasks). They run only with
-    /// [`tick`](Self::tick): their own `tick` and `begin_frame` panic here.
+    /// The latent actions (the frame's latent stage, before the tasks). They run in the
+    /// scheduler's frames ([`tick`](Self::tick)), so [`LatentActions`] has no `tick` of its
+    /// own (a [`LatentActionManager`](crate::latent::LatentActionManager) does).
     pub fn latent(&mut self) -> &mut LatentActions<C> {
         self.flush();
         &mut self.latent

@@ -110,7 +110,7 @@ pub struct FrameReport {
     /// Timer calls made.
     pub timers_fired: usize,
     /// Missed timer calls dropped by the catch-up cap in this frame (see
-    /// [`TimerManager::set_catch_up_cap`](crate::timer::TimerManager::set_catch_up_cap)).
+    /// [`Timers::set_catch_up_cap`](crate::timer::Timers::set_catch_up_cap)).
     pub calls_dropped: u64,
     /// A clock stands at the end of representable time (about 829 years after it started):
     /// it stops there, timers on it that are not yet due never fire, and interval tick

@@ -11,7 +11,7 @@ use crate::latent::{LatentActions, LatentInfo, LatentSnapshot};
 use crate::tick::TickSnapshot;
 use crate::tickable::TickableSnapshot;
 use crate::time::{Domain, Span};
-use crate::timer::{TimerManager, TimerSnapshot};
+use crate::timer::{TimerSnapshot, Timers};
 
 /// A [`Scheduler`] saved as plain data: clocks, frame number, pause (and whether it stops
 /// the frame clock), dilation and `max_delta`, tick functions, tickables, timers and latent actions, with every handle
@@ -184,7 +184,7 @@ impl<C: 'static> Scheduler<C> {
     ///
     /// # Errors
     ///
-    /// All or nothing, as [`TimerManager::restore`]: the first item the resolver cannot
+    /// All or nothing, as [`TimerManager::restore`](crate::timer::TimerManager::restore): the first item the resolver cannot
     /// bind, a version mismatch or contradictory data.
     pub fn restore(
         snap: &SchedulerSnapshot,
@@ -197,7 +197,7 @@ impl<C: 'static> Scheduler<C> {
         let objects = snap.bind_tickables(resolver)?;
         let resolver = RefCell::new(resolver);
         let mut unbound_hooks = 0;
-        let timers = TimerManager::restore_with(&snap.timers, &mut |info, hooked| {
+        let timers = Timers::restore_with(&snap.timers, &mut |info, hooked| {
             let bound = resolver::bind_timer(*resolver.borrow_mut(), info, hooked)?;
             unbound_hooks += u64::from(hooked && bound.1.is_none());
             Some(bound)
@@ -230,9 +230,7 @@ impl<C: 'static> Scheduler<C> {
             .tickables
             .restore(&snap.tickables, tickable_alloc, objects);
         sched.timers = timers;
-        sched.timers.belong_to_scheduler();
         sched.latent = latent;
-        sched.latent.owned = true;
         sched.paused = snap.paused;
         sched.frame_clock_pauses = snap.frame_clock_pauses;
         sched.dilation = snap.dilation;

@@ -10,7 +10,7 @@ use crate::latent::{Exec, LatentActions};
 use crate::tick::{Env, TickError, TickFunctions, TickGroup};
 use crate::tickable::Tickables;
 use crate::time::Clocks;
-use crate::timer::TimerManager;
+use crate::timer::Timers;
 
 impl<C: 'static> Scheduler<C> {
     /// Runs every stage after [`Stage::FrameStart`] (done by `run_frame`), timing each with
@@ -61,7 +61,7 @@ impl<C: 'static> Scheduler<C> {
 /// The parts of a scheduler, borrowed apart for the stages of one frame.
 struct Stages<'f, C: 'static> {
     ctx: &'f mut C,
-    timers: &'f mut TimerManager<C>,
+    timers: &'f mut Timers<C>,
     ticks: &'f mut TickFunctions<C>,
     tickables: &'f mut Tickables<C>,
     latent: &'f mut LatentActions<C>,
@@ -143,7 +143,7 @@ impl<C: 'static> Stages<'_, C> {
                 clocks,
                 timers: &mut **timers,
                 wake: shared.wake(),
-                after_call: &mut |t: &mut TickFunctions<C>, tm: &mut TimerManager<C>| {
+                after_call: &mut |t: &mut TickFunctions<C>, tm: &mut Timers<C>| {
                     let parts = Parts {
                         ticks: t,
                         tickables: &mut **tickables,

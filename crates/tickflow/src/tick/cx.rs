@@ -6,7 +6,7 @@ use std::fmt;
 use super::body::Body;
 use super::{TickError, TickGraph, TickGroup, TickHandle, TickSettings};
 use crate::time::{Clocks, Span};
-use crate::timer::TimerManager;
+use crate::timer::Timers;
 
 /// The second argument of a tick function: its delta, the frame, the timer manager, and
 /// structural changes to the tick graph.
@@ -37,7 +37,7 @@ pub struct TickCx<'a, C> {
     pub(crate) clocks: &'a Clocks,
     pub(crate) group: TickGroup,
     pub(crate) handle: TickHandle,
-    pub(crate) timers: &'a mut TimerManager<C>,
+    pub(crate) timers: &'a mut Timers<C>,
     pub(crate) graph: &'a mut TickGraph<C>,
 }
 
@@ -72,7 +72,7 @@ impl<C: 'static> TickCx<'_, C> {
 
     /// The scheduler's timer manager. Timers set before the frame's timer stage are pending
     /// and count from the time that stage reaches (the frame's delta never counts).
-    pub fn timers(&mut self) -> &mut TimerManager<C> {
+    pub fn timers(&mut self) -> &mut Timers<C> {
         self.timers
     }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager};
+use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, Timers};
 use crate::time::{Domain, Span};
 
 /// A timer's settings before [`call`](TimerBuilder::call) stores it.
@@ -62,8 +62,8 @@ impl<C> Spec<C> {
     }
 }
 
-/// Options for a new timer, from [`TimerManager::after`], [`every`](TimerManager::every),
-/// [`after_frames`](TimerManager::after_frames) or [`every_frames`](TimerManager::every_frames).
+/// Options for a new timer, from [`Timers::after`], [`every`](Timers::every),
+/// [`after_frames`](Timers::after_frames) or [`every_frames`](Timers::every_frames).
 /// Nothing is stored until [`call`](TimerBuilder::call).
 ///
 /// # Examples
@@ -94,13 +94,13 @@ impl<C> Spec<C> {
 /// ```
 #[must_use = "a timer is stored only by .call(f)"]
 pub struct TimerBuilder<'a, C> {
-    mgr: &'a mut TimerManager<C>,
+    mgr: &'a mut Timers<C>,
     spec: Spec<C>,
     replace: Option<&'a mut TimerHandle>,
 }
 
 impl<'a, C: 'static> TimerBuilder<'a, C> {
-    pub(crate) fn new(mgr: &'a mut TimerManager<C>, spec: Spec<C>) -> Self {
+    pub(crate) fn new(mgr: &'a mut Timers<C>, spec: Spec<C>) -> Self {
         TimerBuilder {
             mgr,
             spec,
@@ -181,8 +181,8 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     ///
     /// # Panics
     ///
-    /// For [`Domain::Frames`] (use [`after_frames`](TimerManager::after_frames) /
-    /// [`every_frames`](TimerManager::every_frames)), or on a frame timer.
+    /// For [`Domain::Frames`] (use [`after_frames`](Timers::after_frames) /
+    /// [`every_frames`](Timers::every_frames)), or on a frame timer.
     #[track_caller]
     pub fn domain(mut self, domain: Domain) -> Self {
         assert!(
@@ -193,14 +193,14 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
         self
     }
 
-    /// The owner, for [`clear_owner`](TimerManager::clear_owner) and
-    /// [`pause_owner`](TimerManager::pause_owner).
+    /// The owner, for [`clear_owner`](Timers::clear_owner) and
+    /// [`pause_owner`](Timers::pause_owner).
     pub fn owner(mut self, owner: OwnerId) -> Self {
         self.spec.owner = Some(owner);
         self
     }
 
-    /// A name, for [`clear_named`](TimerManager::clear_named), debugging, and rebinding the
+    /// A name, for [`clear_named`](Timers::clear_named), debugging, and rebinding the
     /// callback after a snapshot.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.spec.name = Some(name.into().into_boxed_str());

@@ -1,13 +1,13 @@
-//! [`TimerManager`] control: clearing and pausing timers, one at a time, by owner, by name or
+//! [`Timers`] control: clearing and pausing timers, one at a time, by owner, by name or
 //! all. Removal never calls user code (beyond dropping the closure): `on_cancel` hooks are
 //! queued for the start of the next tick.
 
 use super::manager::Base;
 use super::slot::{State, NEVER};
-use super::{OwnerId, TimerHandle, TimerManager};
+use super::{OwnerId, TimerHandle, Timers};
 use crate::time::Span;
 
-impl<C: 'static> TimerManager<C> {
+impl<C: 'static> Timers<C> {
     /// Whether the timer's callback is running (in a tick or through `fire_now`).
     fn is_running(&self, idx: u32) -> bool {
         self.slots.at(idx).callback.is_none()

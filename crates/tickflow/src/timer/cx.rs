@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{TimerHandle, TimerManager};
+use super::{TimerHandle, Timers};
 use crate::time::{Clocks, Span, Time};
 
 /// The context of one timer call: which timer, when it was due, how late it is, how many calls
@@ -32,7 +32,7 @@ use crate::time::{Clocks, Span, Time};
 /// assert!(timers.is_empty());
 /// ```
 pub struct TimerCx<'a, C> {
-    mgr: &'a mut TimerManager<C>,
+    mgr: &'a mut Timers<C>,
     handle: TimerHandle,
     now: u64,
     scheduled: u64,
@@ -42,7 +42,7 @@ pub struct TimerCx<'a, C> {
 
 impl<'a, C: 'static> TimerCx<'a, C> {
     pub(crate) fn new(
-        mgr: &'a mut TimerManager<C>,
+        mgr: &'a mut Timers<C>,
         handle: TimerHandle,
         now: u64,
         scheduled: u64,
@@ -69,7 +69,7 @@ impl<'a, C: 'static> TimerCx<'a, C> {
         Time::from_flicks(self.now)
     }
 
-    /// The time this call was due (for [`fire_now`](TimerManager::fire_now): now).
+    /// The time this call was due (for [`fire_now`](Timers::fire_now): now).
     pub fn scheduled(&self) -> Time {
         Time::from_flicks(self.scheduled)
     }
@@ -118,7 +118,7 @@ impl<'a, C: 'static> TimerCx<'a, C> {
 
     /// The manager: set, clear, pause or query any timer. Timers set here count from this
     /// call's scheduled time (on the same clock) and never fire in the current tick.
-    pub fn timers(&mut self) -> &mut TimerManager<C> {
+    pub fn timers(&mut self) -> &mut Timers<C> {
         self.mgr
     }
 

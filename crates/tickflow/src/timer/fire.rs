@@ -1,80 +1,17 @@
-//! Advancing the clocks and making the calls: `begin_frame`, `tick`, `fire_now`.
+//! Advancing the clocks and making the calls: the timer stage, and `fire_now`.
 
 use std::panic::{self, AssertUnwindSafe};
 
 use super::ready::Call;
 use super::slot::{State, NEVER};
-use super::{Callback, CatchUp, TimerCx, TimerHandle, TimerManager};
-use crate::time::{Clocks, Domain, Span};
+use super::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
+use crate::time::{Clocks, Domain};
 
 use crate::unwind::Payload;
 
-impl<C: 'static> TimerManager<C> {
-    /// Tells the manager that a new frame has begun: until the next [`tick`](Self::tick),
-    /// new timers are *pending* and count their delay from the time that tick reaches (the
-    /// delta of the frame they were set in never counts). The [`Scheduler`](crate) calls this.
-    ///
-    /// ```
-    /// # use tickflow::{time::secs, timer::TimerManager};
-    /// let mut timers = TimerManager::<u32>::new();
-    /// timers.begin_frame();
-    /// let h = timers.after(secs(1.0)).call(|n, _| *n += 1);
-    /// assert!(timers.is_pending(h));
-    /// let mut n = 0;
-    /// timers.tick(secs(0.5), &mut n); // the countdown starts at 0.5
-    /// assert_eq!(timers.remaining(h), Some(secs(1.0)));
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// On the timer manager of a [`Scheduler`](crate::Scheduler), which opens its frames.
-    #[track_caller]
-    pub fn begin_frame(&mut self) {
-        self.assert_standalone("begin_frame");
-        self.open_frame();
-    }
-
+impl<C: 'static> Timers<C> {
     pub(crate) fn open_frame(&mut self) {
         self.frame_open = true;
-    }
-
-    /// Panics when the manager belongs to a scheduler: its clocks move with the scheduler's
-    /// frames only, so that every part of a frame sees the same time.
-    #[track_caller]
-    fn assert_standalone(&self, what: &str) {
-        assert!(
-            !self.owned,
-            "TimerManager::{what} on a Scheduler's timer manager: its clocks move only with \
-             Scheduler::tick (advancing them here would put the timers out of step with the \
-             rest of the frame)"
-        );
-    }
-
-    /// Advances the game and real clocks by `dt` and the frame clock by one, then makes every
-    /// call that is due, in order. Returns how many calls it made.
-    ///
-    /// # Panics
-    ///
-    /// A panic in a callback reaches the caller after the manager is made consistent (the
-    /// remaining due calls run at the next tick). Calling `tick` from inside a callback panics,
-    /// and so does calling it on the timer manager of a [`Scheduler`](crate::Scheduler)
-    /// (its clocks move only with [`Scheduler::tick`](crate::Scheduler::tick)).
-    #[track_caller]
-    pub fn tick(&mut self, dt: Span, ctx: &mut C) -> usize {
-        self.tick_step(dt, dt, ctx)
-    }
-
-    /// Like [`tick`](Self::tick) with separate deltas for the game clock (scaled, paused) and
-    /// the real clock.
-    ///
-    /// # Panics
-    ///
-    /// As [`tick`](Self::tick).
-    #[track_caller]
-    pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
-        self.assert_standalone("tick");
-        let to = self.clocks().advanced(game_dt, real_dt, game_dt, true);
-        self.run_tick(&to, ctx, &mut |_| {})
     }
 
     /// The timer stage: moves the clocks to `to` (the frame's) and makes the due calls, with
@@ -86,10 +23,7 @@ impl<C: 'static> TimerManager<C> {
         ctx: &mut C,
         after_call: &mut dyn FnMut(&mut Self),
     ) -> usize {
-        assert!(
-            !self.in_tick,
-            "TimerManager::tick called from inside a timer callback"
-        );
+        assert!(!self.in_tick, "the timer stage ran inside a timer callback");
         self.in_tick = true;
         if let Err(p) = self.run_cancel_hooks(ctx) {
             self.in_tick = false;

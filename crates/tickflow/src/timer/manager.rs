@@ -1,4 +1,4 @@
-//! [`TimerManager`]: its storage, setting timers and placing them in the wheel or the ready
+//! [`Timers`]: its storage, setting timers and placing them in the wheel or the ready
 //! queue. Clearing and pausing are in `control.rs`, queries in `query.rs`, firing in `fire.rs`.
 
 use std::collections::VecDeque;
@@ -66,11 +66,14 @@ pub(crate) enum Base {
     At(u64),
 }
 
-/// One-shot and looping timers on three clocks, driven by [`tick`](TimerManager::tick).
+/// One-shot and looping timers on three clocks: set, clear, pause and query them. A
+/// [`Scheduler`](crate::Scheduler)'s frames move their clocks
+/// ([`Scheduler::timers`](crate::Scheduler::timers) hands them out); a [`TimerManager`](super::TimerManager)
+/// holds them on their own and moves the clocks with [`tick`](super::TimerManager::tick).
 ///
 /// `C` is your context (game state): every callback gets `&mut C`. See the [module
 /// docs](crate::timer) for the rules every method keeps.
-pub struct TimerManager<C> {
+pub struct Timers<C> {
     pub(super) slots: Slots<C>,
     pub(super) extras: FxHashMap<u32, Extras<C>>,
     pub(super) owners: OwnerIndex<u32>,
@@ -84,8 +87,6 @@ pub struct TimerManager<C> {
     /// A frame has begun and its timer tick has not run yet: new timers are pending.
     pub(super) frame_open: bool,
     pub(super) in_tick: bool,
-    /// Belongs to a scheduler: `tick` and `begin_frame` are the scheduler's alone.
-    pub(super) owned: bool,
     /// Calls are running: anything that becomes due now waits for the next tick.
     pub(super) processing: bool,
     /// Clock and scheduled time of the call that is running.
@@ -104,15 +105,9 @@ pub struct TimerManager<C> {
     pub(super) tags: Vec<u64>,
 }
 
-impl<C: 'static> Default for TimerManager<C> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<C> fmt::Debug for TimerManager<C> {
+impl<C> fmt::Debug for Timers<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimerManager")
+        f.debug_struct("Timers")
             .field("len", &self.slots.live())
             .field("game", &Time::from_flicks(self.span.now[0]))
             .field("real", &Time::from_flicks(self.span.now[1]))
@@ -121,10 +116,10 @@ impl<C> fmt::Debug for TimerManager<C> {
     }
 }
 
-impl<C: 'static> TimerManager<C> {
-    /// An empty manager with all clocks at zero.
-    pub fn new() -> Self {
-        TimerManager {
+impl<C: 'static> Timers<C> {
+    /// An empty set of timers with all clocks at zero.
+    pub(crate) fn new() -> Self {
+        Timers {
             slots: Slots::new(ContainerId::fresh()),
             extras: FxHashMap::default(),
             owners: OwnerIndex::default(),
@@ -135,7 +130,6 @@ impl<C: 'static> TimerManager<C> {
             next_seq: 0,
             frame_open: false,
             in_tick: false,
-            owned: false,
             processing: false,
             firing: None,
             budget: None,
@@ -147,12 +141,9 @@ impl<C: 'static> TimerManager<C> {
         }
     }
 
-    /// An empty manager with room for `capacity` timers before its tables grow (like
-    /// `Vec::with_capacity`): at 1e6 timers this saves the ~5 % slack of doubling growth.
-    pub fn with_capacity(capacity: usize) -> Self {
-        let mut timers = Self::new();
-        timers.slots.entries.reserve_exact(capacity);
-        timers
+    /// Room for `capacity` timers before the tables grow.
+    pub(crate) fn reserve_exact(&mut self, capacity: usize) {
+        self.slots.entries.reserve_exact(capacity);
     }
 
     /// Starts a one-shot timer that fires once, `delay` from now (on the game clock unless
@@ -397,12 +388,6 @@ impl<C: 'static> TimerManager<C> {
             .then(|| self.tags[idx as usize])
     }
 
-    /// Hands the manager to a scheduler: `tick` and `begin_frame` are the scheduler's alone
-    /// from now on.
-    pub(crate) fn belong_to_scheduler(&mut self) {
-        self.owned = true;
-    }
-
     /// The slot of a live timer.
     pub(crate) fn find(&self, h: TimerHandle) -> Option<u32> {
         self.slots.get(h.index(), h.tag().get()).map(|_| h.index())
@@ -490,6 +475,7 @@ impl<C: 'static> TimerManager<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timer::TimerManager;
 
     #[test]
     fn set_order_survives_renumbering_when_the_counter_runs_out() {

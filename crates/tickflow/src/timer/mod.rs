@@ -1,12 +1,14 @@
 //! The timer manager: one-shot and looping timers on exact integer time.
 //!
-//! [`TimerManager<C>`] is a complete timer library on its own (tick it from your loop) and the
-//! timer stage of the [`Scheduler`](crate). It is modelled on Unreal's `FTimerManager`, Unity's
+//! [`Timers<C>`] sets, clears, pauses and queries timers; its clocks move with the frames of
+//! the [`Scheduler`](crate) that holds it (its timer stage), or with
+//! [`TimerManager::tick`] for a [`TimerManager<C>`], a complete timer library on its own
+//! (tick it from your loop; it derefs to `Timers`). It is modelled on Unreal's `FTimerManager`, Unity's
 //! `vp_Timer` and the C# `TickTimer`/`FrameTimer`, with their disagreements settled as below.
 //!
 //! # Rules
 //!
-//! 1. [`after`](TimerManager::after)/[`every`](TimerManager::every) return a generational
+//! 1. [`after`](Timers::after)/[`every`](Timers::every) return a generational
 //!    [`TimerHandle`]: a handle of a cleared timer never reaches a newer timer in the same slot.
 //! 2. Boundaries are inclusive: a timer due at `t` fires in the first tick whose clock reaches
 //!    `t`. A period equal to the frame delta fires once every frame (Unreal: 0, 2, 0, 2).
@@ -17,14 +19,14 @@
 //! 4. Calls run in exact global due order, ties in set order. A looping timer several periods
 //!    late follows its [`CatchUp`] policy, and every burst call takes its own place in the
 //!    order (A due at 0.3/0.6/0.9 and B at 0.5 run A, B, A, A). One timer makes at most
-//!    [`DEFAULT_CATCH_UP_CAP`] calls per tick ([`set_catch_up_cap`](TimerManager::set_catch_up_cap)):
+//!    [`DEFAULT_CATCH_UP_CAP`] calls per tick ([`set_catch_up_cap`](Timers::set_catch_up_cap)):
 //!    whatever the delta, the rest of its missed periods are dropped onto its grid and
 //!    counted, so no input makes one tick do unbounded work.
 //! 5. A callback may set, clear, pause or query any timer, itself included; clearing itself
 //!    drops the rest of its burst. A timer set from a callback counts from that call's scheduled
 //!    time (chains of one-shots do not drift) but never fires in the tick that set it.
 //! 6. A zero period means "once every tick"; Unreal-style
-//!    [`set_timer`](TimerManager::set_timer) with a zero rate clears instead (Unreal's rule).
+//!    [`set_timer`](Timers::set_timer) with a zero rate clears instead (Unreal's rule).
 //! 7. `on_cancel` hooks run at the start of the next tick for timers cleared before they
 //!    finished; `clear` itself never calls user code (beyond dropping the closure).
 //! 8. Pause keeps the remaining time exactly; unpause resumes from it.
@@ -34,7 +36,7 @@
 //!    reaches the caller of `tick`, the next `tick` works).
 //!
 //! At the end of representable time (about 829 years of a clock) the clocks stop, and timers
-//! not yet due never fire; [`at_end_of_time`](TimerManager::at_end_of_time) and the
+//! not yet due never fire; [`at_end_of_time`](Timers::at_end_of_time) and the
 //! scheduler's [`FrameReport::end_of_time`](crate::FrameReport::end_of_time) say so.
 //!
 //! # Callbacks stored in variables
@@ -118,6 +120,7 @@ mod recs;
 mod slot;
 mod snapshot;
 mod stage;
+mod standalone;
 mod wake;
 mod wheel;
 #[cfg(test)]
@@ -129,10 +132,11 @@ pub use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub(crate) use callback::Callback;
 pub use cx::TimerCx;
-pub use manager::TimerManager;
+pub use manager::Timers;
 pub(crate) use moved::MovedTimer;
 pub(crate) use snapshot::unbound;
 pub use snapshot::TimerSnapshot;
+pub use standalone::TimerManager;
 pub(crate) use wake::WakeTarget;
 
 /// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
@@ -153,7 +157,7 @@ where
     f
 }
 
-/// The default of [`TimerManager::set_catch_up_cap`]: at most 1,000 calls per timer per tick.
+/// The default of [`Timers::set_catch_up_cap`]: at most 1,000 calls per timer per tick.
 ///
 /// A late [`CatchUp::Burst`] timer makes one call per missed period. Without a cap, a laptop
 /// that slept for eight hours gives a 16 ms real-clock timer 1.8 million calls in one tick. A
@@ -162,7 +166,7 @@ where
 /// a frame.
 pub const DEFAULT_CATCH_UP_CAP: u64 = 1_000;
 
-/// The highest [catch-up cap](TimerManager::set_catch_up_cap): 10,000 calls per timer per
+/// The highest [catch-up cap](Timers::set_catch_up_cap): 10,000 calls per timer per
 /// tick (ten times the default; 2.8 minutes of missed 60 Hz periods).
 ///
 /// The cap is what bounds a tick's work: a tick makes at most this many calls per timer, so a
@@ -191,7 +195,7 @@ crate::handle::handle_type! {
     /// Copy it freely: once the timer is cleared or finished, every query with the handle answers
     /// `false`/`None`, even after a new timer reuses its slot. The `Default` handle never names a
     /// timer (like Unreal's invalid `FTimerHandle`), which makes it a good initial value for a
-    /// field passed to [`TimerManager::set_timer`]. 8 bytes; `Option<TimerHandle>` is 8 bytes too.
+    /// field passed to [`Timers::set_timer`]. 8 bytes; `Option<TimerHandle>` is 8 bytes too.
     ///
     /// A handle belongs to the manager that made it: passed to another manager it is answered
     /// like a stale one and changes nothing there. The check is certain between any two of
@@ -234,7 +238,7 @@ crate::handle::handle_type! {
 /// ```
 ///
 /// A timer that is on time (its next period not yet due) behaves the same under all three.
-/// `Burst` makes at most the [catch-up cap](TimerManager::set_catch_up_cap) of calls per tick
+/// `Burst` makes at most the [catch-up cap](Timers::set_catch_up_cap) of calls per tick
 /// and then continues like `Once`. The real-time service's timers follow the same timeline.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -265,7 +269,7 @@ pub enum TimerState {
     Executing,
 }
 
-/// A plain record of one live timer, for debugging and tools ([`TimerManager::list`]).
+/// A plain record of one live timer, for debugging and tools ([`Timers::list`]).
 ///
 /// For [`Domain::Frames`] timers, `remaining` and `rate` count frames (`flicks()` is the
 /// number of frames).

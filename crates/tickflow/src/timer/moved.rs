@@ -16,7 +16,7 @@
 
 use super::slot::{State, NEVER};
 use super::snapshot::{Phase, TimerRecord};
-use super::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, TimerManager};
+use super::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, Timers};
 use crate::format::RestoreError;
 
 /// One timer of a moved owner.
@@ -92,7 +92,7 @@ impl MovedTimer {
     }
 }
 
-impl<C: 'static> TimerManager<C> {
+impl<C: 'static> Timers<C> {
     /// Takes every timer of `owner` out, in set order, with times relative to this manager's
     /// clocks and with its closures. Between ticks only.
     pub(crate) fn take_owner(&mut self, owner: OwnerId) -> Vec<TakenTimer<C>> {

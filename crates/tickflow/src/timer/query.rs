@@ -1,13 +1,13 @@
-//! [`TimerManager`] queries: state, times, counts, clocks and debug records. None of them
+//! [`Timers`] queries: state, times, counts, clocks and debug records. None of them
 //! changes anything; every one answers `None`/`false` for an unknown or stale handle.
 
 use super::manager::Extras;
 use super::slot::{Entry, State, NEVER};
 use super::wheel::Wheel;
-use super::{TimerHandle, TimerInfo, TimerManager, TimerState};
+use super::{TimerHandle, TimerInfo, TimerState, Timers};
 use crate::time::{Clocks, Domain, Span, Time};
 
-impl<C: 'static> TimerManager<C> {
+impl<C: 'static> Timers<C> {
     /// Whether the handle names a live timer (pending, active, paused or running).
     pub fn exists(&self, h: TimerHandle) -> bool {
         self.find(h).is_some()

@@ -215,7 +215,7 @@ impl<C> Slots<C> {
         let idx = u32::try_from(self.entries.len())
             .ok()
             .filter(|&i| i != NIL)
-            .expect("TimerManager: more than 4,294,967,294 timer slots");
+            .expect("Timers: more than 4,294,967,294 timer slots");
         self.entries.push(Entry::free(self.id.first_tag()));
         idx
     }

@@ -1,4 +1,4 @@
-//! [`TimerSnapshot`]: a [`TimerManager`] as plain data, and restoring one from it.
+//! [`TimerSnapshot`]: [`Timers`] as plain data, and restoring one from it.
 //!
 //! Ground rules:
 //!
@@ -18,17 +18,20 @@
 //!   binds the callbacks; on any error that manager is dropped, so a bad snapshot or an
 //!   unbound callback changes nothing.
 
-use super::manager::{Extras, TimerManager};
+use super::manager::{Extras, Timers};
 use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
-use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCallback, TimerInfo};
+use super::{Callback, CancelHook, CatchUp, OwnerId, TimerInfo};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::time::Domain;
 
-/// A [`TimerManager`] saved as plain data: clocks, timer records and the handle allocator.
+#[cfg(doc)]
+use super::TimerManager;
+
+/// [`Timers`] saved as plain data: clocks, timer records and the handle allocator.
 ///
-/// Make one with [`TimerManager::snapshot`], turn it back into a manager with
+/// Make one with [`Timers::snapshot`], turn it back into a manager with
 /// [`TimerManager::restore`]. With the `serde` feature it is `Serialize + Deserialize` (any
 /// format; about 27 bytes per timer in postcard). Equal snapshots restore to managers that
 /// make the same calls in the same order and hand out the same handles.
@@ -247,7 +250,7 @@ impl TimerSnapshot {
     }
 }
 
-impl<C: 'static> TimerManager<C> {
+impl<C: 'static> Timers<C> {
     /// Saves the manager as plain data: clocks, every timer's record and the handle
     /// allocator (see [`TimerSnapshot`]). 35–85 ms per million timers on the 2-core benchmark
     /// machine (BENCHMARKS.md, SN1): cheap enough to take every few frames for rollback at the
@@ -262,7 +265,7 @@ impl<C: 'static> TimerManager<C> {
     pub fn snapshot(&self) -> TimerSnapshot {
         assert!(
             !self.in_tick && self.firing.is_none(),
-            "TimerManager::snapshot called while a timer callback runs; take it between ticks"
+            "Timers::snapshot called while a timer callback runs; take it between ticks"
         );
         let entries = &self.slots.entries;
         let mut generations = Vec::with_capacity(entries.len());
@@ -339,37 +342,17 @@ impl<C: 'static> TimerManager<C> {
         }
     }
 
-    /// Builds a manager from a snapshot, asking `resolve` for each timer's callback (in set
-    /// order, with the timer's [`TimerInfo`]: its name, tag, owner, ...).
-    ///
-    /// The restored manager hands out the same handles and makes the same calls, in the same
-    /// order, as the one the snapshot was taken from. `on_cancel` hooks are not restored
-    /// (the scheduler's [`Resolver`](crate::snapshot::Resolver) can bind them again).
-    ///
-    /// # Errors
-    ///
-    /// All or nothing: [`RestoreError::Unbound`] naming the first timer `resolve` returned
-    /// `None` for, [`RestoreError::Version`] for a snapshot of another format version, and
-    /// [`RestoreError::Corrupt`] for records that contradict each other.
-    pub fn restore(
-        snap: &TimerSnapshot,
-        mut resolve: impl FnMut(&TimerInfo) -> Option<TimerCallback<C>>,
-    ) -> Result<TimerManager<C>, RestoreError> {
-        Self::restore_with(snap, &mut |info, _| {
-            resolve(info).map(|cb| (Callback::from_box(cb), None))
-        })
-    }
-
-    /// [`restore`](Self::restore) that can also bind `on_cancel` hooks: `bind` gets each
-    /// timer's info and whether it had a hook.
+    /// Builds timers from a snapshot, binding each timer's callback and, when it had one,
+    /// its `on_cancel` hook: `bind` gets each timer's info and whether it had a hook.
     pub(crate) fn restore_with(
         snap: &TimerSnapshot,
         bind: Bind<'_, C>,
-    ) -> Result<TimerManager<C>, RestoreError> {
+    ) -> Result<Timers<C>, RestoreError> {
         snap.check()?;
         // Built as the callbacks are bound: on an error the half-built manager is dropped,
         // and nothing outside it was touched.
-        let mut m = TimerManager::with_capacity(snap.generations.len());
+        let mut m = Timers::new();
+        m.reserve_exact(snap.generations.len());
         let id = snap.container;
         let tags: Vec<u32> = (snap.generations.iter())
             .map(|&g| saved_tag(id, g).expect("checked").get())
@@ -478,6 +461,7 @@ pub(crate) fn unbound(info: &TimerInfo) -> RestoreError {
 mod tests {
     use super::*;
     use crate::time::secs;
+    use crate::timer::{TimerCallback, TimerManager};
 
     fn noop() -> Option<TimerCallback<()>> {
         Some(Box::new(|_, _| {}))

@@ -5,9 +5,9 @@
 //! Ground rules:
 //!
 //! - A wake timer wakes instead of calling game code: either it records its handle, for its
-//!   driver to collect with [`take_woken`](TimerManager::take_woken) and map to a task (its
+//!   driver to collect with [`take_woken`](Timers::take_woken) and map to a task (its
 //!   callback captures nothing, so storing it allocates nothing), or it wakes a `Waker`.
-//! - A reusable wake timer stays after it fires: [`move_wake`](TimerManager::move_wake) gives
+//! - A reusable wake timer stays after it fires: [`move_wake`](Timers::move_wake) gives
 //!   it its next due time, or parks it, so a task that sleeps over and over keeps one timer.
 //! - Wake timers belong to their driver, whose futures cannot be saved: snapshots leave them
 //!   out, as if their tasks had been cancelled (their slots are saved as free), and
@@ -17,12 +17,12 @@ use std::task::Waker;
 
 use super::builder::Spec;
 use super::slot::{State, NEVER};
-use super::{Callback, TimerCx, TimerHandle, TimerManager};
+use super::{Callback, TimerCx, TimerHandle, Timers};
 use crate::time::Domain;
 
 /// Whom a wake timer wakes when it fires.
 pub(crate) enum WakeTarget {
-    /// Records its handle for [`take_woken`](TimerManager::take_woken).
+    /// Records its handle for [`take_woken`](Timers::take_woken).
     Record,
     /// Wakes this waker.
     Waker(Waker),
@@ -34,7 +34,7 @@ fn record<C: 'static>(_: &mut C, cx: &mut TimerCx<'_, C>) {
     cx.timers().woken.push(h);
 }
 
-impl<C: 'static> TimerManager<C> {
+impl<C: 'static> Timers<C> {
     /// A one-shot wake timer due at `due` on `domain`'s clock, its countdown started at
     /// `start` (at most `due`; chained delays start from the previous one's due time, so they
     /// do not drift). On [`Domain::Frames`], `due` is a frame number and `start` is unused.
@@ -109,6 +109,7 @@ impl<C: 'static> TimerManager<C> {
 mod tests {
     use super::*;
     use crate::time::secs;
+    use crate::timer::TimerManager;
 
     fn woken(tm: &mut TimerManager<u32>) -> Vec<TimerHandle> {
         let mut out = Vec::new();

@@ -9,11 +9,11 @@ use crate::timer::OwnerId;
 /// the handle answers `false`/`None`, even when a new action took the same key.
 ///
 /// ```
-/// use tickflow::latent::LatentActions;
+/// use tickflow::latent::LatentActionManager;
 /// use tickflow::prelude::*;
 ///
 /// let door = OwnerId::new(3);
-/// let mut latent = LatentActions::<Vec<&str>>::new();
+/// let mut latent = LatentActionManager::<Vec<&str>>::new();
 /// latent.delay(door, 1, secs(0.5), |log| log.push("opened"));
 /// let opening = latent.handle(door, 1).unwrap();
 /// let mut log = Vec::new();

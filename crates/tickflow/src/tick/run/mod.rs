@@ -38,19 +38,19 @@ use super::interval::Clock;
 use super::plan::{group_of, Due, Placed, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
-use crate::timer::TimerManager;
+use crate::timer::Timers;
 
 /// What the executor needs from the scheduler while it runs a list.
 pub(crate) struct Env<'a, C> {
     pub(crate) ctx: &'a mut C,
     /// The frame's clocks (the scheduler's one value).
     pub(crate) clocks: &'a Clocks,
-    pub(crate) timers: &'a mut TimerManager<C>,
+    pub(crate) timers: &'a mut Timers<C>,
     /// Set while something waits for `after_call` (queued `Commands`): tested after every
     /// call, so that the hook itself is called only when it has work.
     pub(crate) wake: &'a AtomicBool,
     /// Applies queued `Commands` between callbacks.
-    pub(crate) after_call: &'a mut dyn FnMut(&mut TickFunctions<C>, &mut TimerManager<C>),
+    pub(crate) after_call: &'a mut dyn FnMut(&mut TickFunctions<C>, &mut Timers<C>),
 }
 
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
