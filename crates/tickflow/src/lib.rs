@@ -109,7 +109,11 @@
 //! frame (`frame`, with the frame number) and per stage (named after the [`Stage`]:
 //! `FrameStart`, `PrePhysics` … `NewlySpawned`) of [`Scheduler::tick`], for any subscriber or
 //! profiler; the `tickflow demo` tool turns them into a Perfetto trace. Cargo feature `serde`
-//! (off by default): `Serialize`/`Deserialize` for the [snapshots](snapshot).
+//! (off by default): `Serialize`/`Deserialize` for the [snapshots](snapshot). Cargo feature
+//! `rayon` (on by default): parallel tick functions on rayon's pool and
+//! [`Dispatch::Pool`](realtime::Dispatch) for real-time timers; without it parallel groups run
+//! one function after the other, in the same order and with the same results. Unreal's
+//! `SetTimer` calls are an opt-in extension, [`compat::UnrealTimers`].
 //!
 //! # Save games and rollback
 //!
@@ -169,6 +173,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod compat;
 pub mod driver;
 mod format;
 mod handle;
@@ -187,6 +192,7 @@ pub mod timer;
 mod unwind;
 
 pub use latent::{LatentAction, LatentActionManager, LatentActions, TaskCx, TaskHandle, TaskRef};
+pub use owner::OwnerId;
 pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableHandle, TickableMode};
@@ -194,18 +200,18 @@ pub use time::{
     millis, secs, Clocks, Domain, Span, Time, TimeError, FLICKS_PER_SECOND, MAX_TIME_DILATION,
 };
 pub use timer::{
-    CatchUp, OwnerId, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState,
-    Timers,
+    CatchUp, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers,
 };
 
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
     pub use crate::latent::{LatentActionManager, LatentActions, TaskCx, TaskHandle, TaskRef};
+    pub use crate::owner::OwnerId;
     pub use crate::scheduler::{Commands, FrameReport, Scheduler};
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::tickable::{Tickable, TickableHandle};
     pub use crate::time::{millis, secs, Clocks, Domain, Span, Time};
-    pub use crate::timer::{CatchUp, OwnerId, TimerCx, TimerHandle, TimerManager, Timers};
+    pub use crate::timer::{CatchUp, TimerCx, TimerHandle, TimerManager, Timers};
 }
 
 /// The README's example, compiled and run as a doctest so the front page cannot rot.

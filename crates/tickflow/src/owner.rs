@@ -5,11 +5,14 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-/// Who a timer (or tick function, or latent action) belongs to: an entity id, an actor id.
+/// Who a timer, tick function, tickable, latent action or task belongs to: an entity id, an
+/// actor id. Every service takes it, so it lives at the crate's root.
 ///
-/// [`Timers::clear_owner`](crate::timer::Timers::clear_owner) and
-/// [`Timers::pause_owner`](crate::timer::Timers::pause_owner) act on all of an owner's
-/// timers at once (Unreal's `ClearAllTimersForObject`).
+/// [`Scheduler::remove_owner`](crate::Scheduler::remove_owner) removes everything an owner
+/// has; [`Timers::clear_owner`](crate::timer::Timers::clear_owner) and
+/// [`Timers::pause_owner`](crate::timer::Timers::pause_owner) act on all of its timers at
+/// once (Unreal's `ClearAllTimersForObject`); an owner's items move to another scheduler
+/// together ([`Scheduler::export_owner`](crate::Scheduler::export_owner)).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(
     feature = "serde",

@@ -208,8 +208,8 @@ pub use crate::timer::TimerSnapshot;
 #[cfg(doc)]
 use crate::latent::LatentAction;
 #[cfg(doc)]
+use crate::owner::OwnerId;
+#[cfg(doc)]
 use crate::scheduler::Scheduler;
 #[cfg(doc)]
 use crate::tickable::Tickable;
-#[cfg(doc)]
-use crate::timer::OwnerId;

@@ -48,8 +48,8 @@ use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::handle::SharedAlloc;
+use crate::owner::OwnerId;
 use crate::time::Span;
-use crate::timer::OwnerId;
 
 /// Whether a tickable is asked before each tick.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]

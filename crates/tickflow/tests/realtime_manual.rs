@@ -199,6 +199,7 @@ fn queued_calls_run_at_pump_in_due_order_and_skip_cancelled_timers() {
 }
 
 #[test]
+#[cfg(feature = "rayon")]
 fn pool_calls_run_on_worker_threads() {
     let (timers, clock, _, _) = setup();
     let (tx, rx) = mpsc::channel();

@@ -3,6 +3,7 @@
 //! the same handles; plus the restore errors.
 
 use proptest::prelude::*;
+use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 use tickflow::snapshot::{RestoreError, FORMAT_VERSION};
 use tickflow::timer::{TimerCallback, TimerInfo, TimerSnapshot, TimerState};

@@ -1,5 +1,6 @@
 //! One-shots, looping timers, boundaries, handles and queries (rules 1, 2, 6 and 7 of the `tickflow::timer` module docs).
 
+use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 use tickflow::timer::TimerState;
 

@@ -1,6 +1,7 @@
 //! Global order, bursts and the three catch-up policies (rule 4 of the `tickflow::timer` module docs), including the cases
 //! where Unreal, Bevy and tokio disagree.
 
+use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 
 type Log = Vec<(&'static str, f64)>;

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 use tickflow::timer::DEFAULT_CATCH_UP_CAP;
 use tickflow::FLICKS_PER_SECOND;

@@ -1,5 +1,6 @@
 //! The pending rule (rule 3 of the `tickflow::timer` module docs): the delta of the frame a timer was set in never counts.
 
+use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 
 fn frame() -> Span {

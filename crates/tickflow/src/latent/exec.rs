@@ -29,8 +29,9 @@ use super::slots::{
     IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
 use super::task::{TaskCx, TaskHandle};
+use crate::owner::OwnerId;
 use crate::time::{Clocks, Domain};
-use crate::timer::{OwnerId, TimerHandle, Timers};
+use crate::timer::{TimerHandle, Timers};
 use crate::unwind::Payload;
 
 /// Cancels tasks without knowing the context type (for [`TaskRef`]).

@@ -9,7 +9,7 @@ use super::lend;
 use super::slots::{BoxFuture, Core, Remote, TaskCell};
 use super::task::{TaskCx, TaskHandle, TaskRef};
 use crate::handle::HandleAlloc;
-use crate::timer::OwnerId;
+use crate::owner::OwnerId;
 
 /// What a spawn needs and what can be shared with [`Commands`](crate::scheduler::Commands):
 /// the executor's id, its task-handle allocator and its queue of wakes and cancels.

@@ -12,8 +12,9 @@ use super::exec::Exec;
 use super::lend;
 use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
+use crate::owner::OwnerId;
 use crate::time::{Clocks, Domain, Span, Time};
-use crate::timer::{OwnerId, Timers};
+use crate::timer::Timers;
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
 /// `Copy`, `Send` and `Sync`: it is only the id of the scheduler that spawned the task. See the

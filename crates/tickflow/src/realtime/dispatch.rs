@@ -12,7 +12,8 @@ pub enum Dispatch {
     /// short: the next timers wait for them.
     #[default]
     TimerThread,
-    /// On rayon's worker pool.
+    /// On rayon's worker pool (with the `rayon` feature, on by default).
+    #[cfg(feature = "rayon")]
     Pool,
     /// Queued to a [`Dispatcher`]; they run when some thread calls [`Dispatcher::pump`] (for
     /// example the game's main thread, once per frame).
@@ -24,6 +25,7 @@ impl Dispatch {
     pub(crate) fn send(&self, call: Call) -> bool {
         match self {
             Dispatch::TimerThread => call.run(),
+            #[cfg(feature = "rayon")]
             Dispatch::Pool => {
                 rayon::spawn(move || {
                     call.run();
@@ -42,6 +44,7 @@ impl fmt::Debug for Dispatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dispatch::TimerThread => f.write_str("TimerThread"),
+            #[cfg(feature = "rayon")]
             Dispatch::Pool => f.write_str("Pool"),
             Dispatch::Queue(_) => f.write_str("Queue(..)"),
         }

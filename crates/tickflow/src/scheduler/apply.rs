@@ -10,10 +10,11 @@ use crate::handle::SharedAlloc;
 use crate::latent::{
     Completion, Exec, LatentAction, LatentActions, LatentHandle, NewTask, TaskFactory,
 };
+use crate::owner::OwnerId;
 use crate::tick::{Body, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Clocks, Span};
-use crate::timer::{OwnerId, Timers};
+use crate::timer::Timers;
 
 /// Something to do to a timer manager, queued from anywhere.
 pub(crate) type TimerOp<C> = Box<dyn FnOnce(&mut Timers<C>) + Send>;

@@ -8,10 +8,11 @@ use std::sync::{Arc, Weak};
 use super::apply::{Command, Shared};
 use crate::handle::{lock_alloc, SharedAlloc};
 use crate::latent::{LatentAction, LatentHandle, TaskCx, TaskHandle};
+use crate::owner::OwnerId;
 use crate::tick::{Body, TickCx, TickError, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle};
 use crate::time::{Clocks, Span};
-use crate::timer::{OwnerId, TimerHandle, Timers};
+use crate::timer::{TimerHandle, Timers};
 
 /// A cloneable handle for changing the scheduler from code that does not hold it: tick
 /// functions, timer callbacks, tickables, latent completions, tasks, other threads, or

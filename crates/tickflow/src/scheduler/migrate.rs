@@ -10,9 +10,10 @@ use rustc_hash::FxHashMap;
 
 use crate::format::RestoreError;
 use crate::latent::{Completion, LatentAction, LatentInfo, MovedLatent};
+use crate::owner::OwnerId;
 use crate::tick::{MovedTick, TickBody, TickHandle};
 use crate::tickable::{MovedTickable, Tickable, TickableHandle};
-use crate::timer::{Callback, CancelHook, MovedTimer, OwnerId, TimerHandle};
+use crate::timer::{Callback, CancelHook, MovedTimer, TimerHandle};
 
 /// One owner's timers, tick functions, tickables and latent actions as plain data, taken
 /// out of one scheduler by [`Scheduler::export_owner`](super::Scheduler::export_owner) (or

@@ -118,10 +118,11 @@ pub use snapshot::SchedulerSnapshot;
 pub use sync::{sync_test, SyncError, SyncReport};
 
 use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
+use crate::owner::OwnerId;
 use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};
 use crate::time::{Clocks, Span, Time};
-use crate::timer::{OwnerId, Timers};
+use crate::timer::Timers;
 use apply::{Parts, Shared};
 
 /// The default `max_delta`: a quarter second, as Bevy's virtual clock. Longer frames are a
@@ -303,7 +304,8 @@ impl<C: 'static> Scheduler<C> {
 
     /// Registers a parallel tick function: it owns `state`, sees the context as `&C`, and
     /// queues changes in a [`Deferred`] buffer applied at its group's end. Parallel functions
-    /// of one group with no prerequisite between them run at the same time on rayon's pool.
+    /// of one group with no prerequisite between them run at the same time on rayon's pool
+    /// (with the `rayon` feature, on by default; without it, one after the other).
     ///
     /// The state must be `Send`:
     ///

@@ -39,7 +39,14 @@ impl<C> ParJob<C> {
 /// Runs a batch of parallel functions; made where `C: Sync` is known.
 pub(crate) type Runner<C> = fn(&C, &mut [ParJob<C>]);
 
+/// On rayon's pool; without the `rayon` feature one after the other, on this thread (each
+/// job's writes are deferred either way, so the results are the same).
 pub(crate) fn run_batch<C: Sync>(ctx: &C, jobs: &mut [ParJob<C>]) {
-    use rayon::prelude::*;
-    jobs.par_iter_mut().for_each(|j| j.run(ctx));
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        jobs.par_iter_mut().for_each(|j| j.run(ctx));
+    }
+    #[cfg(not(feature = "rayon"))]
+    jobs.iter_mut().for_each(|j| j.run(ctx));
 }

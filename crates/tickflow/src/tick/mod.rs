@@ -37,8 +37,9 @@
 //!    applied at the end of their group in registration order.
 //! 7. **Parallel** functions ([`Scheduler::add_parallel_tick`](crate::scheduler::Scheduler::add_parallel_tick))
 //!    own their state and see the context as `&C`; those of one group with no prerequisite
-//!    between them run at the same time on rayon's worker pool, and the group ends when all are
-//!    done. Their results are the same as running them one by one.
+//!    between them run at the same time on rayon's worker pool (without the `rayon` feature,
+//!    one after the other), and the group ends when all are done. Their results are the same
+//!    as running them one by one.
 //! 8. **Paused** scheduler: only `tick_when_paused` functions run, with the frame's real delta
 //!    (clamped like the game delta); the others keep their interval cooldowns frozen. Their
 //!    intervals count on the [unpaused clock](crate::time::Clocks::unpaused).
@@ -70,8 +71,8 @@ pub(crate) use graph::{MovedTick, TickGraph, TickSnapshot};
 pub use graph::{TickBody, TickInfo};
 pub(crate) use run::{Env, TickFunctions};
 
+use crate::owner::OwnerId;
 use crate::time::Span;
-use crate::timer::OwnerId;
 
 /// Returns `f` unchanged, typed as a tick function: wrap a closure that is stored in a
 /// variable before it is registered (see "Callbacks stored in variables" in the

@@ -3,7 +3,7 @@
 //! again from their names (their own state is the game's to carry), as after a restore.
 
 use super::{Tickable, TickableHandle, TickableInfo, TickableMode, Tickables};
-use crate::timer::OwnerId;
+use crate::owner::OwnerId;
 
 /// One tickable of a moved owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@ use super::{Entry, Tickable, TickableHandle, TickableMode, Tickables};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
 use crate::handle::{AllocSnapshot, HandleAlloc};
-use crate::timer::OwnerId;
+use crate::owner::OwnerId;
 
 /// The saved part of a scheduler's tickables.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -70,7 +70,8 @@ impl<C> Spec<C> {
 ///
 /// ```
 /// use tickflow::time::{secs, Domain};
-/// use tickflow::timer::{CatchUp, OwnerId, TimerHandle, TimerManager};
+/// use tickflow::timer::{CatchUp, TimerHandle, TimerManager};
+/// use tickflow::OwnerId;
 ///
 /// let mut timers = TimerManager::<u32>::new();
 /// let mut cooldown = TimerHandle::default();

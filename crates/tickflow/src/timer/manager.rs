@@ -10,7 +10,7 @@ use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
-use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerCx, TimerHandle};
+use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerHandle};
 use crate::handle::ContainerId;
 use crate::owner::OwnerIndex;
 use crate::time::{Domain, Span, Time};
@@ -179,53 +179,6 @@ impl<C: 'static> Timers<C> {
     /// A looping timer on the frame clock: fires every `n` ticks (`n == 0`: every tick).
     pub fn every_frames(&mut self, n: u64) -> TimerBuilder<'_, C> {
         TimerBuilder::new(self, Spec::looping(Domain::Frames, n))
-    }
-
-    /// Unreal's `SetTimer`: clears the timer `handle` names (if any), then sets a new one and
-    /// writes its handle back. A zero `rate` only clears (and leaves `handle` at its default),
-    /// as in Unreal. `first_delay` is the time to the first call (default: `rate`).
-    ///
-    /// ```
-    /// # use tickflow::{time::secs, timer::{TimerHandle, TimerManager}};
-    /// let mut timers = TimerManager::<()>::new();
-    /// let mut h = TimerHandle::default();
-    /// timers.set_timer(&mut h, secs(1.5), true, None, |_, _| {});
-    /// assert_eq!(timers.rate(h), Some(secs(1.5)));
-    /// timers.set_timer(&mut h, secs(0.0), true, None, |_, _| {});
-    /// assert!(!timers.exists(h) && timers.is_empty());
-    /// ```
-    pub fn set_timer(
-        &mut self,
-        handle: &mut TimerHandle,
-        rate: Span,
-        looping: bool,
-        first_delay: Option<Span>,
-        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
-    ) {
-        if rate.is_zero() {
-            self.clear(*handle);
-            *handle = TimerHandle::default();
-            return;
-        }
-        let spec = if looping {
-            Spec::looping(Domain::Game, rate.flicks())
-        } else {
-            Spec::one_shot(Domain::Game, rate.flicks())
-        };
-        let mut b = TimerBuilder::new(self, spec).replace(handle);
-        if let Some(d) = first_delay {
-            b = b.first_delay(d);
-        }
-        b.call(f);
-    }
-
-    /// Unreal's `SetTimerForNextTick`: a one-shot that fires in the next timer tick (this
-    /// frame's, when set in an open frame before the timer stage). Its rate reads as zero.
-    pub fn set_timer_for_next_tick(
-        &mut self,
-        f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
-    ) -> TimerHandle {
-        self.after(Span::ZERO).call(f)
     }
 
     /// Stores a new timer and starts its countdown. The record and side-table entry are built

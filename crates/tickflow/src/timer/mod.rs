@@ -26,7 +26,8 @@
 //!    drops the rest of its burst. A timer set from a callback counts from that call's scheduled
 //!    time (chains of one-shots do not drift) but never fires in the tick that set it.
 //! 6. A zero period means "once every tick"; Unreal-style
-//!    [`set_timer`](Timers::set_timer) with a zero rate clears instead (Unreal's rule).
+//!    [`set_timer`](crate::compat::UnrealTimers::set_timer) with a zero rate clears instead
+//!    (Unreal's rule).
 //! 7. `on_cancel` hooks run at the start of the next tick for timers cleared before they
 //!    finished; `clear` itself never calls user code (beyond dropping the closure).
 //! 8. Pause keeps the remaining time exactly; unpause resumes from it.
@@ -128,7 +129,7 @@ mod wheel_model;
 
 use crate::time::{Domain, Span};
 
-pub use crate::owner::OwnerId;
+pub(crate) use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub(crate) use callback::Callback;
 pub use cx::TimerCx;
@@ -195,7 +196,7 @@ crate::handle::handle_type! {
     /// Copy it freely: once the timer is cleared or finished, every query with the handle answers
     /// `false`/`None`, even after a new timer reuses its slot. The `Default` handle never names a
     /// timer (like Unreal's invalid `FTimerHandle`), which makes it a good initial value for a
-    /// field passed to [`Timers::set_timer`]. 8 bytes; `Option<TimerHandle>` is 8 bytes too.
+    /// field passed to [`replace`](TimerBuilder::replace). 8 bytes; `Option<TimerHandle>` is 8 bytes too.
     ///
     /// A handle belongs to the manager that made it: passed to another manager it is answered
     /// like a stale one and changes nothing there. The check is certain between any two of

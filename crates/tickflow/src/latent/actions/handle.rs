@@ -2,7 +2,7 @@
 
 use super::LatentActions;
 use crate::latent::LatentInfo;
-use crate::timer::OwnerId;
+use crate::owner::OwnerId;
 
 /// Names one latent action: the one that held its `(owner, uuid)` key when the handle was
 /// taken with [`LatentActions::handle`]. `Copy`; once that action has finished or was removed,

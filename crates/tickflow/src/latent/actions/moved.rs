@@ -4,7 +4,7 @@
 
 use super::{Completion, LatentActions, State};
 use crate::latent::{LatentAction, LatentInfo, SavedAction};
-use crate::timer::OwnerId;
+use crate::owner::OwnerId;
 
 /// One latent action of a moved owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -4,8 +4,8 @@
 use super::{Completion, Entry, LatentActions, State};
 use crate::format::RestoreError;
 use crate::latent::{LatentAction, LatentInfo, SavedAction};
+use crate::owner::OwnerId;
 use crate::time::Domain;
-use crate::timer::OwnerId;
 
 /// The saved part of a [`LatentActions`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]

@@ -4,9 +4,9 @@
 use super::{Bound, Epochs, HandleMap, Held, ImportError, OwnerSnapshot};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::latent::{LatentInfo, MovedLatent};
+use crate::owner::OwnerId;
 use crate::scheduler::{resolver, Resolver, Scheduler};
 use crate::tick::MovedTick;
-use crate::timer::OwnerId;
 
 /// The last epoch an import accepts: a signed 64-bit column (a database's `BIGINT`) holds
 /// it, and no epoch can wrap. Counting a move a millisecond, an owner reaches it after 290

@@ -12,8 +12,8 @@ use rustc_hash::FxHashMap;
 
 use super::TickGraph;
 use crate::format::RestoreError;
+use crate::owner::OwnerId;
 use crate::tick::{TickHandle, TickInfo, TickSettings};
-use crate::timer::OwnerId;
 
 /// One tick function of a moved owner.
 #[derive(Clone, Debug, PartialEq)]

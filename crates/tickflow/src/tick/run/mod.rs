@@ -143,7 +143,7 @@ impl<C: 'static> TickFunctions<C> {
     }
 
     /// Unregisters every function of an owner.
-    pub(crate) fn remove_owner(&mut self, owner: crate::timer::OwnerId) -> usize {
+    pub(crate) fn remove_owner(&mut self, owner: crate::OwnerId) -> usize {
         let n = self.graph.remove_owner(owner);
         self.take_bodies();
         n

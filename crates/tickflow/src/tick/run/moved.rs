@@ -4,9 +4,9 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::TickFunctions;
+use crate::owner::OwnerId;
 use crate::tick::body::Body;
 use crate::tick::{MovedTick, TickBody, TickHandle};
-use crate::timer::OwnerId;
 
 impl<C: 'static> TickFunctions<C> {
     /// Takes every function of `owner` out, in registration order, with its callback.
