@@ -14,7 +14,7 @@ use std::time::Duration;
 use tickflow::prelude::*;
 use tickflow::snapshot::SchedulerSnapshot;
 
-use super::director::{Board, BossMode, Director, RebindDirector};
+use super::director::{rebind_director, Board, BossMode, Director};
 use super::shard::{region, standing_in_transit, Inbound, Outbound, Shard};
 use super::{Arena, Rebind, Seen, Stats, View};
 
@@ -284,7 +284,7 @@ impl Cluster {
         }
         let (snap, board) = &saved.director;
         let (sched, report) =
-            Scheduler::restore(snap, &mut RebindDirector).map_err(|e| e.to_string())?;
+            Scheduler::restore(snap, &mut rebind_director()).map_err(|e| e.to_string())?;
         if !report.is_complete() {
             return Err(format!("director: {report}"));
         }

@@ -10,9 +10,8 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 use tickflow::prelude::*;
-use tickflow::snapshot::Resolver;
-use tickflow::tick::{TickBody, TickInfo};
-use tickflow::tickable::TickableInfo;
+use tickflow::snapshot::Registry;
+use tickflow::tick::TickBody;
 
 use super::shard::Spawn;
 use super::{fold, Boss, Event, Stats, View, HALF_SIDE};
@@ -192,15 +191,10 @@ fn spawn_boss(sched: &mut Scheduler<Board>, actors: usize) {
     });
 }
 
-/// Binds the director's callbacks again after a rollback.
-pub(crate) struct RebindDirector;
-
-impl Resolver<Board> for RebindDirector {
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Board>> {
-        (info.settings.name == "boss").then(|| TickBody::serial(boss_fn()))
-    }
-
-    fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Board>>> {
-        (info.name == "scoreboard").then(|| Box::new(Scoreboard) as Box<dyn Tickable<Board>>)
-    }
+/// Binds the director's callbacks again after a rollback (the boss script starts afresh:
+/// its state lives in the board).
+pub(crate) fn rebind_director() -> Registry<Board> {
+    Registry::new()
+        .tick_with("boss", |_| TickBody::serial(boss_fn()))
+        .tickable("scoreboard", |_| Scoreboard)
 }

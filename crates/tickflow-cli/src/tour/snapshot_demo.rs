@@ -2,11 +2,9 @@
 //! restore replays the same second of game time call for call; the second keeps a handle
 //! from before the save and uses it to play a different future (rollback's "what if").
 
-use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
-use tickflow::snapshot::{Resolver, SchedulerSnapshot};
-use tickflow::tick::{TickBody, TickInfo};
-use tickflow::timer::{TimerCallback, TimerHandle, TimerInfo};
+use tickflow::snapshot::{Registry, SchedulerSnapshot};
+use tickflow::timer::TimerHandle;
 
 const DOOR: OwnerId = OwnerId::new(1);
 const HZ: u32 = 60;
@@ -54,24 +52,12 @@ fn door(g: &mut Game) {
 
 /// Binds the callbacks of a restored scheduler again, by name and by latent key: callbacks
 /// are code, and a snapshot is data.
-struct Bind;
-
-impl Resolver<Game> for Bind {
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
-        match info.name.as_deref()? {
-            "regen" => Some(Box::new(regen)),
-            "poison" => Some(Box::new(poison)),
-            _ => None,
-        }
-    }
-
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
-        (info.settings.name == "walk").then(|| TickBody::serial(walk))
-    }
-
-    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
-        (info.owner == DOOR).then(|| Box::new(door) as Completion<Game>)
-    }
+fn bind() -> Registry<Game> {
+    Registry::new()
+        .timer("regen", regen)
+        .timer("poison", poison)
+        .tick("walk", walk)
+        .latent(7, door)
 }
 
 /// Runs `frames` frames and returns the log lines they added.
@@ -123,7 +109,7 @@ pub(crate) fn run() {
     }
 
     // Load: the same data and the same code make the same second, call for call.
-    let (mut again, report) = Scheduler::restore(&snap, &mut Bind).expect("every callback binds");
+    let (mut again, report) = Scheduler::restore(&snap, &mut bind()).expect("every callback binds");
     let mut replay = saved.clone();
     let second = play(&mut again, &mut replay, 60);
     println!(
@@ -138,7 +124,7 @@ pub(crate) fn run() {
 
     // What if the player drank the antidote at 0.6 s? The handle from before the save names
     // the same timer in the restored scheduler.
-    let (mut what_if, _) = Scheduler::restore(&snap, &mut Bind).expect("every callback binds");
+    let (mut what_if, _) = Scheduler::restore(&snap, &mut bind()).expect("every callback binds");
     let mut branch = saved;
     let cured = what_if.timers().clear(poisoned);
     let lines = play(&mut what_if, &mut branch, 60);
