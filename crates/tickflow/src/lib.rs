@@ -120,27 +120,21 @@
 //! [`Scheduler::snapshot`] saves every clock, timer, tick function, tickable and latent action
 //! with the handle allocators as plain data; [`Scheduler::restore`] builds a scheduler from it
 //! that hands out the same handles and makes the same calls in the same order, binding the
-//! callbacks again through a [`Resolver`](snapshot::Resolver) (by name, tag or key). Your game
+//! callbacks again by name through a [`Registry`](snapshot::Registry). Your game
 //! state is yours to copy. A rollback netcode loop keeps the last confirmed frame and
 //! re-simulates from it when a late input arrives:
 //!
 //! ```
 //! use tickflow::prelude::*;
-//! use tickflow::snapshot::Resolver;
-//! use tickflow::timer::{TimerCallback, TimerInfo};
+//! use tickflow::snapshot::Registry;
 //!
 //! #[derive(Clone, Debug, PartialEq)]
 //! struct World { hp: u32 }
 //!
 //! fn regen(w: &mut World, _: &mut TimerCx<World>) { w.hp += 1 }
 //!
-//! /// Binds callbacks by name after a restore.
-//! struct Bind;
-//! impl Resolver<World> for Bind {
-//!     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
-//!         (info.name.as_deref() == Some("regen")).then(|| Box::new(regen) as TimerCallback<World>)
-//!     }
-//! }
+//! // Binds callbacks by name after a restore.
+//! let mut callbacks = Registry::new().timer("regen", regen);
 //!
 //! let mut sched = Scheduler::<World>::new();
 //! sched.timers().every(millis(100)).name("regen").call(regen);
@@ -154,7 +148,7 @@
 //! }
 //!
 //! // A late input for frame 11: roll back to frame 10 and simulate again.
-//! let (mut resim, report) = Scheduler::restore(&confirmed.0, &mut Bind).unwrap();
+//! let (mut resim, report) = Scheduler::restore(&confirmed.0, &mut callbacks).unwrap();
 //! assert!(report.is_complete()); // nothing was left out (no async tasks here)
 //! let mut resim_world = confirmed.1.clone();
 //! for _ in 0..5 {

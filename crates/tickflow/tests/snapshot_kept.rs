@@ -2,10 +2,9 @@
 //! actions that were removed and wait for their abort hook. Each test names the mutation it
 //! guards against.
 
-use tickflow::latent::{LatentAction, LatentInfo, LatentResponse, SavedAction};
+use tickflow::latent::{LatentAction, LatentResponse, SavedAction};
 use tickflow::prelude::*;
-use tickflow::snapshot::{Registry, Resolver};
-use tickflow::tickable::TickableInfo;
+use tickflow::snapshot::Registry;
 
 type Log = Vec<String>;
 const ACTOR: OwnerId = OwnerId::new(7);
@@ -42,17 +41,15 @@ impl LatentAction<Log> for Channel {
 
 /// Rebuilds the badge and channels; a tickable rebuilt with no owner of its own keeps the
 /// saved one.
-struct Bind;
-impl Resolver<Log> for Bind {
-    fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Log>>> {
-        (info.name == "badge").then(|| Box::new(Badge) as Box<dyn Tickable<Log>>)
-    }
-    fn latent(&mut self, _: &LatentInfo) -> Option<tickflow::latent::Completion<Log>> {
-        Some(Box::new(|_| {}))
-    }
-    fn latent_action(&mut self, kind: &str, _: &[u8]) -> Option<Box<dyn LatentAction<Log>>> {
-        (kind == "channel").then(|| Box::new(Channel { saved: true }) as Box<dyn LatentAction<Log>>)
-    }
+/// The badge tickable, the channel action (saved by kind) and its completions, by name.
+fn bind() -> Registry<Log> {
+    Registry::new()
+        .tickable("badge", |_| Badge)
+        .latent(1, |_: &mut Log| {})
+        .latent(2, |_: &mut Log| {})
+        .latent_action("channel", |_| {
+            Some(Box::new(Channel { saved: true }) as Box<dyn LatentAction<Log>>)
+        })
 }
 
 /// Mutation: a tickable's owner left out of the snapshot. `remove_owner` after a restore then
@@ -61,7 +58,7 @@ impl Resolver<Log> for Bind {
 fn a_restored_tickable_keeps_its_owner() {
     let mut sched = Scheduler::<Log>::new();
     sched.add_tickable(Badge);
-    let (mut restored, report) = Scheduler::restore(&sched.snapshot(), &mut Bind).unwrap();
+    let (mut restored, report) = Scheduler::restore(&sched.snapshot(), &mut bind()).unwrap();
     assert!(report.is_complete());
     let mut log = Log::new();
     restored.tick(secs(0.1), &mut log);
@@ -88,7 +85,7 @@ fn pending_abort_hooks_are_kept_or_counted() {
     sched.remove_owner(ACTOR); // both hooks wait for the next latent stage
     let snap = sched.snapshot();
     assert_eq!(snap.not_saved().dropped_aborts, 1);
-    let (mut restored, report) = Scheduler::restore(&snap, &mut Bind).unwrap();
+    let (mut restored, report) = Scheduler::restore(&snap, &mut bind()).unwrap();
     assert_eq!(report.dropped_aborts, 1);
     assert!(!report.is_complete());
     restored.tick(secs(0.1), &mut log);
