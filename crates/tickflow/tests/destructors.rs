@@ -123,6 +123,14 @@ fn the_service_thread_survives_a_destructor_that_panics() {
     assert!(rx.recv_timeout(Duration::from_secs(20)).is_ok());
 }
 
+/// A guard that spawns a task through its `TaskCx` when dropped.
+struct Spawner(TaskCx<u32>);
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        self.0.spawn(None, |_| async {});
+    }
+}
+
 #[test]
 fn dropping_a_scheduler_whose_task_destructor_spawns_a_task() {
     type Spawned = std::sync::Arc<std::sync::Mutex<Vec<TaskHandle>>>;
@@ -177,17 +185,11 @@ fn dropping_a_scheduler_whose_tasks_spawn_from_destructors_for_ever() {
 fn dropping_a_scheduler_whose_queued_task_spawns_when_dropped() {
     // A task's destructor spawns, through Commands, a task whose own destructor spawns through
     // its TaskCx: the queued task is dropped with the scheduler, after its executor.
-    struct ViaCx(TaskCx<u32>);
-    impl Drop for ViaCx {
-        fn drop(&mut self) {
-            self.0.spawn(None, |_| async {});
-        }
-    }
     struct ViaCommands(Commands<u32>);
     impl Drop for ViaCommands {
         fn drop(&mut self) {
             self.0.spawn(None, |cx| {
-                let guard = ViaCx(cx);
+                let guard = Spawner(cx);
                 async move {
                     let _guard = guard;
                     std::future::pending::<()>().await;
@@ -241,12 +243,6 @@ fn dropping_a_scheduler_whose_unpolled_tasks_spawn_when_dropped_for_ever() {
 #[test]
 fn dropping_a_scheduler_with_queued_tasks_that_spawn_when_dropped() {
     // Spawned through `Commands` between frames, so still queued when the scheduler goes.
-    struct Spawner(TaskCx<u32>);
-    impl Drop for Spawner {
-        fn drop(&mut self) {
-            self.0.spawn(None, |_| async {});
-        }
-    }
     let sched = Scheduler::<u32>::new();
     let cmds = sched.commands();
     let handles: Vec<_> = (0..2)
@@ -270,12 +266,6 @@ fn dropping_a_scheduler_with_queued_tasks_that_spawn_when_dropped() {
 
 #[test]
 fn dropping_a_scheduler_whose_timer_closure_spawns_when_dropped() {
-    struct Spawner(TaskCx<u32>);
-    impl Drop for Spawner {
-        fn drop(&mut self) {
-            self.0.spawn(None, |_| async {});
-        }
-    }
     let mut sched = Scheduler::<u32>::new();
     sched.spawn(None, |cx| async move {
         let guard = Spawner(cx);
