@@ -26,13 +26,10 @@ use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::time::Domain;
 
-#[cfg(doc)]
-use super::TimerManager;
-
 /// [`Timers`] saved as plain data: clocks, timer records and the handle allocator.
 ///
 /// Make one with [`Timers::snapshot`], turn it back into a manager with
-/// [`TimerManager::restore`]. With the `serde` feature it is `Serialize + Deserialize` (any
+/// [`TimerManager::restore`](super::TimerManager::restore). With the `serde` feature it is `Serialize + Deserialize` (any
 /// format; about 27 bytes per timer in postcard). Equal snapshots restore to managers that
 /// make the same calls in the same order and hand out the same handles.
 ///
