@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use tickflow::prelude::*;
 use tickflow::snapshot::SchedulerSnapshot;
-use tickflow::timer::TimerSnapshot;
+use tickflow::snapshot::TimerSnapshot;
 use tickflow_fuzz::{frame, timer_cb, Anything, Game};
 
 fuzz_target!(|data: &[u8]| {

@@ -15,7 +15,8 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tickflow::prelude::*;
-use tickflow::timer::{TimerCallback, TimerSnapshot};
+use tickflow::snapshot::TimerSnapshot;
+use tickflow::timer::TimerCallback;
 
 use crate::{repeat, Options};
 

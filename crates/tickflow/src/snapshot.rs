@@ -199,11 +199,13 @@
 //! ```
 
 pub use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
-pub use crate::scheduler::{
-    sync_test, HandleMap, ImportError, OwnerSnapshot, Registry, Resolver, RestoreReport,
-    SchedulerSnapshot, SyncError, SyncReport,
-};
-pub use crate::timer::TimerSnapshot;
+// The one public path of these types (they live beside the code that makes them).
+pub use crate::scheduler::migrate::{HandleMap, ImportError, OwnerSnapshot};
+pub use crate::scheduler::registry::Registry;
+pub use crate::scheduler::resolver::{Resolver, RestoreReport};
+pub use crate::scheduler::snapshot::SchedulerSnapshot;
+pub use crate::scheduler::sync::{sync_test, SyncError, SyncReport};
+pub use crate::timer::snapshot::TimerSnapshot;
 
 #[cfg(doc)]
 use crate::latent::LatentAction;

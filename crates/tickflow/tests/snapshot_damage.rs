@@ -10,10 +10,11 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use tickflow::latent::LatentInfo;
 use tickflow::prelude::*;
+use tickflow::snapshot::TimerSnapshot;
 use tickflow::snapshot::{Resolver, RestoreError, SchedulerSnapshot};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
-use tickflow::timer::{TimerCallback, TimerInfo, TimerSnapshot};
+use tickflow::timer::{TimerCallback, TimerInfo};
 
 struct Score;
 impl Tickable<u64> for Score {

@@ -5,8 +5,9 @@
 use proptest::prelude::*;
 use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
+use tickflow::snapshot::TimerSnapshot;
 use tickflow::snapshot::{RestoreError, FORMAT_VERSION};
-use tickflow::timer::{TimerCallback, TimerInfo, TimerSnapshot, TimerState};
+use tickflow::timer::{TimerCallback, TimerInfo, TimerState};
 
 /// Every call: (tag, call index, scheduled time, handle).
 type Log = Vec<(u64, u64, u64, TimerHandle)>;

@@ -199,7 +199,8 @@ fn a_dense_owner_imports_whole_and_runs_in_order() {
 /// (16 million, found by the fuzzer) would make one tick run for seconds.
 #[test]
 fn a_catch_up_cap_past_the_max_is_refused() {
-    use tickflow::timer::{TimerManager, TimerSnapshot, MAX_CATCH_UP_CAP};
+    use tickflow::snapshot::TimerSnapshot;
+    use tickflow::timer::{TimerManager, MAX_CATCH_UP_CAP};
     let mut timers = TimerManager::<u64>::new();
     timers.every(millis(40)).call(|n, _| *n += 1);
     let snap = timers.snapshot();

@@ -97,25 +97,22 @@
 mod apply;
 mod commands;
 mod frame;
-mod migrate;
-mod registry;
+pub(crate) mod migrate;
+pub(crate) mod registry;
 mod report;
-mod resolver;
-mod snapshot;
+pub(crate) mod resolver;
+pub(crate) mod snapshot;
 mod stages;
-mod sync;
+pub(crate) mod sync;
 
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
 pub use commands::Commands;
-pub use migrate::{HandleMap, ImportError, OwnerSnapshot};
-pub use registry::Registry;
+// The snapshot types' one public home is `tickflow::snapshot`.
 pub use report::{FrameReport, Stage};
-pub use resolver::{Resolver, RestoreReport};
-pub use snapshot::SchedulerSnapshot;
-pub use sync::{sync_test, SyncError, SyncReport};
+pub(crate) use resolver::{Resolver, RestoreReport};
 
 use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
 use crate::owner::OwnerId;

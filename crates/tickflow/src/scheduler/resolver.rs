@@ -11,11 +11,11 @@ use crate::tickable::{Tickable, TickableInfo};
 use crate::timer::{Callback, CancelHook, TimerCallback, TimerInfo};
 
 #[cfg(doc)]
-use super::{sync_test, SchedulerSnapshot};
+use crate::snapshot::{sync_test, SchedulerSnapshot};
 
 /// Binds callbacks again when a [`SchedulerSnapshot`] is restored.
 ///
-/// Most games need no implementation of their own: a [`Registry`](super::Registry) of
+/// Most games need no implementation of their own: a [`Registry`](crate::snapshot::Registry) of
 /// callbacks by name is one. Implement it for keys a name table cannot hold (callbacks
 /// made from a name's parts, say).
 ///

@@ -119,7 +119,7 @@ mod query;
 mod ready;
 mod recs;
 mod slot;
-mod snapshot;
+pub(crate) mod snapshot;
 mod stage;
 mod standalone;
 mod wake;
@@ -136,7 +136,7 @@ pub use cx::TimerCx;
 pub use manager::Timers;
 pub(crate) use moved::MovedTimer;
 pub(crate) use snapshot::unbound;
-pub use snapshot::TimerSnapshot;
+pub(crate) use snapshot::TimerSnapshot;
 pub use standalone::TimerManager;
 pub(crate) use wake::WakeTarget;
 
