@@ -46,20 +46,12 @@ impl TaskFactory {
     {
         let (index, tag) = self.lock_alloc().alloc();
         let core = Arc::new(Core::new(index, tag, Arc::clone(&self.remote)));
-        let fut: BoxFuture = if self.remote.is_closed() {
+        let fut: BoxFuture = if self.is_closed() {
             drop(f);
             core.cancel_remotely();
-            Box::pin(TaskCell {
-                head: 0,
-                fut: std::future::pending::<T>(),
-                tail: 0,
-            })
+            TaskCell::boxed(std::future::pending::<T>())
         } else {
-            Box::pin(TaskCell {
-                head: 0,
-                fut: f(TaskCx::new(self.id)),
-                tail: 0,
-            })
+            TaskCell::boxed(f(TaskCx::new(self.id)))
         };
         let handle = TaskHandle::new(TaskRef::new(Arc::clone(&core), self.id));
         let task = NewTask {
@@ -89,6 +81,11 @@ impl TaskFactory {
             exec.insert(task.take().expect("once"))
         });
         (task, handle)
+    }
+
+    /// The scheduler is being dropped (see [`make`](Self::make)).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.remote.is_closed()
     }
 
     pub(super) fn lock_alloc(&self) -> std::sync::MutexGuard<'_, HandleAlloc> {

@@ -29,6 +29,17 @@ pin_project_lite::pin_project! {
     }
 }
 
+impl<F: Future<Output: Send + 'static> + Send + 'static> TaskCell<F> {
+    /// `fut` in a cell, boxed and type-erased.
+    pub(super) fn boxed(fut: F) -> BoxFuture {
+        Box::pin(TaskCell {
+            head: 0,
+            fut,
+            tail: 0,
+        })
+    }
+}
+
 /// A task's output on its way to the handle (boxed: a `()` output allocates nothing).
 pub(crate) type AnyOutput = Box<dyn Any + Send>;
 

@@ -63,9 +63,9 @@ impl<C: 'static> TaskCx<C> {
     }
 
     /// Waits `d` of game time (dilated, stopped while paused). The wait is a one-shot timer
-    /// in the scheduler's [`Timers`](crate::timer::Timers); it resumes the task in the latent stage of the
-    /// first frame whose timer stage reaches the due time, never in the frame the wait
-    /// started. Started right after another delay on the same clock ended, it counts from that
+    /// in the scheduler's [`Timers`](crate::timer::Timers); it resumes the task in the latent
+    /// stage of the first frame whose timer stage reaches the due time, never in the frame the
+    /// wait started. Started right after another delay on the same clock ended, it counts from that
     /// delay's due time, so loops keep their rhythm.
     pub fn delay(&self, d: Span) -> Sleep<C> {
         Sleep::new(self.exec, Domain::Game, d.flicks())

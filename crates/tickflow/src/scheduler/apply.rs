@@ -50,8 +50,6 @@ pub(crate) struct Shared<C: 'static> {
     wake: Arc<AtomicBool>,
     /// The clocks of the frame being run (or the last one), for `Commands::clocks`.
     clocks: Mutex<Clocks>,
-    /// The scheduler is being dropped: a command queued now is dropped at once.
-    closed: AtomicBool,
 }
 
 impl<C: 'static> Shared<C> {
@@ -64,7 +62,6 @@ impl<C: 'static> Shared<C> {
             queue: Mutex::new(Vec::new()),
             wake,
             clocks: Mutex::new(Clocks::default()),
-            closed: AtomicBool::new(false),
         }
     }
 
@@ -81,8 +78,10 @@ impl<C: 'static> Shared<C> {
     }
 
     pub(crate) fn push(&self, c: Command<C>) {
-        if self.closed.load(Ordering::Acquire) {
-            return; // dropped here, by the destructor of the dropping scheduler that queued it
+        if self.tasks.is_closed() {
+            // The scheduler is being dropped: the command is dropped here, by the destructor
+            // that queued it.
+            return;
         }
         self.lock().push(c);
         self.wake.store(true, Ordering::Release);
@@ -161,12 +160,12 @@ pub(crate) fn remove_owner<C: 'static>(p: &mut Parts<'_, C>, owner: OwnerId) {
     }
 }
 
-/// The scheduler is being dropped: its queued commands are dropped, not applied, and nothing
-/// can be queued after. The executor must be active (a destructor may use a `TaskCx`).
-/// Queued tasks join the executor, whose drop cancels them, so their handles say so. A
-/// destructor that panics stops none of it: the first panic goes on once all is dropped.
+/// The scheduler is being dropped (its executor is closed, so nothing can be queued after):
+/// its queued commands are dropped, not applied. The executor must be active (a destructor
+/// may use a `TaskCx`). Queued tasks join the executor, whose drop cancels them, so their
+/// handles say so. A destructor that panics stops none of it: the first panic goes on once
+/// all is dropped.
 pub(crate) fn discard_queue<C: 'static>(shared: &Shared<C>, exec: &Exec<C>) {
-    shared.closed.store(true, Ordering::Release);
     crate::unwind::each_then_raise(shared.take(), |c| {
         if let Command::Spawn(task) = c {
             exec.insert(task);

@@ -104,6 +104,7 @@ pub(crate) mod resolver;
 pub(crate) mod snapshot;
 mod stages;
 pub(crate) mod sync;
+mod teardown;
 
 use std::fmt;
 use std::future::Future;
@@ -148,51 +149,6 @@ pub struct Scheduler<C: 'static> {
     stage_timing: bool,
     /// Owners' move epochs and frozen owners (see `migrate.rs`).
     moves: migrate::Moves<C>,
-}
-
-impl<C: 'static> Drop for Scheduler<C> {
-    /// Closes the executor first: what destructors spawn from now on is cancelled at birth
-    /// (so a destructor that spawns a task whose destructor spawns again cannot keep the drop
-    /// going). Then queued commands, timers, tick functions, tickables and latent actions are
-    /// dropped while the executor is active, so that a closure's destructor may use the
-    /// `TaskCx` it holds; the tasks are cancelled last, when the executor is dropped.
-    fn drop(&mut self) {
-        let exec = self.tasks.exec();
-        exec.close();
-        let ticks = TickFunctions::new(Arc::clone(&self.shared.ticks), exec.wake().clone());
-        let tickables = Tickables::new(Arc::clone(&self.shared.tickables));
-        let shared = &self.shared;
-        let parts: [Box<dyn FnOnce() + '_>; 5] = [
-            Box::new(|| apply::discard_queue(shared, exec)),
-            Box::new(drop_now(std::mem::replace(&mut self.timers, Timers::new()))),
-            Box::new(drop_now(std::mem::replace(&mut self.ticks, ticks))),
-            Box::new(drop_now(std::mem::replace(&mut self.tickables, tickables))),
-            Box::new(drop_now(std::mem::replace(
-                &mut self.latent,
-                LatentActions::new(),
-            ))),
-        ];
-        let discarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            exec.activate(|| {
-                crate::unwind::each_then_raise(parts, |part| {
-                    part();
-                    true
-                })
-            })
-        }));
-        // A destructor's panic goes on, unless one is already unwinding (a second panic
-        // would abort the process).
-        if let Err(p) = discarded {
-            if !std::thread::panicking() {
-                std::panic::resume_unwind(p);
-            }
-        }
-    }
-}
-
-/// A closure that drops `x` when called.
-fn drop_now<T>(x: T) -> impl FnOnce() {
-    move || drop(x)
 }
 
 impl<C: 'static> Default for Scheduler<C> {
