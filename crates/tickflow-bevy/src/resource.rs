@@ -124,10 +124,11 @@ impl Tickflow {
 
     /// Puts `sched` in place: now between frames, or when the running frame ends.
     fn replace(&mut self, sched: Scheduler<World>) {
-        let running = self.slot().is_none();
-        let slot = match running {
-            true => self.restored.get_mut().unwrap_or_else(|p| p.into_inner()),
-            false => self.slot(),
+        // While a frame runs, its scheduler is out of the slot: the restored one waits.
+        let slot = if self.slot().is_none() {
+            self.restored.get_mut().unwrap_or_else(|p| p.into_inner())
+        } else {
+            self.slot()
         };
         *slot = Some(Box::new(sched));
         self.last = None;

@@ -36,6 +36,16 @@ fn frame(app: &mut App) -> u64 {
     sched(app).scheduler().frame()
 }
 
+/// Pauses or resumes Bevy's virtual clock.
+fn set_paused(app: &mut App, on: bool) {
+    let mut virt = app.world_mut().resource_mut::<Time<Virtual>>();
+    if on {
+        virt.pause();
+    } else {
+        virt.unpause();
+    }
+}
+
 #[test]
 fn one_frame_per_fixed_step_of_exactly_one_period() {
     // 60 Hz: Bevy's step is 16,666,667 ns; tickflow's is exactly 1/60 s.
@@ -129,7 +139,7 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
     assert_eq!(app.world().resource::<Log>().0, ["game", "real"]);
     app.world_mut().resource_mut::<Log>().0.clear();
 
-    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    set_paused(&mut app, true);
     app.update();
     app.update();
     let report = sched(&mut app).last_report().unwrap().clone();
@@ -142,7 +152,7 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
     assert_eq!(sched(&mut app).scheduler().now().since_start(), millis(100));
     app.world_mut().resource_mut::<Log>().0.clear();
 
-    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    set_paused(&mut app, false);
     app.update();
     assert_eq!(app.world().resource::<Log>().0, ["game", "real"]);
 }
@@ -163,7 +173,7 @@ fn frame_timers_wait_through_a_pause() {
         .domain(Domain::Real)
         .call(|world, _| log(world, "real".into()));
     app.update(); // step 1
-    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    set_paused(&mut app, true);
     for _ in 0..10 {
         app.update(); // ten paused frames: real time runs, the step count does not
     }
@@ -171,7 +181,7 @@ fn frame_timers_wait_through_a_pause() {
     assert_eq!(frame(&mut app), 11, "paused frames are frames");
     let clocks = sched(&mut app).scheduler().clocks();
     assert_eq!(clocks.now(Domain::Frames).flicks(), 1, "but not steps");
-    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    set_paused(&mut app, false);
     app.update(); // step 2
     assert_eq!(app.world().resource::<Log>().0, ["real"]);
     app.update(); // step 3
@@ -189,12 +199,12 @@ fn entity_frame_timers_wait_through_a_pause() {
         .call(|world| log(world, "fired".into()));
     app.world_mut().flush();
     app.update(); // step 1: the queued timer is set before the step, which counts
-    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    set_paused(&mut app, true);
     for _ in 0..5 {
         app.update();
     }
     assert!(app.world().resource::<Log>().0.is_empty());
-    app.world_mut().resource_mut::<Time<Virtual>>().unpause();
+    set_paused(&mut app, false);
     let mut steps = 0;
     while app.world().resource::<Log>().0.is_empty() {
         app.update();
@@ -281,7 +291,7 @@ fn variable_mode_runs_one_frame_per_update_of_virtual_time() {
     let now = sched(&mut app).scheduler().now().since_start();
     assert_eq!(now.flicks(), 999 * 7_000_001 * 441 / 625);
     assert_eq!(frame(&mut app), 1000);
-    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    set_paused(&mut app, true);
     app.update();
     assert!(sched(&mut app).last_report().unwrap().paused);
 }

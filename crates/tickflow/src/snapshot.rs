@@ -14,12 +14,12 @@
 //!   `Serialize + Deserialize` in any serde format (JSON for save files you can read, a
 //!   compact binary one such as postcard or bincode for the network).
 //! - Closures are the one thing a snapshot cannot hold. On restore, each callback is bound
-//!   again by a [`Resolver`], usually a [`Registry`] of callbacks by name: timers by their [`name`](crate::timer::TimerBuilder::name) or
-//!   [`tag`](crate::timer::TimerBuilder::tag), tick functions by
-//!   [`TickSettings::name`](crate::tick::TickSettings::name), tickables by
-//!   [`Tickable::name`], latent completions by their
-//!   `(owner, uuid)` key. A callback's captured state must therefore be derivable from its
-//!   key or live in the context `C` (which is yours to save).
+//!   again by a [`Resolver`], usually a [`Registry`] of callbacks by name: timers by their
+//!   [`name`](crate::timer::TimerBuilder::name) or [`tag`](crate::timer::TimerBuilder::tag),
+//!   tick functions by [`TickSettings::name`](crate::tick::TickSettings::name), tickables by
+//!   [`Tickable::name`], latent completions by their `(owner, uuid)` key. A callback's captured
+//!   state must therefore be derivable from its key or live in the context `C` (which is yours
+//!   to save).
 //! - Restoring is all or nothing: a callback the resolver cannot bind, a snapshot of another
 //!   format version, data that contradicts itself or values no running scheduler reaches (a
 //!   clock or counter at its end) give a [`RestoreError`] that names the problem, and nothing

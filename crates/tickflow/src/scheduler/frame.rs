@@ -63,8 +63,9 @@ impl<C: 'static> Scheduler<C> {
         self.run_frame(opened, real_dt, clamped, game_dt, ctx)
     }
 
-    /// Whether a paused frame moves the [`Domain::Frames`](crate::time::Domain::Frames) clock: `false` (the default) counts
-    /// every frame there, `true` stops it while paused, as the game clock stops, so that
+    /// Whether a paused frame moves the [`Domain::Frames`](crate::time::Domain::Frames)
+    /// clock: `false` (the default) counts every frame there, `true` stops it while paused,
+    /// as the game clock stops, so that
     /// frame timers, frame intervals and frame-counted latent actions count the frames the
     /// game ran. Use it when paused frames only keep a pause menu alive (the plugin of
     /// `tickflow-bevy` sets it: its frames are fixed steps, and a paused app makes none).

@@ -13,9 +13,10 @@ use crate::tickable::TickableSnapshot;
 use crate::time::{Domain, Span};
 use crate::timer::{TimerSnapshot, Timers};
 
-/// A [`Scheduler`] saved as plain data: clocks, frame number, pause (and whether it stops
-/// the frame clock), dilation and `max_delta`, tick functions, tickables, timers and latent actions, with every handle
-/// allocator. See the [`snapshot`](crate::snapshot) module for what it leaves out.
+/// A [`Scheduler`] saved as plain data: clocks, frame number, pause (and whether it stops the
+/// frame clock), dilation and `max_delta`, tick functions, tickables, timers and latent
+/// actions, with every handle allocator. See the [`snapshot`](crate::snapshot) module for what
+/// it leaves out.
 ///
 /// `Clone + PartialEq`; with the `serde` feature `Serialize + Deserialize`.
 #[derive(Clone, Debug, PartialEq)]
@@ -184,8 +185,8 @@ impl<C: 'static> Scheduler<C> {
     ///
     /// # Errors
     ///
-    /// All or nothing, as [`TimerManager::restore`](crate::timer::TimerManager::restore): the first item the resolver cannot
-    /// bind, a version mismatch or contradictory data.
+    /// All or nothing, as [`TimerManager::restore`](crate::timer::TimerManager::restore): the
+    /// first item the resolver cannot bind, a version mismatch or contradictory data.
     pub fn restore(
         snap: &SchedulerSnapshot,
         resolver: &mut dyn Resolver<C>,

@@ -161,7 +161,7 @@ pub(crate) fn valid_dilation(factor: f64) -> bool {
 /// |---|---|---|
 /// | `Game` | the frame's delta × time dilation, clamped to `max_delta` | stopped |
 /// | `Real` | the true frame delta | runs |
-/// | `Frames` | one per frame (a `Span`/`Time` on it counts frames) | runs (stopped if [set](crate::Scheduler::set_frame_clock_pauses)) |
+/// | `Frames` | one per frame (a `Span`/`Time` on it counts frames) | runs ([unless set](crate::Scheduler::set_frame_clock_pauses)) |
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Domain {

@@ -68,8 +68,9 @@ pub(crate) enum Base {
 
 /// One-shot and looping timers on three clocks: set, clear, pause and query them. A
 /// [`Scheduler`](crate::Scheduler)'s frames move their clocks
-/// ([`Scheduler::timers`](crate::Scheduler::timers) hands them out); a [`TimerManager`](super::TimerManager)
-/// holds them on their own and moves the clocks with [`tick`](super::TimerManager::tick).
+/// ([`Scheduler::timers`](crate::Scheduler::timers) hands them out); a
+/// [`TimerManager`](super::TimerManager) holds them on their own and moves the clocks with
+/// [`tick`](super::TimerManager::tick).
 ///
 /// `C` is your context (game state): every callback gets `&mut C`. See the [module
 /// docs](crate::timer) for the rules every method keeps.

@@ -3,8 +3,9 @@
 //! [`Timers<C>`] sets, clears, pauses and queries timers; its clocks move with the frames of
 //! the [`Scheduler`](crate) that holds it (its timer stage), or with
 //! [`TimerManager::tick`] for a [`TimerManager<C>`], a complete timer library on its own
-//! (tick it from your loop; it derefs to `Timers`). It is modelled on Unreal's `FTimerManager`, Unity's
-//! `vp_Timer` and the C# `TickTimer`/`FrameTimer`, with their disagreements settled as below.
+//! (tick it from your loop; it derefs to `Timers`). It is modelled on Unreal's
+//! `FTimerManager`, Unity's `vp_Timer` and the C# `TickTimer`/`FrameTimer`, with their
+//! disagreements settled as below.
 //!
 //! # Rules
 //!
@@ -191,12 +192,13 @@ pub(crate) fn assert_catch_up_cap(calls_per_timer: u64) {
 }
 
 crate::handle::handle_type! {
-    /// Identifies one timer in one [`TimerManager`].
+    /// Identifies one timer in one [`Timers`] (of a scheduler or a [`TimerManager`]).
     ///
     /// Copy it freely: once the timer is cleared or finished, every query with the handle answers
     /// `false`/`None`, even after a new timer reuses its slot. The `Default` handle never names a
     /// timer (like Unreal's invalid `FTimerHandle`), which makes it a good initial value for a
-    /// field passed to [`replace`](TimerBuilder::replace). 8 bytes; `Option<TimerHandle>` is 8 bytes too.
+    /// field passed to [`replace`](TimerBuilder::replace). 8 bytes; `Option<TimerHandle>` is
+    /// 8 bytes too.
     ///
     /// A handle belongs to the manager that made it: passed to another manager it is answered
     /// like a stale one and changes nothing there. The check is certain between any two of

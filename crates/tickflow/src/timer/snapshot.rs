@@ -2,11 +2,11 @@
 //!
 //! Ground rules:
 //!
-//! - A snapshot holds everything that decides what the manager does next: the three clocks
-//!   and the tick number, the open-frame flag, the set-order counter, the fire budget, every live timer's record in
-//!   set order, and the handle allocator (every slot's generation and the free list in reuse
-//!   order, and the container id its handles carry). Callbacks and `on_cancel` hooks are the
-//!   only things it cannot hold.
+//! - A snapshot holds everything that decides what the manager does next: the three clocks and
+//!   the tick number, the open-frame flag, the set-order counter, the fire budget, every live
+//!   timer's record in set order, and the handle allocator (every slot's generation and the
+//!   free list in reuse order, and the container id its handles carry). Callbacks and
+//!   `on_cancel` hooks are the only things it cannot hold.
 //! - Taking one costs one sequential pass over the slots plus work per live timer: the free
 //!   list is a stack that is copied, not walked.
 //! - The wheel and the ready queue are not saved: they are indexes over the records, and the
@@ -29,9 +29,10 @@ use crate::time::Domain;
 /// [`Timers`] saved as plain data: clocks, timer records and the handle allocator.
 ///
 /// Make one with [`Timers::snapshot`], turn it back into a manager with
-/// [`TimerManager::restore`](super::TimerManager::restore). With the `serde` feature it is `Serialize + Deserialize` (any
-/// format; about 27 bytes per timer in postcard). Equal snapshots restore to managers that
-/// make the same calls in the same order and hand out the same handles.
+/// [`TimerManager::restore`](super::TimerManager::restore). With the `serde` feature it is
+/// `Serialize + Deserialize` (any format; about 27 bytes per timer in postcard). Equal
+/// snapshots restore to managers that make the same calls in the same order and hand out the
+/// same handles.
 ///
 /// # Examples
 ///
