@@ -101,8 +101,8 @@ impl World {
     fn new() -> World {
         let mut other = Scheduler::new();
         let t = other.timers().after(secs(1.0)).call(|_, _| {});
-        let k = other.add_tick(TickSettings::named("peer"), |_, _| {});
-        let b = other.add_tickable(Echo::new("peer", None));
+        let k = other.ticks().add(TickSettings::named("peer"), |_, _| {});
+        let b = other.tickables().add(Echo::new("peer", None));
         World {
             s: Scheduler::new(),
             g: Game::default(),
@@ -209,61 +209,65 @@ impl World {
                     .in_group(TickGroup::ALL[group as usize % TickGroup::ALL.len()])
                     .every(millis(interval_ms.into()));
                 let h = if parallel {
-                    s.add_parallel_tick(
+                    s.ticks().add_parallel(
                         settings,
                         (),
                         |_: &mut (), _: &Game, _: &mut Deferred<Game>| {},
                     )
                 } else {
-                    s.add_tick(settings, |g: &mut Game, _: &mut TickCx<Game>| g.calls += 1)
+                    s.ticks()
+                        .add(settings, |g: &mut Game, _: &mut TickCx<Game>| g.calls += 1)
                 };
                 self.ticks.push(h);
             }
             Op::RemoveTick(k) => {
                 if let Some(h) = pick(&self.ticks, k) {
-                    if s.remove_tick(h) {
-                        assert!(!s.contains_tick(h) && !s.remove_tick(h));
+                    if s.ticks().remove(h) {
+                        assert!(!s.ticks().contains(h) && !s.ticks().remove(h));
                     }
                 }
             }
             Op::Prereq(a, b) => {
                 if let (Some(a), Some(b)) = (pick(&self.ticks, a), pick(&self.ticks, b)) {
-                    let live = s.contains_tick(a) && s.contains_tick(b);
-                    let r = s.add_prerequisite(a, b);
+                    let live = s.ticks().contains(a) && s.ticks().contains(b);
+                    let r = s.ticks().add_prerequisite(a, b);
                     assert!(live || r.is_err(), "a prerequisite on a removed function");
                     if a == b {
                         assert!(r.is_err(), "a function waits for itself");
                     }
                     if r.is_ok() && a != b {
-                        assert!(s.add_prerequisite(b, a).is_err(), "a two-function cycle");
+                        assert!(
+                            s.ticks().add_prerequisite(b, a).is_err(),
+                            "a two-function cycle"
+                        );
                     }
                 }
             }
             Op::RemovePrereq(a, b) => {
                 if let (Some(a), Some(b)) = (pick(&self.ticks, a), pick(&self.ticks, b)) {
-                    s.remove_prerequisite(a, b);
+                    s.ticks().remove_prerequisite(a, b);
                 }
             }
             Op::Enable(k, on) => {
                 if let Some(h) = pick(&self.ticks, k) {
-                    if s.set_tick_enabled(h, on) {
-                        assert_eq!(s.is_tick_enabled(h), on);
+                    if s.ticks().set_enabled(h, on) {
+                        assert_eq!(s.ticks().is_enabled(h), on);
                     }
                 }
             }
             Op::Interval(k, ms) => {
                 if let Some(h) = pick(&self.ticks, k) {
-                    s.set_tick_interval(h, millis(ms.into()));
+                    s.ticks().set_interval(h, millis(ms.into()));
                 }
             }
             Op::AddTickable(o) => {
-                let h = s.add_tickable(Echo::new("echo", Some(owner(o))));
+                let h = s.tickables().add(Echo::new("echo", Some(owner(o))));
                 self.tickables.push(h);
             }
             Op::RemoveTickable(k) => {
                 if let Some(h) = pick(&self.tickables, k) {
-                    if s.remove_tickable(h) {
-                        assert!(!s.contains_tickable(h) && !s.remove_tickable(h));
+                    if s.tickables().remove(h) {
+                        assert!(!s.tickables().contains(h) && !s.tickables().remove(h));
                     }
                 }
             }
@@ -302,9 +306,9 @@ impl World {
                 let (t, tick, b) = self.foreign;
                 assert!(!s.timers().exists(t) && !s.timers().clear(t));
                 assert_eq!(s.timers().remaining(t), None);
-                assert!(!s.contains_tick(tick) && !s.remove_tick(tick));
-                assert!(!s.set_tick_enabled(tick, k % 2 == 0));
-                assert!(!s.contains_tickable(b) && !s.remove_tickable(b));
+                assert!(!s.ticks().contains(tick) && !s.ticks().remove(tick));
+                assert!(!s.ticks().set_enabled(tick, k % 2 == 0));
+                assert!(!s.tickables().contains(b) && !s.tickables().remove(b));
                 if let Some(h) = pick(&self.timers, k) {
                     assert!(
                         !self.other.timers().exists(h),

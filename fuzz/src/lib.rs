@@ -173,18 +173,22 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, other: OwnerId) {
         .catch_up(CatchUp::Once)
         .call(count);
     let body = |g: &mut Game, _: &mut TickCx<Game>| g.calls += 1;
-    let outside = s.add_tick(TickSettings::named("world").owned_by(other), body);
-    let a = s.add_tick(TickSettings::named("move").owned_by(owner), body);
-    let b = s.add_tick(
+    let outside = s
+        .ticks()
+        .add(TickSettings::named("world").owned_by(other), body);
+    let a = s
+        .ticks()
+        .add(TickSettings::named("move").owned_by(owner), body);
+    let b = s.ticks().add(
         TickSettings::named("think")
             .owned_by(owner)
             .every(millis(150))
             .in_group(TickGroup::PostPhysics),
         body,
     );
-    s.add_prerequisite(b, a).expect("no cycle");
-    s.add_prerequisite(a, outside).expect("no cycle");
-    s.add_tickable(Echo::new("aura", Some(owner)));
+    s.ticks().add_prerequisite(b, a).expect("no cycle");
+    s.ticks().add_prerequisite(a, outside).expect("no cycle");
+    s.tickables().add(Echo::new("aura", Some(owner)));
     s.latent()
         .delay(owner, 1, millis(300), |g: &mut Game| g.calls += 1);
     s.latent()
@@ -201,7 +205,7 @@ pub fn busy_world() -> (Scheduler<Game>, Game) {
     for k in 100..104 {
         populate(&mut s, OwnerId::new(k), OwnerId::new(k + 50));
     }
-    s.add_tickable(Echo::new("hud", None));
+    s.tickables().add(Echo::new("hud", None));
     for _ in 0..5 {
         s.tick(frame(), &mut g);
     }

@@ -31,11 +31,13 @@ impl Resolver<u64> for Bind {
 /// An owner of `n` functions, each waiting for every earlier one and for "world".
 fn dense_owner(n: usize) -> OwnerSnapshot {
     let mut s = Scheduler::<u64>::new();
-    let world = s.add_tick(TickSettings::named("world"), |n, _| *n += 1);
-    let first = s.add_tick(TickSettings::named("f0").owned_by(OWNER), |n, _| *n += 1);
-    s.add_prerequisite(first, world).expect("no cycle");
+    let world = s.ticks().add(TickSettings::named("world"), |n, _| *n += 1);
+    let first = s
+        .ticks()
+        .add(TickSettings::named("f0").owned_by(OWNER), |n, _| *n += 1);
+    s.ticks().add_prerequisite(first, world).expect("no cycle");
     for k in 1..n {
-        s.add_tick(
+        s.ticks().add(
             TickSettings::named(format!("f{k}")).owned_by(OWNER),
             |n, _| *n += 1,
         );
@@ -55,12 +57,16 @@ fn dense_owner(n: usize) -> OwnerSnapshot {
 /// A destination in mid-game: 2,000 functions of 1,000 other owners, one named "world".
 fn destination() -> Scheduler<u64> {
     let mut s = Scheduler::new();
-    s.add_tick(TickSettings::named("world"), |n, _| *n += 1);
+    s.ticks().add(TickSettings::named("world"), |n, _| *n += 1);
     for id in 2..1_002 {
         let owner = OwnerId::new(id);
-        let a = s.add_tick(TickSettings::named("move").owned_by(owner), |n, _| *n += 1);
-        let b = s.add_tick(TickSettings::named("think").owned_by(owner), |n, _| *n += 1);
-        s.add_prerequisite(b, a).expect("no cycle");
+        let a = s
+            .ticks()
+            .add(TickSettings::named("move").owned_by(owner), |n, _| *n += 1);
+        let b = s
+            .ticks()
+            .add(TickSettings::named("think").owned_by(owner), |n, _| *n += 1);
+        s.ticks().add_prerequisite(b, a).expect("no cycle");
     }
     s.tick(Span::frames(1, 60), &mut 0);
     s
@@ -110,9 +116,9 @@ pub fn run(opts: &Options) {
             times[2].push(ms(start));
             let start = Instant::now();
             let saved = dest.snapshot();
-            let (again, _) = Scheduler::restore(&saved, &mut Bind).expect("restores");
+            let (mut again, _) = Scheduler::restore(&saved, &mut Bind).expect("restores");
             times[3].push(ms(start));
-            assert_eq!(again.tick_count(), dest.tick_count());
+            assert_eq!(again.ticks().len(), dest.ticks().len());
         }
         let [decode, import, frame, save] = times.map(median);
         println!(

@@ -56,7 +56,7 @@ fn frames(sched: &mut Scheduler<u64>, frames: usize) -> (f64, u64) {
 fn task_loops(p: &[Span]) -> Scheduler<u64> {
     let mut sched = Scheduler::<u64>::new();
     for &period in p {
-        sched.spawn(None, move |cx| async move {
+        sched.tasks().spawn(None, move |cx| async move {
             loop {
                 cx.delay(period).await;
                 cx.with(|n| *n += 1);
@@ -124,7 +124,7 @@ fn l2(n: usize) -> (f64, usize, f64) {
     sched.tick(Span::frames(1, 60), &mut 0);
     let before = live();
     for _ in 0..n {
-        sched.spawn(None, |cx| {
+        sched.tasks().spawn(None, |cx| {
             let fut = async move {
                 loop {
                     cx.delay(secs(1000.0)).await;

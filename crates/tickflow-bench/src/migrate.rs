@@ -46,10 +46,10 @@ impl Resolver<u64> for Bind {
 fn actor(s: &mut Scheduler<u64>, id: u64) {
     let owner = OwnerId::new(id);
     let settings = TickSettings::named(format!("move {id}")).owned_by(owner);
-    let mv = s.add_tick(settings, tick_cb(id));
+    let mv = s.ticks().add(settings, tick_cb(id));
     let settings = (TickSettings::named(format!("think {id}")).owned_by(owner)).every(millis(200));
-    let think = s.add_tick(settings, tick_cb(id));
-    s.add_prerequisite(think, mv).expect("no cycle");
+    let think = s.ticks().add(settings, tick_cb(id));
+    s.ticks().add_prerequisite(think, mv).expect("no cycle");
     let t = s.timers();
     t.every(millis(1_500))
         .owner(owner)

@@ -47,7 +47,7 @@ fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
     let handles: Vec<TickHandle> = graph
         .iter()
         .map(|&(g, _)| {
-            sched.add_tick(
+            sched.ticks().add(
                 TickSettings::default().in_group(TickGroup::ALL[g]),
                 |n, _| *n += 1,
             )
@@ -55,7 +55,10 @@ fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
         .collect();
     for (i, &(_, pre)) in graph.iter().enumerate() {
         if let Some(p) = pre {
-            sched.add_prerequisite(handles[i], handles[p]).unwrap();
+            sched
+                .ticks()
+                .add_prerequisite(handles[i], handles[p])
+                .unwrap();
         }
     }
     let mut n = 0u64;
@@ -144,7 +147,7 @@ fn s2_intervals(n: usize, always_pct: u32) -> Vec<Span> {
 fn s2_tickflow(intervals: &[Span], frames: usize) -> (f64, f64) {
     let mut sched = Scheduler::<u64>::new();
     for &interval in intervals {
-        sched.add_tick(
+        sched.ticks().add(
             TickSettings {
                 interval,
                 ..TickSettings::default()
@@ -223,9 +226,9 @@ fn s3(parallel: bool, rounds: u64, frames: usize) -> f64 {
         seed: u64,
     }
     let mut sched = Scheduler::<World>::new();
-    sched.set_parallel(parallel);
+    sched.ticks().set_parallel(parallel);
     for i in 0..1_000u64 {
-        sched.add_parallel_tick(
+        sched.ticks().add_parallel(
             TickSettings::default(),
             i,
             move |acc: &mut u64, w: &World, _| {

@@ -53,7 +53,8 @@ fn one_frame_per_fixed_step_of_exactly_one_period() {
     app.world_mut()
         .resource_mut::<Tickflow>()
         .scheduler()
-        .add_tick(TickSettings::named("step"), |world, cx| {
+        .ticks()
+        .add(TickSettings::named("step"), |world, cx| {
             let line = format!("frame {} dt {:?}", cx.clocks().frame(), cx.dt());
             log(world, line);
         });
@@ -80,9 +81,11 @@ fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
     app.init_resource::<Frame>();
     let mut tf = app.world_mut().resource_mut::<Tickflow>();
     let sched = tf.scheduler();
-    sched.add_tick(TickSettings::named("frame"), |world, cx| {
-        world.resource_mut::<Frame>().0 = cx.frame();
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("frame"), |world, cx| {
+            world.resource_mut::<Frame>().0 = cx.frame();
+        });
     sched
         .timers()
         .every(millis(300))
@@ -93,7 +96,7 @@ fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
             let frame = world.resource::<Frame>().0;
             log(world, format!("latent {frame}"))
         });
-    sched.spawn(None, |cx: TaskCx<World>| async move {
+    sched.tasks().spawn(None, |cx: TaskCx<World>| async move {
         cx.frames(4).await;
         let frame = cx.frame();
         cx.with(|world| log(world, format!("task 4 frames {frame}")));
@@ -130,7 +133,8 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
         .domain(Domain::Real)
         .call(|world, _| log(world, "real".into()));
     tf.scheduler()
-        .add_tick(TickSettings::named("menu").when_paused(), |world, cx| {
+        .ticks()
+        .add(TickSettings::named("menu").when_paused(), |world, cx| {
             if cx.clocks().delta(Domain::Game).is_zero() {
                 log(world, "menu (paused)".into());
             }

@@ -96,7 +96,7 @@ fn a_despawned_owner_leaves_nothing_behind() {
             .every_frames(1)
             .owner(owner(who))
             .call(move |world, _| log(world, format!("{name} timer")));
-        sched.add_tick(
+        sched.ticks().add(
             TickSettings::named(name).owned_by(owner(who)),
             move |world, _| log(world, format!("{name} tick")),
         );
@@ -105,12 +105,14 @@ fn a_despawned_owner_leaves_nothing_behind() {
             .delay(owner(who), 1, millis(300), move |world: &mut World| {
                 log(world, format!("{name} latent"))
             });
-        sched.spawn(Some(owner(who)), move |cx: TaskCx<World>| async move {
-            loop {
-                cx.next_frame().await;
-                cx.with(|world| log(world, format!("{name} task")));
-            }
-        });
+        sched
+            .tasks()
+            .spawn(Some(owner(who)), move |cx: TaskCx<World>| async move {
+                loop {
+                    cx.next_frame().await;
+                    cx.with(|world| log(world, format!("{name} task")));
+                }
+            });
     }
     run(&mut app, 3);
     let mut kinds = lines(&app);
@@ -128,8 +130,8 @@ fn a_despawned_owner_leaves_nothing_behind() {
     );
     let mut tf = app.world_mut().resource_mut::<Tickflow>();
     let sched = tf.scheduler();
-    assert_eq!(sched.tick_count(), 1);
-    assert_eq!(sched.task_count(), 1);
+    assert_eq!(sched.ticks().len(), 1);
+    assert_eq!(sched.tasks().len(), 1);
     assert_eq!(sched.timers().len(), 1);
     assert_eq!(sched.latent().count_for_owner(owner(unit)), 0);
 }

@@ -213,11 +213,12 @@ fn simulate(s: &Settings) -> Run {
     world.finish();
     let (tick_functions, timers_live, latent_live) = world.counts();
     let dot = world
-        .shards()
+        .shards_mut()
         .next()
         .expect("a shard")
         .sched
-        .tick_kinds_dot();
+        .ticks()
+        .kinds_dot();
     Run {
         frames,
         wall,

@@ -172,11 +172,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let mut world = arena::Cluster::new(actors, seed, 1, arena::BossMode::Task, false);
             // One frame takes the first actors in, so the order shows the real world.
             world.frame(tickflow::Span::frames(1, 60));
-            let shard = world.shards().next().expect("one shard");
+            let shard = world.shards_mut().next().expect("one shard");
             if args.dot {
-                print!("{}", shard.sched.tick_graph_dot());
+                print!("{}", shard.sched.ticks().graph_dot());
             } else if args.dot_kinds {
-                print!("{}", shard.sched.tick_kinds_dot());
+                print!("{}", shard.sched.ticks().kinds_dot());
             } else {
                 println!(
                     "Tick order of an arena with {} actors (one shard), after its first frame:\n",

@@ -29,10 +29,12 @@ const SPEED: f64 = 120.0; // pixels per second
 
 fn main() {
     let mut sched = Scheduler::<Game>::new();
-    sched.add_tick(TickSettings::named("physics"), |game: &mut Game, cx| {
-        game.prev_x = game.x;
-        game.x += SPEED * cx.dt().as_secs_f64();
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("physics"), |game: &mut Game, cx| {
+            game.prev_x = game.x;
+            game.x += SPEED * cx.dt().as_secs_f64();
+        });
     sched.timers().every(secs(0.5)).call(|game: &mut Game, cx| {
         let line = format!(
             "{:>5.2} s game time: spawn wave {} (ball at {:.0} px)",

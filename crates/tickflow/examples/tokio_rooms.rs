@@ -45,12 +45,14 @@ fn open_room(id: u32, players: u32) -> (Scheduler<Room>, Room) {
         gates_open: false,
         log: Vec::new(),
     };
-    sched.add_tick(TickSettings::named("movement"), |room: &mut Room, cx| {
-        let step = i64::try_from(cx.dt().flicks() / 1_000_000).unwrap_or(0);
-        for p in &mut room.players {
-            p.x += step;
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("movement"), |room: &mut Room, cx| {
+            let step = i64::try_from(cx.dt().flicks() / 1_000_000).unwrap_or(0);
+            for p in &mut room.players {
+                p.x += step;
+            }
+        });
     for p in 0..players as usize {
         sched
             .timers()
@@ -64,7 +66,7 @@ fn open_room(id: u32, players: u32) -> (Scheduler<Room>, Room) {
             room.gates_open = true;
             room.log.push("gates open".into());
         });
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         for left in (1..=3).rev() {
             cx.with(|room: &mut Room| room.log.push(format!("{left}...")));
             cx.delay(secs(0.5)).await;

@@ -18,13 +18,13 @@
 //!
 //! let mut sched = Scheduler::<Game>::new();
 //! // Every frame: move, by exactly this frame's game time.
-//! sched.add_tick(TickSettings::named("move"), |g: &mut Game, cx| {
+//! sched.ticks().add(TickSettings::named("move"), |g: &mut Game, cx| {
 //!     g.x += 60.0 * cx.dt().as_secs_f64();
 //! });
 //! // Every 2 s of game time: a wave.
 //! sched.timers().every(secs(2.0)).call(|g: &mut Game, _| g.waves += 1);
 //! // A script that waits across frames.
-//! sched.spawn(None, |cx| async move {
+//! sched.tasks().spawn(None, |cx| async move {
 //!     cx.delay(secs(1.0)).await;
 //!     cx.with(|g| g.boss_said.push("you are late"));
 //! });

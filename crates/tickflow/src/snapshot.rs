@@ -33,7 +33,7 @@
 //!
 //! # What is not saved
 //!
-//! - **Async tasks** ([`Scheduler::spawn`]) are opaque futures: a snapshot counts them as not
+//! - **Async tasks** ([`Tasks::spawn`](crate::latent::Tasks::spawn)) are opaque futures: a snapshot counts them as not
 //!   saved (their delay timers are left out, as if the tasks had been cancelled), and
 //!   [`RestoreReport::tasks_not_saved`] says so. Drive scripted sequences that must survive a
 //!   rollback with timers, tick functions or latent actions instead.
@@ -50,7 +50,7 @@
 //! - Commands queued through [`Commands`](crate::scheduler::Commands) and not yet applied:
 //!   call [`Scheduler::apply_commands`] before taking a snapshot (any direct call on the
 //!   scheduler, and every frame, applies them first too).
-//! - [`Scheduler::set_parallel`] is a setting of the machine, not state of the game (both
+//! - [`TickFunctions::set_parallel`](crate::tick::TickFunctions::set_parallel) is a setting of the machine, not state of the game (both
 //!   settings give the same results): a restored scheduler starts with the default, parallel.
 //!   Parallel tick functions keep their state `S` in the closure, so like every callback
 //!   they start afresh from the resolver; state that must survive a rollback lives in `C`.
@@ -78,7 +78,7 @@
 //!
 //! let mut sched = Scheduler::<Game>::new();
 //! sched.timers().every(secs(1.0)).name("income").call(income);
-//! sched.add_tick(TickSettings::named("count"), count);
+//! sched.ticks().add(TickSettings::named("count"), count);
 //! let mut game = Game::default();
 //! for _ in 0..90 {
 //!     sched.tick(Span::frames(1, 60), &mut game);

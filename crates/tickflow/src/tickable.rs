@@ -27,13 +27,13 @@
 //! }
 //!
 //! let mut sched = Scheduler::<u64>::new();
-//! let h = sched.add_tickable(Scoreboard { frames: 0 });
+//! let h = sched.tickables().add(Scoreboard { frames: 0 });
 //! let mut total = 0;
 //! sched.tick(secs(0.1), &mut total);
 //! sched.tick(secs(0.1), &mut total);
 //! assert_eq!(total, secs(0.2).flicks());
-//! assert!(sched.remove_tickable(h));
-//! assert!(!sched.remove_tickable(h), "stale handles answer false");
+//! assert!(sched.tickables().remove(h));
+//! assert!(!sched.tickables().remove(h), "stale handles answer false");
 //! ```
 
 mod moved;
@@ -123,8 +123,26 @@ struct Entry<C> {
     obj: Option<Box<dyn Tickable<C>>>,
 }
 
-/// The scheduler's tickables, in registration order.
-pub(crate) struct Tickables<C> {
+/// A scheduler's tickables, ticked in registration order after its timers:
+/// [`Scheduler::tickables`](crate::Scheduler::tickables).
+///
+/// ```
+/// use tickflow::prelude::*;
+///
+/// struct Counter;
+/// impl Tickable<u32> for Counter {
+///     fn tick(&mut self, _dt: Span, n: &mut u32) { *n += 1 }
+/// }
+///
+/// let mut sched = Scheduler::<u32>::new();
+/// let h = sched.tickables().add(Counter);
+/// let mut n = 0;
+/// sched.tick(secs(0.1), &mut n);
+/// assert!(sched.tickables().remove(h));
+/// sched.tick(secs(0.1), &mut n);
+/// assert_eq!((n, sched.tickables().len()), (1, 0));
+/// ```
+pub struct Tickables<C> {
     alloc: SharedAlloc,
     slots: Vec<Option<Entry<C>>>,
     /// Registration order; removed entries stay until compaction.
@@ -142,7 +160,12 @@ impl<C> Tickables<C> {
         }
     }
 
-    pub(crate) fn add(&mut self, t: Box<dyn Tickable<C>>) -> TickableHandle {
+    /// Registers a tickable.
+    pub fn add(&mut self, t: impl Tickable<C> + 'static) -> TickableHandle {
+        self.add_boxed(Box::new(t))
+    }
+
+    pub(crate) fn add_boxed(&mut self, t: Box<dyn Tickable<C>>) -> TickableHandle {
         let (index, gen) = crate::handle::lock_alloc(&self.alloc).alloc();
         let h = TickableHandle::new(index, gen);
         self.add_reserved(h, t);
@@ -172,11 +195,14 @@ impl<C> Tickables<C> {
             .filter(|e| e.gen == h.tag())
     }
 
-    pub(crate) fn contains(&self, h: TickableHandle) -> bool {
+    /// `true` while `h` is registered.
+    pub fn contains(&self, h: TickableHandle) -> bool {
         self.entry(h).is_some()
     }
 
-    pub(crate) fn remove(&mut self, h: TickableHandle) -> bool {
+    /// Unregisters a tickable; `false` for a stale handle. Removed while tickables tick, it
+    /// is skipped at once.
+    pub fn remove(&mut self, h: TickableHandle) -> bool {
         if self.entry(h).is_none() {
             return false;
         }
@@ -196,8 +222,14 @@ impl<C> Tickables<C> {
         entry
     }
 
-    pub(crate) fn len(&self) -> usize {
+    /// Registered tickables.
+    pub fn len(&self) -> usize {
         self.live
+    }
+
+    /// `true` when no tickable is registered.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
     }
 
     /// Removes every tickable of `owner`; returns how many.
@@ -307,15 +339,15 @@ mod tests {
     #[test]
     fn conditional_ones_are_asked_and_order_is_kept() {
         let mut t = Tickables::new(Default::default());
-        let a = t.add(Box::new(Log("a", true)));
-        t.add(Box::new(Log("off", false)));
-        t.add(Box::new(Log("b", true)));
+        let a = t.add(Log("a", true));
+        t.add(Log("off", false));
+        t.add(Log("b", true));
         let mut log = Vec::new();
         assert_eq!(t.run(Span::ZERO, false, &mut log, &mut |_| {}), 2);
         assert_eq!(log, ["a", "b"]);
         assert!(t.remove(a));
         // The freed slot is reused, but the newcomer ticks last.
-        let c = t.add(Box::new(Log("c", true)));
+        let c = t.add(Log("c", true));
         assert_eq!(c.index, a.index);
         log.clear();
         t.run(Span::ZERO, false, &mut log, &mut |_| {});

@@ -146,7 +146,7 @@ fn dropping_a_scheduler_whose_task_destructor_spawns_a_task() {
     let spawned = Spawned::default();
     let mut sched = Scheduler::<u32>::new();
     let (cmds, seen) = (sched.commands(), spawned.clone());
-    sched.spawn(None, move |cx| async move {
+    sched.tasks().spawn(None, move |cx| async move {
         let _guard = SpawnOnDrop(Some(cx), cmds, seen);
         cx.delay(secs(10.0)).await;
     });
@@ -173,7 +173,7 @@ fn dropping_a_scheduler_whose_tasks_spawn_from_destructors_for_ever() {
         }
     }
     let mut sched = Scheduler::<u32>::new();
-    sched.spawn(None, move |cx| async move {
+    sched.tasks().spawn(None, move |cx| async move {
         let _guard = Again(Some(cx));
         cx.delay(secs(10.0)).await;
     });
@@ -199,7 +199,7 @@ fn dropping_a_scheduler_whose_queued_task_spawns_when_dropped() {
     }
     let mut sched = Scheduler::<u32>::new();
     let guard = ViaCommands(sched.commands());
-    sched.spawn(None, move |cx| async move {
+    sched.tasks().spawn(None, move |cx| async move {
         let _guard = guard;
         cx.delay(secs(10.0)).await;
     });
@@ -228,7 +228,7 @@ fn dropping_a_scheduler_whose_unpolled_tasks_spawn_when_dropped_for_ever() {
     }
     let mut sched = Scheduler::<u32>::new();
     for _ in 0..2 {
-        sched.spawn(None, |cx| {
+        sched.tasks().spawn(None, |cx| {
             let guard = Chain(cx);
             async move {
                 let _guard = guard;
@@ -267,7 +267,7 @@ fn dropping_a_scheduler_with_queued_tasks_that_spawn_when_dropped() {
 #[test]
 fn dropping_a_scheduler_whose_timer_closure_spawns_when_dropped() {
     let mut sched = Scheduler::<u32>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         let guard = Spawner(cx);
         cx.timers(|t| {
             t.after(secs(10.0)).call(move |_, _| {

@@ -29,7 +29,7 @@ fn world(pauses: bool) -> Scheduler<Game> {
         .after_frames(3)
         .name("three")
         .call(|g: &mut Game, cx| g.log.push(format!("timer @{}", cx.clocks().frame())));
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.frames(3).await;
         let f = cx.frame();
         cx.with(|g| g.log.push(format!("task @{f}")));

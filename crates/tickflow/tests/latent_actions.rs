@@ -19,7 +19,9 @@ fn world() -> (Scheduler<Game>, Game) {
         tick_when_paused: true,
         ..TickSettings::named("frame")
     };
-    sched.add_tick(s, |g: &mut Game, cx| g.frame = cx.frame());
+    sched
+        .ticks()
+        .add(s, |g: &mut Game, cx| g.frame = cx.frame());
     let game = Game {
         cmds: sched.commands(),
         log: Vec::new(),
@@ -78,11 +80,13 @@ fn retriggering_mid_frame_does_not_count_that_frame() {
     sched
         .latent()
         .retriggerable_delay(O, 1, secs(1.0), done("r"));
-    sched.add_tick(TickSettings::named("again"), |g: &mut Game, cx| {
-        if cx.frame() == 6 {
-            g.cmds.retriggerable_delay(O, 1, secs(0.3), done("second"));
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("again"), |g: &mut Game, cx| {
+            if cx.frame() == 6 {
+                g.cmds.retriggerable_delay(O, 1, secs(0.3), done("second"));
+            }
+        });
     run(&mut sched, &mut game, 12, 0.1);
     // Retriggered in frame 6 (t = 0.6): due at 0.9, frame 9, like a timer set there.
     assert_eq!(game.log, ["r @9"]);
@@ -112,17 +116,19 @@ fn the_creation_frame_delta_never_counts() {
         .call(|g, _| g.log.push(format!("timer between @{}", g.frame)));
     // From a PrePhysics tick in frame 2 and a PostUpdateWork tick in frame 2.
     let cmds = sched.commands();
-    sched.add_tick(TickSettings::named("early"), move |_: &mut Game, cx| {
-        if cx.frame() == 2 {
-            cmds.delay(O, 2, secs(0.3), done("early"));
-            cmds.delay(O, 3, Span::ZERO, done("early zero"));
-            cx.timers()
-                .after(secs(0.3))
-                .call(|g, _| g.log.push(format!("timer early @{}", g.frame)));
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("early"), move |_: &mut Game, cx| {
+            if cx.frame() == 2 {
+                cmds.delay(O, 2, secs(0.3), done("early"));
+                cmds.delay(O, 3, Span::ZERO, done("early zero"));
+                cx.timers()
+                    .after(secs(0.3))
+                    .call(|g, _| g.log.push(format!("timer early @{}", g.frame)));
+            }
+        });
     let cmds = sched.commands();
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings::named("late").in_group(TickGroup::PostUpdateWork),
         move |_: &mut Game, cx| {
             if cx.frame() == 2 {
@@ -264,19 +270,21 @@ fn time_dilation_applies() {
 fn delay_until_next_tick_and_wait_until() {
     let (mut sched, mut game) = world();
     let cmds = sched.commands();
-    sched.add_tick(TickSettings::named("adder"), move |g: &mut Game, cx| {
-        if cx.frame() == 2 {
-            cmds.add_latent(
-                O,
-                1,
-                tickflow::latent::DelayUntilNextTick,
-                done("next tick"),
-            );
-        }
-        if cx.frame() == 4 {
-            g.flag = true;
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("adder"), move |g: &mut Game, cx| {
+            if cx.frame() == 2 {
+                cmds.add_latent(
+                    O,
+                    1,
+                    tickflow::latent::DelayUntilNextTick,
+                    done("next tick"),
+                );
+            }
+            if cx.frame() == 4 {
+                g.flag = true;
+            }
+        });
     sched.latent().delay_until_next_tick(O, 2, done("first"));
     sched
         .latent()

@@ -66,7 +66,7 @@ fn record(s: &Scheduler<Game>, name: &str) -> Value {
 /// due in it and did not run.
 fn world(orc: bool) -> Scheduler<Game> {
     let mut s = Scheduler::new();
-    s.add_tick(
+    s.ticks().add(
         TickSettings::named("bomb").owned_by(BOMB),
         |g: &mut Game, cx| {
             if g.explode_in_frame == Some(cx.frame()) {
@@ -79,7 +79,7 @@ fn world(orc: bool) -> Scheduler<Game> {
         .every(millis(250))
         .in_group(TickGroup::PostPhysics);
     if orc {
-        s.add_tick(settings, think);
+        s.ticks().add(settings, think);
     }
     s
 }
@@ -136,17 +136,19 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     // that waits for "aim". At a destination with no other "target", linking the name to the
     // orc's own would close a cycle.
     let mut s = Scheduler::<Game>::new();
-    let outside = s.add_tick(TickSettings::named("target"), |_: &mut Game, _| {});
-    let aim = s.add_tick(
+    let outside = s
+        .ticks()
+        .add(TickSettings::named("target"), |_: &mut Game, _| {});
+    let aim = s.ticks().add(
         TickSettings::named("aim").owned_by(ORC),
         |_: &mut Game, _| {},
     );
-    let own = s.add_tick(
+    let own = s.ticks().add(
         TickSettings::named("target").owned_by(ORC),
         |_: &mut Game, _| {},
     );
-    s.add_prerequisite(aim, outside).unwrap();
-    s.add_prerequisite(own, aim).unwrap();
+    s.ticks().add_prerequisite(aim, outside).unwrap();
+    s.ticks().add_prerequisite(own, aim).unwrap();
     let moved = s.export_owner(ORC);
 
     let mut dest = Scheduler::<Game>::new();
@@ -164,12 +166,14 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     // With one at the destination, that one is linked.
     let mut dest = Scheduler::<Game>::new();
     let there = TickSettings::named("target").in_group(TickGroup::PostPhysics);
-    let there = dest.add_tick(there, |g: &mut Game, cx| {
+    let there = dest.ticks().add(there, |g: &mut Game, cx| {
         g.log.push(format!("there {}", cx.frame()))
     });
     let map = dest.import_owner(&moved, &mut Bind).unwrap();
     assert!(map.unlinked_prerequisites().is_empty());
-    assert!(dest.remove_prerequisite(map.tick(aim).unwrap(), there));
+    assert!(dest
+        .ticks()
+        .remove_prerequisite(map.tick(aim).unwrap(), there));
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn a_failed_import_changes_nothing() {
     run(&mut b, &mut g, 4);
     let snap = a.export_owner(ORC);
     let hash = b.state_hash();
-    let (timers, ticks) = (b.timers().len(), b.tick_count());
+    let (timers, ticks) = (b.timers().len(), b.ticks().len());
     let mut refusing = Bind {
         refuse: Some("blink"),
         ..Bind::default()
@@ -154,7 +154,7 @@ fn a_failed_import_changes_nothing() {
     b.latent().remove(ORC, 1);
     run(&mut b, &mut g, 1); // the removal settles
     assert_ne!(b.state_hash(), hash);
-    assert_eq!((b.timers().len(), b.tick_count()), (timers, ticks));
+    assert_eq!((b.timers().len(), b.ticks().len()), (timers, ticks));
     // Neither failure used up the move: it imports now.
     b.import_owner(&snap, &mut Bind::default()).unwrap();
 }
@@ -166,7 +166,8 @@ fn prerequisites_on_other_owners_are_relinked_by_name_or_reported() {
     // A destination with the same system function: "aim" waits for it again.
     let mut with = Scheduler::<Game>::new();
     let physics = TickSettings::named("world physics").in_group(TickGroup::DuringPhysics);
-    with.add_tick(physics, |g: &mut Game, _| g.log.push("world".into()));
+    with.ticks()
+        .add(physics, |g: &mut Game, _| g.log.push("world".into()));
     let map = with.import_owner(&snap, &mut Bind::default()).unwrap();
     assert!(map.unlinked_prerequisites().is_empty());
     let order = with.explain_order();
@@ -176,7 +177,7 @@ fn prerequisites_on_other_owners_are_relinked_by_name_or_reported() {
     let map = without.import_owner(&snap, &mut Bind::default()).unwrap();
     let (aim, name) = &map.unlinked_prerequisites()[0];
     assert_eq!(name, "world physics");
-    assert!(without.contains_tick(*aim));
+    assert!(without.ticks().contains(*aim));
 }
 
 #[test]
@@ -248,18 +249,18 @@ fn shift_frame(line: &str, shift: u64) -> String {
 fn a_commit_drops_the_frozen_owner_and_cancels_its_tasks() {
     let mut s = world();
     let mut g = Game::default();
-    s.spawn(Some(ORC), |cx| async move {
+    s.tasks().spawn(Some(ORC), |cx| async move {
         cx.delay(secs(100.0)).await;
     });
     let snap = s.freeze_owner(ORC).unwrap();
     assert_eq!(snap.tasks_not_moved(), 1);
     assert!(!snap.is_complete());
     run(&mut s, &mut g, 2);
-    assert_eq!(s.task_count(), 1, "tasks run on until the commit");
+    assert_eq!(s.tasks().len(), 1, "tasks run on until the commit");
     assert!(s.commit_owner(ORC));
     assert!(!s.commit_owner(ORC));
     run(&mut s, &mut g, 2);
-    assert_eq!(s.task_count(), 0);
+    assert_eq!(s.tasks().len(), 0);
     assert!(
         g.of(ORC).is_empty(),
         "no hook ran: the orc moved, it was not cancelled"
@@ -269,7 +270,7 @@ fn a_commit_drops_the_frozen_owner_and_cancels_its_tasks() {
 #[test]
 fn an_export_cancels_tasks_and_reports_actions_that_cannot_move() {
     let mut s = world();
-    s.spawn(Some(ORC), |cx| async move {
+    s.tasks().spawn(Some(ORC), |cx| async move {
         cx.delay(secs(100.0)).await;
     });
     s.latent()
@@ -278,7 +279,7 @@ fn an_export_cancels_tasks_and_reports_actions_that_cannot_move() {
     assert_eq!(snap.tasks_not_moved(), 1);
     assert_eq!(snap.latent_not_moved().len(), 1);
     assert_eq!(snap.latent_not_moved()[0].uuid, 9);
-    assert_eq!(s.task_count(), 0);
+    assert_eq!(s.tasks().len(), 0);
     assert_eq!(s.latent().count_for_owner(ORC), 0);
     assert_eq!(s.latent().count_for_owner(ELF), 2);
 }
@@ -388,7 +389,7 @@ fn a_tickable_built_for_another_owner_is_refused() {
         matches!(&err, ImportError::Restore(RestoreError::Unbound { kind: "tickable", detail, .. }) if detail.contains("another owner")),
         "{err}"
     );
-    assert!(b.timers().is_empty() && b.tick_count() == 0 && b.tickable_count() == 0);
+    assert!(b.timers().is_empty() && b.ticks().len() == 0 && b.tickables().len() == 0);
 }
 
 #[cfg(feature = "serde")]

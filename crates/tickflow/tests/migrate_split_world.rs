@@ -249,29 +249,29 @@ impl World {
                     .and_then(|l| l.last())
                     .map(|&(_, h)| h);
                 let s = self.sched(owner);
-                let h = s.add_tick(settings, tick_cb(owner, id));
+                let h = s.ticks().add(settings, tick_cb(owner, id));
                 if let (true, Some(before)) = (after_last, last) {
-                    let _ = s.add_prerequisite(h, before); // a removed one is refused alike
+                    let _ = s.ticks().add_prerequisite(h, before); // a removed one is refused alike
                 }
                 self.ticks.entry(owner).or_default().push((id, h));
             }
             Op::RemoveTick(owner, k) => {
                 if let Some(&(_, h)) = self.ticks.get(&owner).and_then(|l| l.get(k)) {
-                    self.sched(owner).remove_tick(h);
+                    self.sched(owner).ticks().remove(h);
                 }
             }
             Op::SetInterval(owner, k, ms) => {
                 if let Some(&(_, h)) = self.ticks.get(&owner).and_then(|l| l.get(k)) {
-                    self.sched(owner).set_tick_interval(h, millis(ms));
+                    self.sched(owner).ticks().set_interval(h, millis(ms));
                 }
             }
             Op::Enable(owner, k, on) => {
                 if let Some(&(_, h)) = self.ticks.get(&owner).and_then(|l| l.get(k)) {
-                    self.sched(owner).set_tick_enabled(h, on);
+                    self.sched(owner).ticks().set_enabled(h, on);
                 }
             }
             Op::Tickable(owner) => {
-                self.sched(owner).add_tickable(Watch(owner, id));
+                self.sched(owner).tickables().add(Watch(owner, id));
                 self.tickables.entry(owner).or_default().push(id);
             }
             Op::Latent(owner, ms) => {

@@ -117,28 +117,32 @@ fn every_kind_of_callback_reaches_every_service() {
         let clocks = cx.clocks();
         reach_everything("timer", clocks, Timers::Direct(cx.timers()), g);
     });
-    sched.add_tick(TickSettings::named("doer"), |g: &mut Game, cx| {
-        if cx.frame() == 1 {
-            let clocks = *cx.clocks();
-            reach_everything("tick", clocks, Timers::Direct(cx.timers()), g);
-        }
-    });
-    sched.add_parallel_tick(TickSettings::named("par"), (), |_, _: &Game, out| {
-        if out.frame() == 1 {
-            out.later(|g: &mut Game, cx| {
+    sched
+        .ticks()
+        .add(TickSettings::named("doer"), |g: &mut Game, cx| {
+            if cx.frame() == 1 {
                 let clocks = *cx.clocks();
-                reach_everything("parallel", clocks, Timers::Direct(cx.timers()), g);
-            });
-        }
-    });
-    sched.add_tickable(Doer);
+                reach_everything("tick", clocks, Timers::Direct(cx.timers()), g);
+            }
+        });
+    sched
+        .ticks()
+        .add_parallel(TickSettings::named("par"), (), |_, _: &Game, out| {
+            if out.frame() == 1 {
+                out.later(|g: &mut Game, cx| {
+                    let clocks = *cx.clocks();
+                    reach_everything("parallel", clocks, Timers::Direct(cx.timers()), g);
+                });
+            }
+        });
+    sched.tickables().add(Doer);
     sched
         .latent()
         .delay(OwnerId::new(9), 0, secs(0.1), |g: &mut Game| {
             let clocks = g.cmds.clocks();
             reach_everything("latent", clocks, Timers::Queued, g);
         });
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         let clocks = cx.clocks();
         cx.with(|g: &mut Game| reach_everything("task", clocks, Timers::Queued, g));
         // A task reaches the timer manager directly too.
@@ -180,8 +184,8 @@ fn every_kind_of_callback_reaches_every_service() {
     }
     assert!(game.log.contains("task: direct timer fired"));
     // What was added once and removed itself is gone again.
-    assert_eq!(sched.tick_count(), 2, "doer and par");
-    assert_eq!(sched.tickable_count(), 1, "Doer");
+    assert_eq!(sched.ticks().len(), 2, "doer and par");
+    assert_eq!(sched.tickables().len(), 1, "Doer");
 }
 
 /// A `Commands` of a scheduler that a restore replaced (and that was dropped) used to queue

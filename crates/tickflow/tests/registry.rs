@@ -36,7 +36,7 @@ fn registry(leave_out: &str) -> Registry<Game> {
 #[test]
 fn a_registry_restores_the_world_as_its_resolver_does() {
     let (mut s, mut g) = build();
-    s.add_parallel_tick(TickSettings::named("par"), (), par);
+    s.ticks().add_parallel(TickSettings::named("par"), (), par);
     run(&mut s, &mut g, 1, 40);
     let snap = s.snapshot();
 

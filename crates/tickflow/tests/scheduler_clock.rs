@@ -24,13 +24,15 @@ fn setup() -> (Scheduler<()>, Log) {
     let log: Log = Arc::default();
     let mut sched = Scheduler::new();
     let l = log.clone();
-    sched.add_tick(TickSettings::named("game"), move |_, cx| {
-        l.lock()
-            .unwrap()
-            .push(format!("game {}", cx.dt().as_secs_f64()));
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("game"), move |_, cx| {
+            l.lock()
+                .unwrap()
+                .push(format!("game {}", cx.dt().as_secs_f64()));
+        });
     let l = log.clone();
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings {
             tick_when_paused: true,
             ..TickSettings::named("menu")
@@ -52,8 +54,8 @@ fn setup() -> (Scheduler<()>, Log) {
         .every(secs(0.1))
         .domain(Domain::Real)
         .call(move |_, _| l.lock().unwrap().push("real timer".into()));
-    sched.add_tickable(Ui(log.clone(), false));
-    sched.add_tickable(Ui(log.clone(), true));
+    sched.tickables().add(Ui(log.clone(), false));
+    sched.tickables().add(Ui(log.clone(), true));
     (sched, log)
 }
 
@@ -115,10 +117,10 @@ fn split_frames_advance_each_clock_by_its_own_delta() {
 #[test]
 fn time_dilation_scales_the_game_clock_and_each_function() {
     let mut sched = Scheduler::<Vec<f64>>::new();
-    sched.add_tick(TickSettings::named("normal"), |v, cx| {
+    sched.ticks().add(TickSettings::named("normal"), |v, cx| {
         v.push(cx.dt().as_secs_f64())
     });
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings {
             time_dilation: 2.0,
             ..TickSettings::named("fast")
@@ -182,7 +184,7 @@ fn the_maximum_dilation_is_accepted_and_bounded_by_the_catch_up_cap() {
         time_dilation: MAX_TIME_DILATION * 2.0,
         ..TickSettings::named("fast")
     };
-    let err = sched.try_add_tick(bad, |_, _| {}).unwrap_err();
+    let err = sched.ticks().try_add(bad, |_, _| {}).unwrap_err();
     assert!(err.to_string().contains("from 0 to 1000000"), "{err}");
 }
 
@@ -191,7 +193,7 @@ fn timers_set_from_a_tick_are_pending_until_the_timer_stage() {
     // Set at frame 1 in PrePhysics with 0.1 s: counts from the time frame 1 reaches (0.1),
     // so it fires at frame 2 (t = 0.2), not at frame 1.
     let mut sched = Scheduler::<Vec<u64>>::new();
-    sched.add_tick(TickSettings::named("setter"), |_, cx| {
+    sched.ticks().add(TickSettings::named("setter"), |_, cx| {
         if cx.frame() == 1 {
             let frame_of_set = cx.frame();
             cx.timers()
@@ -211,7 +213,7 @@ fn timers_set_from_a_tick_are_pending_until_the_timer_stage() {
 #[test]
 fn stage_timing_can_be_turned_off() {
     let mut sched = Scheduler::<()>::new();
-    sched.add_tick(TickSettings::named("work"), |_, _| {
+    sched.ticks().add(TickSettings::named("work"), |_, _| {
         std::hint::black_box((0..1000u64).sum::<u64>());
     });
     assert!(sched.tick(secs(0.1), &mut ()).total_time() > std::time::Duration::ZERO);

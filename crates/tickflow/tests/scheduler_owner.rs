@@ -38,29 +38,31 @@ fn game(sched: &Scheduler<Game>) -> Game {
 #[test]
 fn tickables_added_mid_stage_start_next_frame_and_removed_ones_are_skipped_at_once() {
     let mut sched = Scheduler::new();
-    sched.add_tickable(Named("t1", None));
-    let t3 = sched.add_tickable(Named("t3", None));
+    sched.tickables().add(Named("t1", None));
+    let t3 = sched.tickables().add(Named("t3", None));
     let mut g = game(&sched);
     g.doomed = Some(t3);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(g.log, ["t1"]);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(g.log, ["t1", "t1", "t2"]);
-    assert!(!sched.contains_tickable(t3));
-    assert_eq!(sched.tickable_count(), 2);
+    assert!(!sched.tickables().contains(t3));
+    assert_eq!(sched.tickables().len(), 2);
 }
 
 #[test]
 fn remove_owner_mid_frame_takes_timers_ticks_and_tickables() {
     let owner = OwnerId::from(42);
     let mut sched = Scheduler::new();
-    sched.add_tick(TickSettings::named("killer"), move |g: &mut Game, cx| {
-        g.log.push("killer".into());
-        if cx.frame() == 2 {
-            g.cmds.remove_owner(owner);
-        }
-    });
-    sched.add_tick(
+    sched
+        .ticks()
+        .add(TickSettings::named("killer"), move |g: &mut Game, cx| {
+            g.log.push("killer".into());
+            if cx.frame() == 2 {
+                g.cmds.remove_owner(owner);
+            }
+        });
+    sched.ticks().add(
         TickSettings {
             owner: Some(owner),
             ..TickSettings::named("victim").in_group(TickGroup::PostPhysics)
@@ -72,7 +74,7 @@ fn remove_owner_mid_frame_takes_timers_ticks_and_tickables() {
         .every(secs(0.1))
         .owner(owner)
         .call(|g: &mut Game, _| g.log.push("victim timer".into()));
-    sched.add_tickable(Named("victim tickable", Some(owner)));
+    sched.tickables().add(Named("victim tickable", Some(owner)));
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(
@@ -84,8 +86,8 @@ fn remove_owner_mid_frame_takes_timers_ticks_and_tickables() {
     assert_eq!(g.log, ["killer"]);
     assert_eq!(
         (
-            sched.tick_count(),
-            sched.tickable_count(),
+            sched.ticks().len(),
+            sched.tickables().len(),
             sched.timers().len()
         ),
         (1, 0, 0)
@@ -127,7 +129,7 @@ fn remove_owner_between_frames() {
     let owner = OwnerId::from(1);
     let mut sched = Scheduler::<()>::new();
     for _ in 0..3 {
-        sched.add_tick(
+        sched.ticks().add(
             TickSettings {
                 owner: Some(owner),
                 ..TickSettings::default()
@@ -135,9 +137,9 @@ fn remove_owner_between_frames() {
             |_, _| {},
         );
     }
-    sched.add_tick(TickSettings::default(), |_, _| {});
+    sched.ticks().add(TickSettings::default(), |_, _| {});
     sched.remove_owner(owner);
-    assert_eq!(sched.tick_count(), 1);
+    assert_eq!(sched.ticks().len(), 1);
     assert_eq!(sched.tick(secs(0.1), &mut ()).ticks_run, 1);
 }
 
@@ -146,14 +148,16 @@ fn a_panicking_tick_leaves_the_scheduler_usable() {
     let runs: Arc<Mutex<Vec<u64>>> = Arc::default();
     let mut sched = Scheduler::<()>::new();
     let r = runs.clone();
-    sched.add_tick(TickSettings::named("bomb"), move |_, cx| {
-        r.lock().unwrap().push(cx.frame());
-        if cx.frame() == 1 {
-            panic!("boom");
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("bomb"), move |_, cx| {
+            r.lock().unwrap().push(cx.frame());
+            if cx.frame() == 1 {
+                panic!("boom");
+            }
+        });
     let r = runs.clone();
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings {
             interval: secs(0.2),
             ..TickSettings::named("later").in_group(TickGroup::PostPhysics)
@@ -167,14 +171,14 @@ fn a_panicking_tick_leaves_the_scheduler_usable() {
     // The interval function that was due but skipped is still due on frame 2.
     sched.tick(secs(0.1), &mut ());
     assert_eq!(*runs.lock().unwrap(), [1, 2, 102]);
-    assert_eq!(sched.tick_count(), 2);
+    assert_eq!(sched.ticks().len(), 2);
 }
 
 #[test]
 fn queued_cycle_errors_are_reported() {
     let mut sched = Scheduler::<()>::new();
-    let a = sched.add_tick(TickSettings::named("a"), |_, _| {});
-    let b = sched.add_tick(TickSettings::named("b"), |_, _| {});
+    let a = sched.ticks().add(TickSettings::named("a"), |_, _| {});
+    let b = sched.ticks().add(TickSettings::named("b"), |_, _| {});
     let cmds = sched.commands();
     cmds.add_prerequisite(a, b);
     cmds.add_prerequisite(b, a);

@@ -21,7 +21,7 @@ fn quietly<R>(f: impl FnOnce() -> R) -> Option<R> {
 #[test]
 fn after_an_aborted_frame_new_timers_and_delays_are_on_time() {
     let mut sched = Scheduler::<Vec<String>>::new();
-    let boom = sched.add_tick(TickSettings::named("boom"), |_, cx| {
+    let boom = sched.ticks().add(TickSettings::named("boom"), |_, cx| {
         if cx.frame() == 1 {
             panic!("in PrePhysics");
         }
@@ -29,7 +29,7 @@ fn after_an_aborted_frame_new_timers_and_delays_are_on_time() {
     let mut log = Vec::new();
     assert!(quietly(|| sched.tick(frame(), &mut log)).is_none());
     assert_eq!(sched.now(), Time::ZERO + frame(), "the frame's time passed");
-    sched.remove_tick(boom);
+    sched.ticks().remove(boom);
     let t = sched.timers().after(frame()).call(|log, cx| {
         log.push(format!("timer at {}", cx.now()));
     });
@@ -53,7 +53,7 @@ fn latent_delays_do_not_lose_an_aborted_frame() {
     sched
         .latent()
         .delay(OwnerId::new(1), 0, frame() * 3, |log| log.push("delay"));
-    sched.add_tick(TickSettings::named("boom"), |_, cx| {
+    sched.ticks().add(TickSettings::named("boom"), |_, cx| {
         if cx.frame() == 2 {
             panic!("in PrePhysics");
         }
@@ -79,20 +79,22 @@ fn a_task_spawned_in_an_aborted_frame_keeps_time_with_timers() {
         cmds: sched.commands(),
         log: Vec::new(),
     };
-    sched.add_tick(TickSettings::named("spawner"), |game: &mut Game, cx| {
-        if cx.frame() != 1 {
-            return;
-        }
-        cx.timers()
-            .after(frame() * 2)
-            .call(|game: &mut Game, cx| game.log.push(format!("timer {}", cx.now())));
-        game.cmds.spawn(None, |cx| async move {
-            cx.delay(frame() * 2).await;
-            let now = cx.now();
-            cx.with(|game: &mut Game| game.log.push(format!("task {now}")));
+    sched
+        .ticks()
+        .add(TickSettings::named("spawner"), |game: &mut Game, cx| {
+            if cx.frame() != 1 {
+                return;
+            }
+            cx.timers()
+                .after(frame() * 2)
+                .call(|game: &mut Game, cx| game.log.push(format!("timer {}", cx.now())));
+            game.cmds.spawn(None, |cx| async move {
+                cx.delay(frame() * 2).await;
+                let now = cx.now();
+                cx.with(|game: &mut Game| game.log.push(format!("task {now}")));
+            });
+            panic!("after spawning");
         });
-        panic!("after spawning");
-    });
     assert!(quietly(|| sched.tick(frame(), &mut game)).is_none());
     for _ in 0..3 {
         sched.tick(frame(), &mut game);
@@ -115,12 +117,12 @@ fn a_panicking_task_destructor_still_cleans_up() {
     let mut sched = Scheduler::<Vec<&str>>::new();
     let drops = Arc::new(AtomicU32::new(0));
     let d = drops.clone();
-    let task = sched.spawn(None, move |cx| async move {
+    let task = sched.tasks().spawn(None, move |cx| async move {
         let _guard = PanicOnDrop(d);
         cx.delay(secs(10.0)).await;
     });
     let awaited = task.task_ref();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         let result = awaited.await;
         cx.with(|log| {
             log.push(if result.is_err() {
@@ -145,7 +147,7 @@ fn a_panicking_task_destructor_still_cleans_up() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     sched.tick(frame(), &mut log);
     assert_eq!(log, ["woken: cancelled"]);
-    assert_eq!((sched.timers().len(), sched.task_count()), (0, 0));
+    assert_eq!((sched.timers().len(), sched.tasks().len()), (0, 0));
 }
 
 /// `remove_owner` and dropping the scheduler cancel every task even when an earlier one's
@@ -158,7 +160,7 @@ fn owner_removal_and_drop_cancel_every_task_past_a_panic() {
     let mut handles = Vec::new();
     for _ in 0..3 {
         let d = drops.clone();
-        handles.push(sched.spawn(Some(owner), move |cx| async move {
+        handles.push(sched.tasks().spawn(Some(owner), move |cx| async move {
             let _guard = PanicOnDrop(d);
             cx.delay(secs(10.0)).await;
         }));
@@ -167,11 +169,11 @@ fn owner_removal_and_drop_cancel_every_task_past_a_panic() {
     assert!(quietly(|| sched.remove_owner(owner)).is_none());
     assert_eq!(drops.load(Ordering::SeqCst), 3);
     assert!(handles.iter().all(|h| h.is_cancelled()));
-    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+    assert_eq!((sched.tasks().len(), sched.timers().len()), (0, 0));
 
     for _ in 0..3 {
         let d = drops.clone();
-        sched.spawn(None, move |cx| async move {
+        sched.tasks().spawn(None, move |cx| async move {
             let _guard = PanicOnDrop(d);
             cx.next_frame().await;
         });
@@ -189,16 +191,18 @@ fn owner_removal_and_drop_cancel_every_task_past_a_panic() {
 fn a_panicking_parallel_function_loses_nobody_elses_output() {
     for threads in [true, false] {
         let mut sched = Scheduler::<Vec<u32>>::new();
-        sched.set_parallel(threads);
+        sched.ticks().set_parallel(threads);
         for i in 0..4u32 {
-            sched.add_parallel_tick(TickSettings::default(), 0u32, move |runs, _, out| {
-                *runs += 1;
-                let n = *runs;
-                out.run(move |log: &mut Vec<u32>| log.push(i * 10 + n));
-                if i == 1 && n == 1 {
-                    panic!("function 1");
-                }
-            });
+            sched
+                .ticks()
+                .add_parallel(TickSettings::default(), 0u32, move |runs, _, out| {
+                    *runs += 1;
+                    let n = *runs;
+                    out.run(move |log: &mut Vec<u32>| log.push(i * 10 + n));
+                    if i == 1 && n == 1 {
+                        panic!("function 1");
+                    }
+                });
         }
         let mut log = Vec::new();
         assert!(quietly(|| sched.tick(frame(), &mut log)).is_none());
@@ -220,7 +224,7 @@ fn commands_behind_a_panicking_one_stay_queued() {
     }
     let mut sched = Scheduler::<u32>::new();
     let loud = Loud;
-    let t = sched.add_tick(TickSettings::default(), move |_, _| {
+    let t = sched.ticks().add(TickSettings::default(), move |_, _| {
         let _ = &loud;
     });
     let cmds = sched.commands();
@@ -228,7 +232,7 @@ fn commands_behind_a_panicking_one_stay_queued() {
     cmds.add_tick(TickSettings::named("after"), |n, _| *n += 1);
     let mut n = 0;
     assert!(quietly(|| sched.apply_commands()).is_none());
-    assert!(!sched.contains_tick(t));
+    assert!(!sched.ticks().contains(t));
     sched.tick(frame(), &mut n);
     assert_eq!(n, 1, "the command behind the panic was applied");
 }

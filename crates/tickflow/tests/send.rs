@@ -2,7 +2,7 @@
 //! thread, and plays on there; it makes the same calls, in the same order, and ends in the same
 //! state as one that stayed on its first thread. (The compile-time checks that the containers
 //! are `Send`, and `Commands` and the task handles `Send + Sync`, are in `lib.rs`; the
-//! `compile_fail` examples on `TimerBuilder::call`, `Scheduler::spawn` and `Tickable` show
+//! `compile_fail` examples on `TimerBuilder::call`, `Tasks::spawn` and `Tickable` show
 //! what is refused.)
 
 use std::thread;
@@ -39,7 +39,7 @@ fn world() -> (Scheduler<Game>, Game) {
         cmds: Some(sched.commands()),
         ..Game::default()
     };
-    let physics = sched.add_tick(
+    let physics = sched.ticks().add(
         TickSettings::named("physics").in_group(TickGroup::DuringPhysics),
         |g, cx| {
             if cx.frame() % 10 == 0 {
@@ -47,22 +47,24 @@ fn world() -> (Scheduler<Game>, Game) {
             }
         },
     );
-    let camera = sched.add_tick(
+    let camera = sched.ticks().add(
         TickSettings {
             interval: secs(0.25),
             ..TickSettings::named("camera")
         },
         |g, cx| g.note(format!("camera {} in {:?}", cx.frame(), cx.group())),
     );
-    sched.add_prerequisite(camera, physics).unwrap();
-    sched.add_parallel_tick(TickSettings::named("ai"), 0u64, |n, _: &Game, out| {
-        *n += 1;
-        if *n % 15 == 0 {
-            let n = *n;
-            out.run(move |g: &mut Game| g.note(format!("ai {n}")));
-        }
-    });
-    sched.add_tickable(Score(0));
+    sched.ticks().add_prerequisite(camera, physics).unwrap();
+    sched
+        .ticks()
+        .add_parallel(TickSettings::named("ai"), 0u64, |n, _: &Game, out| {
+            *n += 1;
+            if *n % 15 == 0 {
+                let n = *n;
+                out.run(move |g: &mut Game| g.note(format!("ai {n}")));
+            }
+        });
+    sched.tickables().add(Score(0));
     sched
         .timers()
         .every(secs(0.3))
@@ -80,7 +82,7 @@ fn world() -> (Scheduler<Game>, Game) {
     sched
         .latent()
         .delay(OwnerId::new(2), 1, secs(0.7), |g| g.note("latent"));
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         for lap in 0..6 {
             cx.delay(secs(0.35)).await;
             cx.with(|g: &mut Game| g.note(format!("task lap {lap}")));

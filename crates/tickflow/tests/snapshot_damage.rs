@@ -57,26 +57,27 @@ impl Resolver<u64> for Anything {
 /// abort hook.
 fn world() -> Scheduler<u64> {
     let mut s = Scheduler::<u64>::new();
-    let a = s.add_tick(TickSettings::named("a"), |n, _| *n += 1);
+    let a = s.ticks().add(TickSettings::named("a"), |n, _| *n += 1);
     let every = TickSettings {
         interval: millis(200),
         ..TickSettings::named("b")
     };
-    let b = s.add_tick(every, |n, _| *n += 1);
-    s.add_prerequisite(b, a).unwrap();
-    let gone = s.add_tick(TickSettings::named("gone"), |n, _| *n += 1);
+    let b = s.ticks().add(every, |n, _| *n += 1);
+    s.ticks().add_prerequisite(b, a).unwrap();
+    let gone = s.ticks().add(TickSettings::named("gone"), |n, _| *n += 1);
     for name in ["p", "q"] {
         let settings = TickSettings::named(name).in_group(TickGroup::PostPhysics);
-        s.add_parallel_tick(settings, (), |_, _, out| out.run(|n| *n += 1));
+        s.ticks()
+            .add_parallel(settings, (), |_, _, out| out.run(|n| *n += 1));
     }
     let paused = TickSettings {
         tick_when_paused: true,
         interval: millis(50),
         ..TickSettings::named("menu")
     };
-    s.add_tick(paused, |n, _| *n += 1);
-    s.add_tickable(Score);
-    let removed = s.add_tickable(Score);
+    s.ticks().add(paused, |n, _| *n += 1);
+    s.tickables().add(Score);
+    let removed = s.tickables().add(Score);
     s.timers().every(millis(100)).name("regen").call(count);
     s.timers()
         .after(millis(500))
@@ -92,8 +93,8 @@ fn world() -> Scheduler<u64> {
     for _ in 0..5 {
         s.tick(millis(16), &mut n);
     }
-    s.remove_tick(gone);
-    s.remove_tickable(removed);
+    s.ticks().remove(gone);
+    s.tickables().remove(removed);
     s.remove_owner(trap);
     s
 }
@@ -123,8 +124,8 @@ fn exercise(snap: &SchedulerSnapshot) -> Result<bool, String> {
         }
         s.tick(secs(1e6), &mut n);
         s.state_hash();
-        s.add_tick(TickSettings::named("new"), |n, _| *n += 1);
-        s.add_tickable(Score);
+        s.ticks().add(TickSettings::named("new"), |n, _| *n += 1);
+        s.tickables().add(Score);
         s.timers().after(secs(1.0)).call(count);
         s.tick(millis(16), &mut n);
         true

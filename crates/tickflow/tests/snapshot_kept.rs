@@ -57,7 +57,7 @@ fn bind() -> Registry<Log> {
 #[test]
 fn a_restored_tickable_keeps_its_owner() {
     let mut sched = Scheduler::<Log>::new();
-    sched.add_tickable(Badge);
+    sched.tickables().add(Badge);
     let (mut restored, report) = Scheduler::restore(&sched.snapshot(), &mut bind()).unwrap();
     assert!(report.is_complete());
     let mut log = Log::new();
@@ -65,7 +65,7 @@ fn a_restored_tickable_keeps_its_owner() {
     restored.remove_owner(ACTOR);
     restored.tick(secs(0.1), &mut log);
     assert_eq!(log, ["badge"]);
-    assert_eq!(restored.tickable_count(), 0);
+    assert_eq!(restored.tickables().len(), 0);
 }
 
 /// Mutation: removed latent actions whose abort hook waits for the next latent stage dropped
@@ -103,7 +103,7 @@ fn a_task_spawned_after_a_restore_waits_from_the_restored_time() {
     }
     let (mut restored, _) = Scheduler::restore(&sched.snapshot(), &mut Registry::new()).unwrap();
     for s in [&mut sched, &mut restored] {
-        s.spawn(None, |cx| async move {
+        s.tasks().spawn(None, |cx| async move {
             cx.delay(secs(1.0)).await;
             let at = cx.now().since_start().as_secs_f64();
             cx.with(|log: &mut Vec<String>| log.push(format!("woke at {at:.1}")));

@@ -38,10 +38,10 @@ fn rollback_to_frame_50_replays_frames_51_to_100_exactly() {
     }
     // The same handles from here on.
     assert_eq!(
-        a.add_tick(TickSettings::named("x"), |_, _| {}),
-        b.add_tick(TickSettings::named("x"), |_, _| {})
+        a.ticks().add(TickSettings::named("x"), |_, _| {}),
+        b.ticks().add(TickSettings::named("x"), |_, _| {})
     );
-    assert_eq!(a.add_tickable(Score), b.add_tickable(Score));
+    assert_eq!(a.tickables().add(Score), b.tickables().add(Score));
     assert_eq!(
         a.timers().after(secs(1.0)).call(|_, _| {}),
         b.timers().after(secs(1.0)).call(|_, _| {})
@@ -114,7 +114,8 @@ fn restored_parallel_functions_still_run_on_the_workers() {
     }
     let mut s = Scheduler::<Vec<bool>>::new();
     for _ in 0..2 {
-        s.add_parallel_tick(TickSettings::named("worker"), (), on_worker);
+        s.ticks()
+            .add_parallel(TickSettings::named("worker"), (), on_worker);
     }
     let (mut restored, _) = Scheduler::restore(
         &s.snapshot(),
@@ -131,7 +132,8 @@ fn restored_parallel_functions_still_run_on_the_workers() {
 #[test]
 fn tasks_and_unsaveable_actions_are_reported() {
     let (mut a, mut game) = build();
-    a.spawn(None, |cx| async move { cx.delay(secs(10.0)).await });
+    a.tasks()
+        .spawn(None, |cx| async move { cx.delay(secs(10.0)).await });
     a.latent()
         .wait_until(DOOR, 9, |g: &Game| g.hp > 1000, |_| {});
     a.tick(dt(1), &mut game);
@@ -142,7 +144,7 @@ fn tasks_and_unsaveable_actions_are_reported() {
         timers_with_task - 1,
         "the task's delay timer is left out"
     );
-    let (b, report) = Scheduler::restore(&snap, &mut World::default()).unwrap();
+    let (mut b, report) = Scheduler::restore(&snap, &mut World::default()).unwrap();
     assert_eq!(report.tasks_not_saved, 1);
     assert_eq!(report.latent_not_saved.len(), 1);
     assert_eq!(report.latent_not_saved[0].uuid, 9);
@@ -150,7 +152,7 @@ fn tasks_and_unsaveable_actions_are_reported() {
         report.to_string(),
         "1 async task(s) not saved, 1 latent action(s) not saved"
     );
-    assert_eq!(b.task_count(), 0);
+    assert_eq!(b.tasks().len(), 0);
 
     let err = sync_test(
         &mut a,

@@ -96,20 +96,20 @@ fn apply(s: &mut Scheduler<Game>, g: &mut Game, h: &mut Handles, op: &Op) -> Str
                 tick_when_paused: paused,
                 ..TickSettings::named(NAMES[name])
             };
-            let t = s.add_tick(settings, tick_fn(NAMES[name]).unwrap());
+            let t = s.ticks().add(settings, tick_fn(NAMES[name]).unwrap());
             h.ticks.push(t);
             format!("{t:?}")
         }
-        Op::RemoveTick(k) => format!("{:?}", tick(h, k).map(|t| s.remove_tick(t))),
-        Op::Enable(k, on) => format!("{:?}", tick(h, k).map(|t| s.set_tick_enabled(t, on))),
+        Op::RemoveTick(k) => format!("{:?}", tick(h, k).map(|t| s.ticks().remove(t))),
+        Op::Enable(k, on) => format!("{:?}", tick(h, k).map(|t| s.ticks().set_enabled(t, on))),
         Op::SetInterval(k, ms) => {
             format!(
                 "{:?}",
-                tick(h, k).map(|t| s.set_tick_interval(t, millis(ms)))
+                tick(h, k).map(|t| s.ticks().set_interval(t, millis(ms)))
             )
         }
         Op::Prereq(a, b) => match (tick(h, a), tick(h, b)) {
-            (Some(a), Some(b)) => format!("{:?}", s.add_prerequisite(a, b).is_ok()),
+            (Some(a), Some(b)) => format!("{:?}", s.ticks().add_prerequisite(a, b).is_ok()),
             _ => String::new(),
         },
         Op::AddTimer {
@@ -170,18 +170,18 @@ fn apply(s: &mut Scheduler<Game>, g: &mut Game, h: &mut Handles, op: &Op) -> Str
         Op::Frame(ms) => format!("{:?}", s.tick(millis(ms), g).ticks_run),
         Op::AddParallel(group) => {
             let settings = TickSettings::named("par").in_group(TickGroup::ALL[group]);
-            let t = s.add_parallel_tick(settings, (), par);
+            let t = s.ticks().add_parallel(settings, (), par);
             h.ticks.push(t);
             format!("{t:?}")
         }
         Op::AddTickable => {
-            let t = s.add_tickable(Score);
+            let t = s.tickables().add(Score);
             h.tickables.push(t);
             format!("{t:?}")
         }
         Op::RemoveTickable(k) => {
             let t = h.tickables.get(k % h.tickables.len().max(1)).copied();
-            format!("{:?}", t.map(|t| s.remove_tickable(t)))
+            format!("{:?}", t.map(|t| s.tickables().remove(t)))
         }
         Op::MaxDelta(ms) => {
             s.set_max_delta(millis(ms));

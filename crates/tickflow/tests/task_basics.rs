@@ -25,7 +25,7 @@ fn run(sched: &mut Scheduler<Game>, game: &mut Game, frames: usize) -> Vec<Frame
 #[test]
 fn the_waits_resume_in_the_expected_frames() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         log(&cx, "start");
         cx.delay(secs(0.25)).await; // started at 0: due 0.25, reached at 0.3
         log(&cx, "delay");
@@ -56,13 +56,13 @@ fn the_waits_resume_in_the_expected_frames() {
         ]
     );
     assert_eq!(game.hp, 106); // 100 in frame 7, then +1 after each of frames 7..=12
-    assert_eq!(sched.task_count(), 0);
+    assert_eq!(sched.tasks().len(), 0);
 }
 
 #[test]
 fn until_is_checked_once_per_frame_until_it_holds() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.until(|g: &Game| g.hp >= 4).await;
         log(&cx, "hp");
     });
@@ -87,11 +87,11 @@ fn woken_tasks_run_in_spawn_order() {
     let mut sched = Scheduler::<Game>::new();
     // Finished tasks free their slots; later tasks reuse them in another order.
     for _ in 0..3 {
-        sched.spawn(None, |_| async {});
+        sched.tasks().spawn(None, |_| async {});
     }
     run(&mut sched, &mut Game::default(), 1);
     for name in ["a", "b", "c", "d"] {
-        sched.spawn(None, move |cx| async move {
+        sched.tasks().spawn(None, move |cx| async move {
             for _ in 0..3 {
                 cx.delay(secs(0.2)).await;
                 log(&cx, name);
@@ -106,16 +106,16 @@ fn woken_tasks_run_in_spawn_order() {
 #[test]
 fn a_task_can_await_another() {
     let mut sched = Scheduler::<Game>::new();
-    let worker = sched.spawn(None, |cx| async move {
+    let worker = sched.tasks().spawn(None, |cx| async move {
         cx.delay(secs(0.3)).await;
         log(&cx, "worker done");
     });
     let w = worker.task_ref();
-    let doomed = sched.spawn(None, |cx| async move {
+    let doomed = sched.tasks().spawn(None, |cx| async move {
         cx.delay(secs(10.0)).await;
     });
     let d = doomed.task_ref();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         assert_eq!(w.await, Ok(()));
         log(&cx, "boss saw it");
         assert_eq!(d.await, Err(tickflow::latent::Cancelled));
@@ -137,7 +137,7 @@ fn a_task_can_await_another() {
 #[test]
 fn join_and_select_work() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         future::join(cx.delay(secs(0.2)), cx.frames(4)).await;
         log(&cx, "joined");
         let first = future::select(cx.delay(secs(0.5)), cx.delay(secs(0.2))).await;
@@ -160,14 +160,16 @@ fn join_and_select_work() {
 fn tasks_spawn_from_ticks_tasks_and_commands() {
     let mut sched = Scheduler::<Game>::new();
     let cmds = sched.commands();
-    sched.add_tick(TickSettings::named("spawner"), move |_: &mut Game, cx| {
-        if cx.frame() == 2 {
-            cmds.spawn(None, |cx| async move {
-                log(&cx, "from a tick");
-                cx.spawn(None, |cx| async move { log(&cx, "from a task") });
-            });
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("spawner"), move |_: &mut Game, cx| {
+            if cx.frame() == 2 {
+                cmds.spawn(None, |cx| async move {
+                    log(&cx, "from a tick");
+                    cx.spawn(None, |cx| async move { log(&cx, "from a task") });
+                });
+            }
+        });
     let mut game = Game::default();
     let reports = run(&mut sched, &mut game, 3);
     assert_eq!(game.log, ["from a tick @2", "from a task @2"]);
@@ -191,7 +193,7 @@ impl Future for YieldNow {
 #[test]
 fn a_task_that_wakes_itself_yields_to_the_next_frame() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         loop {
             YieldNow(false).await;
             cx.with(|g| g.hp += 1);
@@ -212,17 +214,17 @@ fn latent_stage_runs_after_tickables_and_before_post_update_work() {
         }
     }
     let mut sched = Scheduler::<Game>::new();
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings::named("late").in_group(TickGroup::PostUpdateWork),
         |g: &mut Game, _| g.log.push("post update".into()),
     );
-    sched.add_tickable(T);
+    sched.tickables().add(T);
     sched
         .latent()
         .delay(OwnerId::from(1), 0, Span::ZERO, |g: &mut Game| {
             g.log.push("latent action".into())
         });
-    sched.spawn(
+    sched.tasks().spawn(
         None,
         |cx| async move { cx.with(|g| g.log.push("task".into())) },
     );
@@ -242,7 +244,7 @@ fn with_outside_a_poll_panics() {
     let mut sched = Scheduler::<Game>::new();
     let keep = std::sync::Arc::new(std::sync::Mutex::new(None));
     let k = keep.clone();
-    sched.spawn(None, move |cx| {
+    sched.tasks().spawn(None, move |cx| {
         *k.lock().unwrap() = Some(cx);
         async {}
     });
@@ -254,7 +256,7 @@ fn with_outside_a_poll_panics() {
 #[should_panic(expected = "TaskCx::with")]
 fn nested_with_panics() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         let inner = cx;
         cx.with(move |_| inner.with(|g| g.hp = 1));
     });

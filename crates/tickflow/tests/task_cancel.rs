@@ -24,7 +24,7 @@ fn sleeper(
     drops: &Arc<AtomicU32>,
 ) -> TaskHandle {
     let guard = Guard(drops.clone());
-    sched.spawn(owner, move |cx| async move {
+    sched.tasks().spawn(owner, move |cx| async move {
         let _guard = guard;
         cx.delay(secs(100.0)).await;
         cx.with(|n| *n += 1);
@@ -47,7 +47,7 @@ fn cancel_between_frames_drops_the_future_at_the_next_call() {
     assert_eq!(drops.load(Ordering::SeqCst), 0, "not dropped yet");
     sched.apply_commands();
     assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped at the next call");
-    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+    assert_eq!((sched.tasks().len(), sched.timers().len()), (0, 0));
 }
 
 /// From code the scheduler runs (here a timer callback), the future is dropped inside
@@ -66,7 +66,7 @@ fn cancel_from_a_callback_drops_the_future_at_once() {
     sched.tick(secs(0.1), &mut 0);
     sched.tick(secs(0.1), &mut 0);
     assert!(h.is_cancelled());
-    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+    assert_eq!((sched.tasks().len(), sched.timers().len()), (0, 0));
 }
 
 /// From another thread: cancelled at once, dropped on the scheduler's thread at its next call.
@@ -82,7 +82,7 @@ fn cancel_from_another_thread() {
     let report = sched.tick(secs(0.1), &mut 0);
     assert_eq!(report.tasks_polled, 0);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+    assert_eq!((sched.tasks().len(), sched.timers().len()), (0, 0));
 }
 
 #[test]
@@ -107,7 +107,7 @@ fn remove_owner_cancels_only_that_owners_tasks() {
     sched.remove_owner(OwnerId::from(1));
     assert_eq!(drops.load(Ordering::SeqCst), 2);
     assert!(a.is_cancelled() && c.is_cancelled() && !b.is_finished());
-    assert_eq!((sched.task_count(), sched.timers().len()), (1, 1));
+    assert_eq!((sched.tasks().len(), sched.timers().len()), (1, 1));
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn a_task_removing_an_owner_through_commands() {
     let mut sched = Scheduler::<u32>::new();
     let victim = sleeper(&mut sched, Some(OwnerId::from(5)), &drops);
     let cmds = sched.commands();
-    sched.spawn(None, move |cx| async move {
+    sched.tasks().spawn(None, move |cx| async move {
         cx.delay(secs(0.2)).await;
         cmds.remove_owner(OwnerId::from(5));
     });
@@ -125,7 +125,7 @@ fn a_task_removing_an_owner_through_commands() {
     }
     assert!(victim.is_cancelled());
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
+    assert_eq!((sched.tasks().len(), sched.timers().len()), (0, 0));
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn a_task_cancelling_itself_stops_at_the_end_of_its_poll() {
     let me: Arc<Mutex<Option<TaskRef>>> = Arc::default();
     let mut sched = Scheduler::<u32>::new();
     let (m, d) = (me.clone(), drops.clone());
-    let h = sched.spawn(None, move |cx| async move {
+    let h = sched.tasks().spawn(None, move |cx| async move {
         let _guard = Guard(d);
         cx.with(|n| *n += 1);
         assert!(m.lock().unwrap().as_ref().unwrap().cancel());
@@ -168,12 +168,12 @@ fn a_task_cancelling_itself_stops_at_the_end_of_its_poll() {
 #[test]
 fn a_panicking_task_ends_and_the_others_go_on() {
     let mut sched = Scheduler::<u32>::new();
-    let bad = sched.spawn(None, |cx| async move {
+    let bad = sched.tasks().spawn(None, |cx| async move {
         cx.next_frame().await;
         panic!("task bug");
     });
     for _ in 0..2 {
-        sched.spawn(None, |cx| async move {
+        sched.tasks().spawn(None, |cx| async move {
             loop {
                 cx.next_frame().await;
                 cx.with(|n| *n += 1);
@@ -188,7 +188,7 @@ fn a_panicking_task_ends_and_the_others_go_on() {
     assert_eq!(n, 0, "the tasks after it were not polled in that frame");
     sched.tick(secs(0.1), &mut n);
     assert_eq!(n, 2, "both polled in the next frame");
-    assert_eq!(sched.task_count(), 2);
+    assert_eq!(sched.tasks().len(), 2);
 }
 
 /// 10,000 tasks with random delays run to the end; 10,000 more are cancelled half-way.
@@ -204,22 +204,26 @@ fn ten_thousand_tasks_leave_nothing_behind() {
         let guard = Guard(drops.clone());
         let a = secs(rng.random_range(0.0..2.0));
         let b = rng.random_range(0..30);
-        sched.spawn(Some(OwnerId::from(i % 10)), move |cx| async move {
-            let _guard = guard;
-            cx.delay(a).await;
-            cx.frames(b).await;
-            cx.with(|n| *n += 1);
-        });
+        sched
+            .tasks()
+            .spawn(Some(OwnerId::from(i % 10)), move |cx| async move {
+                let _guard = guard;
+                cx.delay(a).await;
+                cx.frames(b).await;
+                cx.with(|n| *n += 1);
+            });
     }
     let mut doomed = Vec::new();
     for i in 0..n {
         let guard = Guard(drops.clone());
         doomed.push(
-            sched.spawn(Some(OwnerId::from(100 + i % 2)), move |cx| async move {
-                let _guard = guard;
-                cx.delay(secs(1.0)).await;
-                cx.until(|_: &u32| false).await;
-            }),
+            sched
+                .tasks()
+                .spawn(Some(OwnerId::from(100 + i % 2)), move |cx| async move {
+                    let _guard = guard;
+                    cx.delay(secs(1.0)).await;
+                    cx.until(|_: &u32| false).await;
+                }),
         );
     }
     let mut done = 0;
@@ -234,7 +238,7 @@ fn ten_thousand_tasks_leave_nothing_behind() {
     }
     assert_eq!(done, n as u32);
     assert_eq!(drops.load(Ordering::SeqCst), 2 * n as u32);
-    assert_eq!(sched.task_count(), 0);
+    assert_eq!(sched.tasks().len(), 0);
     assert_eq!(sched.timers().len(), 0);
     assert!(doomed.iter().all(TaskHandle::is_cancelled));
 }

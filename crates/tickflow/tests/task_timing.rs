@@ -18,7 +18,7 @@ fn note(cx: &TaskCx<Game>, what: &str) {
 /// `loop { delay(0.1).await }`.
 fn lap_recorder() -> Scheduler<Game> {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         loop {
             cx.delay(secs(0.1)).await;
             let f = cx.frame();
@@ -70,7 +70,7 @@ fn tasks_timers_and_latent_delays_agree() {
     let mut sched = Scheduler::<Game>::new();
     let o = OwnerId::from(1);
     // Between frames.
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.delay(secs(0.3)).await;
         note(&cx, "task between");
     });
@@ -89,7 +89,7 @@ fn tasks_timers_and_latent_delays_agree() {
         } else {
             "late"
         };
-        sched.add_tick(
+        sched.ticks().add(
             TickSettings::named(name).in_group(group),
             move |_: &mut Game, cx| {
                 if cx.frame() == 2 {
@@ -130,7 +130,7 @@ fn tasks_timers_and_latent_delays_agree() {
 #[test]
 fn zero_delay_resumes_next_frame() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         note(&cx, "a");
         cx.delay(Span::ZERO).await;
         note(&cx, "b");
@@ -147,15 +147,15 @@ fn zero_delay_resumes_next_frame() {
 #[test]
 fn pause_freezes_game_delays_only() {
     let mut sched = Scheduler::<Game>::new();
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.delay(secs(0.3)).await;
         note(&cx, "game");
     });
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.delay_real(secs(0.3)).await;
         note(&cx, "real");
     });
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.next_frame().await;
         note(&cx, "next");
         cx.frames(2).await;
@@ -178,11 +178,11 @@ fn pause_freezes_game_delays_only() {
 fn time_dilation_applies_to_game_delays() {
     let mut sched = Scheduler::<Game>::new();
     sched.set_time_dilation(0.5);
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.delay(secs(1.0)).await;
         note(&cx, "game");
     });
-    sched.spawn(None, |cx| async move {
+    sched.tasks().spawn(None, |cx| async move {
         cx.delay_real(secs(1.0)).await;
         note(&cx, "real");
     });

@@ -12,7 +12,7 @@ type Ticks = Arc<Mutex<Vec<(u64, f64)>>>;
 fn interval_tick(sched: &mut Scheduler<()>, interval: Span) -> (TickHandle, Ticks) {
     let ticks: Ticks = Arc::default();
     let t = ticks.clone();
-    let h = sched.add_tick(
+    let h = sched.ticks().add(
         TickSettings {
             interval,
             ..TickSettings::named("interval")
@@ -109,18 +109,18 @@ fn set_tick_interval_restarts_the_cooldown() {
     for _ in 0..3 {
         sched.tick(secs(0.1), &mut ()); // ticks on frame 1, then waits until t = 0.6
     }
-    assert!(sched.set_tick_interval(h, secs(0.2))); // at t = 0.3: next tick at 0.5
+    assert!(sched.ticks().set_interval(h, secs(0.2))); // at t = 0.3: next tick at 0.5
     for _ in 0..5 {
         sched.tick(secs(0.1), &mut ());
     }
     assert_eq!(frames(&ticks), [1, 5, 7]);
     assert_eq!(dts(&ticks), [0.1, 0.4, 0.2]);
     // Back to every frame.
-    assert!(sched.set_tick_interval(h, Span::ZERO));
+    assert!(sched.ticks().set_interval(h, Span::ZERO));
     sched.tick(secs(0.1), &mut ());
     sched.tick(secs(0.1), &mut ());
     assert_eq!(frames(&ticks), [1, 5, 7, 9, 10]);
-    assert!(!sched.set_tick_interval(TickHandle::default(), secs(1.0)));
+    assert!(!sched.ticks().set_interval(TickHandle::default(), secs(1.0)));
 }
 
 #[test]
@@ -129,9 +129,9 @@ fn disabling_resets_the_interval() {
     let (h, ticks) = interval_tick(&mut sched, secs(0.5));
     sched.tick(secs(0.1), &mut ()); // frame 1 ticks
     sched.tick(secs(0.1), &mut ());
-    sched.set_tick_enabled(h, false);
+    sched.ticks().set_enabled(h, false);
     sched.tick(secs(0.1), &mut ());
-    sched.set_tick_enabled(h, true);
+    sched.ticks().set_enabled(h, true);
     sched.tick(secs(0.1), &mut ()); // frame 4: first tick after enabling, with the frame's dt
     sched.tick(secs(0.1), &mut ());
     assert_eq!(frames(&ticks), [1, 4]);
@@ -143,7 +143,7 @@ fn only_due_functions_cost_anything() {
     // 1,000 functions with a 10 s interval tick once, then never in the next 99 frames.
     let mut sched = Scheduler::<u32>::new();
     for _ in 0..1_000 {
-        sched.add_tick(
+        sched.ticks().add(
             TickSettings {
                 interval: secs(10.0),
                 ..TickSettings::default()
@@ -171,7 +171,7 @@ fn due_interval_functions_keep_their_place_after_a_removal() {
             interval,
             ..TickSettings::named(name)
         };
-        sched.add_tick(s, move |log, _| log.push(name))
+        sched.ticks().add(s, move |log, _| log.push(name))
     };
     let a = add(&mut sched, "a", Span::ZERO);
     add(&mut sched, "b", Span::ZERO);
@@ -180,9 +180,9 @@ fn due_interval_functions_keep_their_place_after_a_removal() {
     let mut log = Vec::new();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(log, ["a", "b", "c", "d"]);
-    assert!(sched.remove_tick(a));
+    assert!(sched.ticks().remove(a));
     let e = add(&mut sched, "e", Span::ZERO); // takes a's slot, with a new generation
-    assert!(!sched.contains_tick(a) && sched.contains_tick(e));
+    assert!(!sched.ticks().contains(a) && sched.ticks().contains(e));
     let mut frames = Vec::new();
     for _ in 0..4 {
         log.clear();

@@ -88,7 +88,7 @@ proptest! {
                         time_dilation: if dilated { 2.0 } else { 1.0 },
                         ..TickSettings::default()
                     };
-                    let h = sched.add_tick(settings, move |_, cx| {
+                    let h = sched.ticks().add(settings, move |_, cx| {
                         log.lock().unwrap().push((id, cx.dt().flicks()));
                     });
                     handles.push(Some(h));
@@ -103,7 +103,7 @@ proptest! {
                 }
                 Op::Enable(a, on) => {
                     let Some(Some(h)) = handles.get(a) else { continue };
-                    prop_assert!(sched.set_tick_enabled(*h, on));
+                    prop_assert!(sched.ticks().set_enabled(*h, on));
                     let f = model[a].as_mut().unwrap();
                     if f.enabled != on {
                         f.enabled = on;
@@ -114,7 +114,7 @@ proptest! {
                 Op::SetInterval(a, tenths) => {
                     let Some(Some(h)) = handles.get(a) else { continue };
                     let interval = tenths * tenth;
-                    prop_assert!(sched.set_tick_interval(*h, Span::from_flicks(interval)));
+                    prop_assert!(sched.ticks().set_interval(*h, Span::from_flicks(interval)));
                     let f = model[a].as_mut().unwrap();
                     let had = f.interval > 0;
                     f.interval = interval;
@@ -128,7 +128,7 @@ proptest! {
                 Op::Remove(a) => {
                     let Some(slot) = handles.get_mut(a) else { continue };
                     if let Some(h) = slot.take() {
-                        prop_assert!(sched.remove_tick(h));
+                        prop_assert!(sched.ticks().remove(h));
                         model[a] = None;
                     }
                 }

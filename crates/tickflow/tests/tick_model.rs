@@ -153,7 +153,7 @@ proptest! {
             match op {
                 Op::Add { group: g, high, enabled } => {
                     let id = handles.len();
-                    let h = sched.add_tick(
+                    let h = sched.ticks().add(
                         TickSettings {
                             high_priority: high,
                             enabled,
@@ -165,7 +165,7 @@ proptest! {
                     model.funcs.push(Some(Func { group: g, high, enabled, prereqs: vec![] }));
                 }
                 Op::Prereq(a, b) if a < handles.len() && b < handles.len() => {
-                    let got = sched.add_prerequisite(handles[a], handles[b]);
+                    let got = sched.ticks().add_prerequisite(handles[a], handles[b]);
                     match (model.live(a).is_some(), model.live(b).is_some()) {
                         (true, true) => {
                             if model.reaches(b, a) {
@@ -189,7 +189,7 @@ proptest! {
                     }
                 }
                 Op::Unprereq(a, b) if a < handles.len() && b < handles.len() => {
-                    let got = sched.remove_prerequisite(handles[a], handles[b]);
+                    let got = sched.ticks().remove_prerequisite(handles[a], handles[b]);
                     let want = match model.funcs[a].as_mut() {
                         Some(f) => match f.prereqs.iter().position(|&p| p == b) {
                             Some(k) => { f.prereqs.remove(k); true }
@@ -200,14 +200,14 @@ proptest! {
                     prop_assert_eq!(got, want);
                 }
                 Op::Enable(a, on) if a < handles.len() => {
-                    let got = sched.set_tick_enabled(handles[a], on);
+                    let got = sched.ticks().set_enabled(handles[a], on);
                     prop_assert_eq!(got, model.live(a).is_some());
                     if let Some(f) = model.funcs[a].as_mut() {
                         f.enabled = on;
                     }
                 }
                 Op::Remove(a) if a < handles.len() => {
-                    prop_assert_eq!(sched.remove_tick(handles[a]), model.live(a).is_some());
+                    prop_assert_eq!(sched.ticks().remove(handles[a]), model.live(a).is_some());
                     model.funcs[a] = None;
                 }
                 Op::Frame => {

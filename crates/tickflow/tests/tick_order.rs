@@ -5,9 +5,11 @@ use tickflow::prelude::*;
 type Log = Vec<String>;
 
 fn logger(sched: &mut Scheduler<Log>, name: &'static str, group: TickGroup) -> TickHandle {
-    sched.add_tick(TickSettings::named(name).in_group(group), move |log, cx| {
-        log.push(format!("{name}@{:?}", cx.group()));
-    })
+    sched
+        .ticks()
+        .add(TickSettings::named(name).in_group(group), move |log, cx| {
+            log.push(format!("{name}@{:?}", cx.group()));
+        })
 }
 
 struct Board;
@@ -25,7 +27,7 @@ fn one_frame_runs_groups_then_timers_then_tickables_then_late_groups() {
         let name: &'static str = Box::leak(format!("{g:?}").into_boxed_str());
         logger(&mut sched, name, *g);
     }
-    sched.add_tickable(Board);
+    sched.tickables().add(Board);
     sched
         .timers()
         .every(secs(0.1))
@@ -63,10 +65,10 @@ fn prerequisites_demote_to_the_later_group() {
     let e = logger(&mut sched, "e", TickGroup::EndPhysics);
     let d = logger(&mut sched, "d", TickGroup::PrePhysics);
     let f = logger(&mut sched, "f", TickGroup::PrePhysics);
-    sched.add_prerequisite(a, b).unwrap(); // a waits for b (PostPhysics)
-    sched.add_prerequisite(c, s).unwrap(); // never demoted into StartPhysics
-    sched.add_prerequisite(d, e).unwrap(); // never demoted into EndPhysics
-    sched.add_prerequisite(f, a).unwrap(); // follows a's demotion
+    sched.ticks().add_prerequisite(a, b).unwrap(); // a waits for b (PostPhysics)
+    sched.ticks().add_prerequisite(c, s).unwrap(); // never demoted into StartPhysics
+    sched.ticks().add_prerequisite(d, e).unwrap(); // never demoted into EndPhysics
+    sched.ticks().add_prerequisite(f, a).unwrap(); // follows a's demotion
     let mut log = Log::new();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(
@@ -88,7 +90,7 @@ fn a_prerequisite_in_an_earlier_group_changes_nothing() {
     let mut sched = Scheduler::<Log>::new();
     let a = logger(&mut sched, "a", TickGroup::PostPhysics);
     let b = logger(&mut sched, "b", TickGroup::PrePhysics);
-    sched.add_prerequisite(a, b).unwrap();
+    sched.ticks().add_prerequisite(a, b).unwrap();
     let mut log = Log::new();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(log, ["b@PrePhysics", "a@PostPhysics"]);
@@ -98,14 +100,14 @@ fn a_prerequisite_in_an_earlier_group_changes_nothing() {
 fn demotion_holds_in_frames_where_the_prerequisite_waits_on_its_interval() {
     let mut sched = Scheduler::<Log>::new();
     let a = logger(&mut sched, "a", TickGroup::PrePhysics);
-    let b = sched.add_tick(
+    let b = sched.ticks().add(
         TickSettings {
             interval: secs(0.3),
             ..TickSettings::named("b").in_group(TickGroup::PostPhysics)
         },
         |log, _| log.push("b".into()),
     );
-    sched.add_prerequisite(a, b).unwrap();
+    sched.ticks().add_prerequisite(a, b).unwrap();
     let mut log = Log::new();
     for _ in 0..6 {
         sched.tick(secs(0.1), &mut log);
@@ -125,15 +127,15 @@ fn disabled_and_removed_prerequisites_are_ignored() {
     let b = logger(&mut sched, "b", TickGroup::PostPhysics);
     let c = logger(&mut sched, "c", TickGroup::PrePhysics);
     let d = logger(&mut sched, "d", TickGroup::LastDemotable);
-    sched.add_prerequisite(a, b).unwrap();
-    sched.add_prerequisite(c, d).unwrap();
-    assert!(sched.set_tick_enabled(b, false));
-    assert!(sched.remove_tick(d));
+    sched.ticks().add_prerequisite(a, b).unwrap();
+    sched.ticks().add_prerequisite(c, d).unwrap();
+    assert!(sched.ticks().set_enabled(b, false));
+    assert!(sched.ticks().remove(d));
     let mut log = Log::new();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(log, ["a@PrePhysics", "c@PrePhysics"]);
     // Enabled again, the demotion is back.
-    sched.set_tick_enabled(b, true);
+    sched.ticks().set_enabled(b, true);
     log.clear();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(log, ["c@PrePhysics", "b@PostPhysics", "a@PostPhysics"]);
@@ -145,7 +147,7 @@ fn high_priority_runs_first_and_ties_keep_registration_order() {
     for name in ["one", "two", "three"] {
         logger(&mut sched, name, TickGroup::PrePhysics);
     }
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings {
             high_priority: true,
             ..TickSettings::named("urgent")
@@ -170,14 +172,14 @@ fn every_function_runs_at_most_once_per_frame() {
     // f is a prerequisite of g and h; g disables and re-enables f after it ran.
     let mut sched = Scheduler::<Log>::new();
     let f = logger(&mut sched, "f", TickGroup::PrePhysics);
-    let g = sched.add_tick(TickSettings::named("g"), move |log, cx| {
+    let g = sched.ticks().add(TickSettings::named("g"), move |log, cx| {
         log.push("g".into());
         cx.set_tick_enabled(f, false);
         cx.set_tick_enabled(f, true);
     });
     let h = logger(&mut sched, "h", TickGroup::DuringPhysics);
-    sched.add_prerequisite(g, f).unwrap();
-    sched.add_prerequisite(h, f).unwrap();
+    sched.ticks().add_prerequisite(g, f).unwrap();
+    sched.ticks().add_prerequisite(h, f).unwrap();
     let mut log = Log::new();
     for _ in 0..3 {
         sched.tick(secs(0.1), &mut log);
@@ -195,21 +197,23 @@ fn a_function_disabled_or_removed_earlier_in_the_frame_does_not_run() {
     let victim = TickHandle::default();
     let handles = std::sync::Arc::new(std::sync::Mutex::new((victim, victim)));
     let hs = handles.clone();
-    sched.add_tick(TickSettings::named("killer"), move |log, cx| {
-        log.push("killer".into());
-        let (a, b) = *hs.lock().unwrap();
-        assert!(cx.set_tick_enabled(a, false));
-        assert!(cx.remove_tick(b));
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("killer"), move |log, cx| {
+            log.push("killer".into());
+            let (a, b) = *hs.lock().unwrap();
+            assert!(cx.set_tick_enabled(a, false));
+            assert!(cx.remove_tick(b));
+        });
     let a = logger(&mut sched, "same-group", TickGroup::PrePhysics);
     let b = logger(&mut sched, "later-group", TickGroup::PostPhysics);
     *handles.lock().unwrap() = (a, b);
     let mut log = Log::new();
     sched.tick(secs(0.1), &mut log);
     assert_eq!(log, ["killer"]);
-    assert!(!sched.is_tick_enabled(a));
-    assert!(!sched.contains_tick(b));
-    assert_eq!(sched.tick_count(), 2);
+    assert!(!sched.ticks().is_enabled(a));
+    assert!(!sched.ticks().contains(b));
+    assert_eq!(sched.ticks().len(), 2);
 }
 
 #[test]
@@ -218,9 +222,9 @@ fn explain_and_dot_describe_the_resolved_graph() {
     let physics = logger(&mut sched, "physics", TickGroup::DuringPhysics);
     let camera = logger(&mut sched, "camera", TickGroup::PrePhysics);
     let off = logger(&mut sched, "off", TickGroup::PrePhysics);
-    sched.set_tick_enabled(off, false);
-    sched.add_prerequisite(camera, physics).unwrap();
-    sched.add_tickable(Board);
+    sched.ticks().set_enabled(off, false);
+    sched.ticks().add_prerequisite(camera, physics).unwrap();
+    sched.tickables().add(Board);
     let text = sched.explain_order();
     let expected_lines = [
         "tick order of the next frame: 2 enabled, 1 disabled",
@@ -238,7 +242,7 @@ fn explain_and_dot_describe_the_resolved_graph() {
     assert!(physics_at < camera_at, "{text}");
     assert!(text.contains("demoted from PrePhysics: waits for `physics` in DuringPhysics"));
     assert!(text.contains("tickables (after the timers): tickable"));
-    let dot = sched.tick_graph_dot();
+    let dot = sched.ticks().graph_dot();
     assert!(dot.starts_with("digraph ticks {"));
     assert!(dot.contains("label=\"DuringPhysics\""));
     assert!(dot.contains("t0 -> t1;"), "{dot}");

@@ -13,7 +13,7 @@ struct World {
 /// serial functions, with prerequisites between some parallel functions.
 fn build(parallel: bool) -> (Scheduler<World>, World) {
     let mut sched = Scheduler::new();
-    sched.set_parallel(parallel);
+    sched.ticks().set_parallel(parallel);
     let mut movers = Vec::new();
     for id in 0..64usize {
         let group = if id % 3 == 0 {
@@ -21,7 +21,7 @@ fn build(parallel: bool) -> (Scheduler<World>, World) {
         } else {
             TickGroup::DuringPhysics
         };
-        let h = sched.add_parallel_tick(
+        let h = sched.ticks().add_parallel(
             TickSettings::named(format!("mover{id}")).in_group(group),
             (id as i64 + 1, 0u64),
             move |(speed, calls): &mut (i64, u64), world: &World, out| {
@@ -50,11 +50,16 @@ fn build(parallel: bool) -> (Scheduler<World>, World) {
         movers.push(h);
     }
     // mover1 waits for mover4 (same group): they must not share a batch.
-    sched.add_prerequisite(movers[1], movers[4]).unwrap();
-    sched.add_tick(TickSettings::named("sum"), |w: &mut World, _| {
-        w.total = w.positions.iter().sum();
-    });
-    sched.add_tick(
+    sched
+        .ticks()
+        .add_prerequisite(movers[1], movers[4])
+        .unwrap();
+    sched
+        .ticks()
+        .add(TickSettings::named("sum"), |w: &mut World, _| {
+            w.total = w.positions.iter().sum();
+        });
+    sched.ticks().add(
         TickSettings::named("sum2").in_group(TickGroup::DuringPhysics),
         |w: &mut World, _| w.total = w.total.wrapping_mul(3) % 1_000_003,
     );
@@ -85,7 +90,7 @@ fn parallel_and_serial_give_identical_state() {
 fn deferred_changes_apply_in_registration_order() {
     let mut sched = Scheduler::<Vec<usize>>::new();
     for id in 0..16usize {
-        sched.add_parallel_tick(
+        sched.ticks().add_parallel(
             TickSettings::default(),
             id,
             |id: &mut usize, _: &Vec<usize>, out| {
@@ -104,7 +109,7 @@ fn deferred_changes_apply_in_registration_order() {
 #[test]
 fn deferred_reports_the_tick_info() {
     let mut sched = Scheduler::<Vec<(u64, TickGroup, Span)>>::new();
-    sched.add_parallel_tick(
+    sched.ticks().add_parallel(
         TickSettings::named("p").in_group(TickGroup::PostPhysics),
         (),
         |_, _, out| {

@@ -25,18 +25,20 @@ fn child(name: &'static str) -> impl FnMut(&mut Game, &mut TickCx<'_, Game>) {
 #[test]
 fn spawned_from_a_tick_runs_in_the_next_eligible_group() {
     let mut sched = Scheduler::new();
-    sched.add_tick(TickSettings::named("spawner"), |g: &mut Game, cx| {
-        g.log.push(format!("spawner#{}", cx.frame()));
-        if cx.frame() == 1 {
-            // Own group PrePhysics: StartPhysics is no target, so DuringPhysics.
-            cx.add_tick(TickSettings::named("same"), child("same"));
-            // A later own group is kept.
-            cx.add_tick(
-                TickSettings::named("late").in_group(TickGroup::PostPhysics),
-                child("late"),
-            );
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("spawner"), |g: &mut Game, cx| {
+            g.log.push(format!("spawner#{}", cx.frame()));
+            if cx.frame() == 1 {
+                // Own group PrePhysics: StartPhysics is no target, so DuringPhysics.
+                cx.add_tick(TickSettings::named("same"), child("same"));
+                // A later own group is kept.
+                cx.add_tick(
+                    TickSettings::named("late").in_group(TickGroup::PostPhysics),
+                    child("late"),
+                );
+            }
+        });
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(
@@ -55,16 +57,18 @@ fn spawned_from_a_tick_runs_in_the_next_eligible_group() {
 #[test]
 fn spawned_with_a_prerequisite_on_another_spawned_one_runs_after_it() {
     let mut sched = Scheduler::new();
-    sched.add_tick(TickSettings::named("spawner"), |_: &mut Game, cx| {
-        if cx.frame() == 1 {
-            let a = cx.add_tick(TickSettings::named("a"), child("a"));
-            let b = cx.add_tick(
-                TickSettings::named("b").in_group(TickGroup::PostPhysics),
-                child("b"),
-            );
-            cx.add_prerequisite(a, b).unwrap();
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("spawner"), |_: &mut Game, cx| {
+            if cx.frame() == 1 {
+                let a = cx.add_tick(TickSettings::named("a"), child("a"));
+                let b = cx.add_tick(
+                    TickSettings::named("b").in_group(TickGroup::PostPhysics),
+                    child("b"),
+                );
+                cx.add_prerequisite(a, b).unwrap();
+            }
+        });
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(g.log, ["b@PostPhysics#1", "a@PostPhysics#1"]);
@@ -98,7 +102,7 @@ impl Tickable<Game> for Spawner {
 #[test]
 fn spawned_from_a_tickable_runs_later_in_the_frame() {
     let mut sched = Scheduler::new();
-    sched.add_tickable(Spawner);
+    sched.tickables().add(Spawner);
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(g.log, ["tickable", "from-tickable@LastDemotable#1"]);
@@ -107,7 +111,7 @@ fn spawned_from_a_tickable_runs_later_in_the_frame() {
 #[test]
 fn spawned_from_the_last_group_runs_in_an_extra_pass() {
     let mut sched = Scheduler::new();
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings::named("last").in_group(TickGroup::LastDemotable),
         |g: &mut Game, cx| {
             g.log.push("last".into());
@@ -133,7 +137,7 @@ fn chain(g: &mut Game, cx: &mut TickCx<'_, Game>) {
 #[test]
 fn runaway_spawning_is_capped_and_reported() {
     let mut sched = Scheduler::new();
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings::named("seed").in_group(TickGroup::LastDemotable),
         chain,
     );
@@ -143,7 +147,7 @@ fn runaway_spawning_is_capped_and_reported() {
     assert_eq!(report.held_back, 1);
     assert_eq!(g.log.len(), 1 + MAX_SPAWN_PASSES);
     // The held-back function is registered and runs next frame, with every other one.
-    let before = sched.tick_count();
+    let before = sched.ticks().len();
     assert_eq!(before, 2 + MAX_SPAWN_PASSES);
     g.log.clear();
     let report = sched.tick(secs(0.1), &mut g);
@@ -154,16 +158,18 @@ fn runaway_spawning_is_capped_and_reported() {
 #[test]
 fn enabling_during_a_frame_counts_as_spawning() {
     let mut sched = Scheduler::new();
-    let sleeper = sched.add_tick(
+    let sleeper = sched.ticks().add(
         TickSettings {
             enabled: false,
             ..TickSettings::named("sleeper")
         },
         child("sleeper"),
     );
-    sched.add_tick(TickSettings::named("waker"), move |_: &mut Game, cx| {
-        cx.set_tick_enabled(sleeper, true);
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("waker"), move |_: &mut Game, cx| {
+            cx.set_tick_enabled(sleeper, true);
+        });
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(g.log, ["sleeper@DuringPhysics#1"]);
@@ -185,32 +191,42 @@ fn a_calls_changes_land_before_the_next_call() {
     let dropped = Arc::new(AtomicUsize::new(0));
     let mut sched = Scheduler::new();
     let guard = Guard(dropped.clone());
-    sched.add_tick(TickSettings::named("once"), move |g: &mut Game, cx| {
-        let _keep = &guard;
-        g.log.push("once".into());
-        let me = cx.handle();
-        assert!(cx.remove_tick(me));
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("once"), move |g: &mut Game, cx| {
+            let _keep = &guard;
+            g.log.push("once".into());
+            let me = cx.handle();
+            assert!(cx.remove_tick(me));
+        });
     let seen = dropped.clone();
-    sched.add_tick(TickSettings::named("after"), move |g: &mut Game, _| {
-        g.log
-            .push(format!("after saw {} drop", seen.load(Ordering::SeqCst)));
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("after"), move |g: &mut Game, _| {
+            g.log
+                .push(format!("after saw {} drop", seen.load(Ordering::SeqCst)));
+        });
     // The queuer runs first; its victim comes next and is off by then.
     let victim = Arc::new(std::sync::OnceLock::new());
     let target = victim.clone();
-    sched.add_tick(TickSettings::named("queuer"), move |g: &mut Game, _| {
-        g.log.push("queuer".into());
-        g.cmds.set_tick_enabled(*target.get().unwrap(), false);
-    });
-    let h = sched.add_tick(TickSettings::named("victim"), child("victim"));
+    sched
+        .ticks()
+        .add(TickSettings::named("queuer"), move |g: &mut Game, _| {
+            g.log.push("queuer".into());
+            g.cmds.set_tick_enabled(*target.get().unwrap(), false);
+        });
+    let h = sched
+        .ticks()
+        .add(TickSettings::named("victim"), child("victim"));
     victim.set(h).unwrap();
-    sched.add_tick(TickSettings::named("last"), child("last"));
+    sched
+        .ticks()
+        .add(TickSettings::named("last"), child("last"));
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
     assert_eq!(
         g.log,
         ["once", "after saw 1 drop", "queuer", "last@PrePhysics#1"]
     );
-    assert!(!sched.is_tick_enabled(h));
+    assert!(!sched.ticks().is_enabled(h));
 }

@@ -89,14 +89,14 @@ fn another_schedulers_handles_change_nothing() {
     }
     let mut a = Scheduler::<u32>::new();
     let mut b = Scheduler::<u32>::new();
-    let ta = a.add_tick(TickSettings::default(), |_, _| {});
-    let tb = b.add_tick(TickSettings::default(), |n, _| *n += 1);
-    let ka = a.add_tickable(Count);
-    b.add_tickable(Count);
-    assert!(!b.remove_tick(ta) && !b.set_tick_enabled(ta, false));
-    assert!(!b.set_tick_interval(ta, secs(1.0)) && !b.contains_tick(ta));
-    assert!(b.add_prerequisite(tb, ta).is_err());
-    assert!(!b.remove_tickable(ka) && !b.contains_tickable(ka));
+    let ta = a.ticks().add(TickSettings::default(), |_, _| {});
+    let tb = b.ticks().add(TickSettings::default(), |n, _| *n += 1);
+    let ka = a.tickables().add(Count);
+    b.tickables().add(Count);
+    assert!(!b.ticks().remove(ta) && !b.ticks().set_enabled(ta, false));
+    assert!(!b.ticks().set_interval(ta, secs(1.0)) && !b.ticks().contains(ta));
+    assert!(b.ticks().add_prerequisite(tb, ta).is_err());
+    assert!(!b.tickables().remove(ka) && !b.tickables().contains(ka));
     assert!(!b.commands().remove_tick(ta));
     let mut n = 0;
     b.tick(secs(0.1), &mut n);

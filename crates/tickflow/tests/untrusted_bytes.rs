@@ -33,9 +33,13 @@ fn orc_world() -> Scheduler<u64> {
         .owner(ORC)
         .name("regen")
         .call(|n, _| *n += 1);
-    let a = s.add_tick(TickSettings::named("move").owned_by(ORC), |n, _| *n += 1);
-    let b = s.add_tick(TickSettings::named("think").owned_by(ORC), |n, _| *n += 1);
-    s.add_prerequisite(b, a).unwrap();
+    let a = s
+        .ticks()
+        .add(TickSettings::named("move").owned_by(ORC), |n, _| *n += 1);
+    let b = s
+        .ticks()
+        .add(TickSettings::named("think").owned_by(ORC), |n, _| *n += 1);
+    s.ticks().add_prerequisite(b, a).unwrap();
     s.tick(secs(0.1), &mut 0);
     s
 }
@@ -91,10 +95,10 @@ fn damage_prereq(snap: &SchedulerSnapshot, name: &str, gen: u64) -> SchedulerSna
 fn a_prerequisite_handle_the_scheduler_never_made_is_refused() {
     let mut s = orc_world();
     // A removed function leaves a prerequisite on a freed slot: that one is fine.
-    let gone = s.add_tick(TickSettings::named("gone"), |n, _| *n += 1);
-    let waits = s.add_tick(TickSettings::named("waits"), |n, _| *n += 1);
-    s.add_prerequisite(waits, gone).unwrap();
-    s.remove_tick(gone);
+    let gone = s.ticks().add(TickSettings::named("gone"), |n, _| *n += 1);
+    let waits = s.ticks().add(TickSettings::named("waits"), |n, _| *n += 1);
+    s.ticks().add_prerequisite(waits, gone).unwrap();
+    s.ticks().remove(gone);
     let snap = s.snapshot();
     let (back, _) = Scheduler::restore(&snap, &mut Anything).unwrap();
     Scheduler::restore(&back.snapshot(), &mut Anything).unwrap();
@@ -147,17 +151,17 @@ fn a_prerequisite_listed_twice_is_refused() {
 /// densest acyclic graph), and for a function of another owner by name.
 fn dense_owner(n: usize) -> OwnerSnapshot {
     let mut s = Scheduler::<u64>::new();
-    let outside = s.add_tick(TickSettings::named("world"), |n, _| *n += 1);
+    let outside = s.ticks().add(TickSettings::named("world"), |n, _| *n += 1);
     let mut made = Vec::new();
     for k in 0..n {
-        let h = s.add_tick(
+        let h = s.ticks().add(
             TickSettings::named(format!("f{k}")).owned_by(ORC),
             |n, _| *n += 1,
         );
         for &before in &made {
-            s.add_prerequisite(h, before).unwrap();
+            s.ticks().add_prerequisite(h, before).unwrap();
         }
-        s.add_prerequisite(h, outside).unwrap();
+        s.ticks().add_prerequisite(h, outside).unwrap();
         made.push(h);
     }
     s.export_owner(ORC)
@@ -169,7 +173,8 @@ fn a_dense_owner_imports_whole_and_runs_in_order() {
     let bytes = postcard::to_stdvec(&moved).unwrap();
     let moved: OwnerSnapshot = postcard::from_bytes(&bytes).unwrap();
     let mut dest = Scheduler::<Vec<usize>>::new();
-    dest.add_tick(TickSettings::named("world"), |log, _| log.push(usize::MAX));
+    dest.ticks()
+        .add(TickSettings::named("world"), |log, _| log.push(usize::MAX));
     struct Log;
     impl Resolver<Vec<usize>> for Log {
         fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Vec<usize>>> {
@@ -229,7 +234,7 @@ fn a_catch_up_cap_past_the_max_is_refused() {
 fn a_function_that_ran_after_the_saved_frame_is_refused() {
     let mut s = Scheduler::<u64>::new();
     let every = TickSettings::named("think").every(millis(150));
-    s.add_tick(every, |n, _| *n += 1);
+    s.ticks().add(every, |n, _| *n += 1);
     for _ in 0..5 {
         s.tick(millis(50), &mut 0);
     }

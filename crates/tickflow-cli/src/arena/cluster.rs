@@ -232,7 +232,7 @@ impl Cluster {
     pub(crate) fn counts(&mut self) -> (usize, usize, usize) {
         let (mut ticks, mut timers, mut latent) = (0, 0, 0);
         for s in self.shards_mut() {
-            ticks += s.sched.tick_count();
+            ticks += s.sched.ticks().len();
             timers += s.sched.timers().len();
             latent += s.sched.latent().len();
         }
@@ -300,7 +300,7 @@ impl Cluster {
         })
     }
 
-    fn shards_mut(&mut self) -> impl Iterator<Item = &mut Shard> {
+    pub(crate) fn shards_mut(&mut self) -> impl Iterator<Item = &mut Shard> {
         self.workers.iter_mut().map(|w| match w {
             Worker::Here(s) => &mut **s,
             Worker::Thread { .. } => panic!("Cluster::finish first"),

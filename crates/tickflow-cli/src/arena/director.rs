@@ -154,7 +154,7 @@ impl Director {
     pub(crate) fn new(actors: usize, seed: u64, boss: BossMode) -> Director {
         let mut sched = Scheduler::<Board>::new();
         let mut board = Board::new(seed);
-        sched.add_tickable(Scoreboard);
+        sched.tickables().add(Scoreboard);
         for k in 0..actors {
             board.spawn_actor((k % 2) as u8);
         }
@@ -162,7 +162,7 @@ impl Director {
             BossMode::Ticks => {
                 board.boss = Some(Boss::new(actors));
                 let settings = TickSettings::named("boss").in_group(TickGroup::PostUpdateWork);
-                sched.add_tick(settings, boss_fn());
+                sched.ticks().add(settings, boss_fn());
             }
             BossMode::Task => spawn_boss(&mut sched, actors),
         }
@@ -175,7 +175,7 @@ impl Director {
 fn spawn_boss(sched: &mut Scheduler<Board>, actors: usize) {
     let wave_size = (actors / 10).max(1);
     let threshold = actors - actors / 10;
-    sched.spawn(Some(BOSS), move |cx| async move {
+    sched.tasks().spawn(Some(BOSS), move |cx| async move {
         cx.delay(secs(2.0)).await;
         for wave in 1.. {
             cx.until(move |b: &Board| b.alive() <= threshold).await;

@@ -101,13 +101,14 @@ impl Shard {
         let arena = Arena::new(sched.commands());
         let mut add = |settings: TickSettings| {
             let f = system(&settings.name).expect("a system of the shard");
-            sched.add_tick(settings, f)
+            sched.ticks().add(settings, f)
         };
         add(TickSettings::named("clock").first_in_group());
         let physics = add(TickSettings::named("physics").in_group(TickGroup::DuringPhysics));
         // PostPhysics work that must see where physics left everyone.
         let reap = add(TickSettings::named("reap").in_group(TickGroup::PostPhysics));
         sched
+            .ticks()
             .add_prerequisite(reap, physics)
             .expect("no cycle: physics depends on nothing");
         Shard::from_parts(index, shards, seed, sched, arena)
@@ -201,14 +202,14 @@ impl Shard {
             name: format!("move {id}"),
             ..TickSettings::default()
         };
-        self.sched.add_tick(settings, move_fn(id));
+        self.sched.ticks().add(settings, move_fn(id));
         let settings = TickSettings {
             owner,
             interval,
             name: format!("think {id}"),
             ..TickSettings::default()
         };
-        self.sched.add_tick(settings, think_fn(id));
+        self.sched.ticks().add(settings, think_fn(id));
         // The ability recharge: a looping timer with `CatchUp::Once` (after a hitch an actor
         // gets one charge back, not a burst of them).
         let period = Span::from_millis(1_500 + 100 * (u64::from(id) % 16));

@@ -45,23 +45,25 @@ pub(crate) fn run() {
     // The frame and time the latent completions print, and the fight: the players deal one
     // point of damage per frame; a player "presses the door button" twice and the alarm
     // sensor is tripped again at 0.6 s.
-    sched.add_tick(TickSettings::named("clock"), |a: &mut Arena, cx| {
-        a.frame = cx.frame();
-        a.now = Time::ZERO + Span::frames(cx.frame(), 60);
-        a.boss_hp = a.boss_hp.saturating_sub(1);
-        if cx.frame() == 10 {
-            a.say("door button pressed again: Delay re-entry is ignored");
-            a.cmds
-                .delay(DOOR, 1, secs(0.1), |a: &mut Arena| a.say("never printed"));
-        }
-        if cx.frame() == 36 {
-            a.say("alarm tripped again: RetriggerableDelay restarts (1 s from now)");
-            a.cmds
-                .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Arena| {
-                    a.say("never printed either: the first completion is kept")
-                });
-        }
-    });
+    sched
+        .ticks()
+        .add(TickSettings::named("clock"), |a: &mut Arena, cx| {
+            a.frame = cx.frame();
+            a.now = Time::ZERO + Span::frames(cx.frame(), 60);
+            a.boss_hp = a.boss_hp.saturating_sub(1);
+            if cx.frame() == 10 {
+                a.say("door button pressed again: Delay re-entry is ignored");
+                a.cmds
+                    .delay(DOOR, 1, secs(0.1), |a: &mut Arena| a.say("never printed"));
+            }
+            if cx.frame() == 36 {
+                a.say("alarm tripped again: RetriggerableDelay restarts (1 s from now)");
+                a.cmds
+                    .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Arena| {
+                        a.say("never printed either: the first completion is kept")
+                    });
+            }
+        });
 
     sched.latent().delay(DOOR, 1, secs(0.5), |a: &mut Arena| {
         a.say("Delay(0.5 s): the door opens")
@@ -72,7 +74,7 @@ pub(crate) fn run() {
             a.say("RetriggerableDelay(1 s): the alarm goes quiet")
         });
 
-    sched.spawn(Some(BOSS), |cx| async move {
+    sched.tasks().spawn(Some(BOSS), |cx| async move {
         let say = |what: String| {
             let (f, t) = (cx.frame(), cx.now());
             cx.with(|a| {
@@ -111,7 +113,7 @@ pub(crate) fn run() {
     }
     println!(
         "{completions} latent completions; {} tasks and {} latent actions left",
-        sched.task_count(),
+        sched.tasks().len(),
         sched.latent().len()
     );
 }

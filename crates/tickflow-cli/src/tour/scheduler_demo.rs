@@ -35,7 +35,7 @@ impl Tickable<World> for Scoreboard {
 /// Runs 30 frames at 60 Hz and prints the first frame's order, `explain_order()` and a summary.
 pub(crate) fn run() {
     let mut sched = Scheduler::<World>::new();
-    let physics = sched.add_tick(
+    let physics = sched.ticks().add(
         TickSettings::named("physics").in_group(TickGroup::DuringPhysics),
         |w, cx| {
             w.position += w.velocity * cx.dt().as_secs_f64();
@@ -43,7 +43,7 @@ pub(crate) fn run() {
             w.note(cx.frame(), text);
         },
     );
-    let camera = sched.add_tick(TickSettings::named("camera"), |w, cx| {
+    let camera = sched.ticks().add(TickSettings::named("camera"), |w, cx| {
         let text = format!(
             "  {:?}  camera: follow (demoted behind physics)",
             cx.group()
@@ -51,9 +51,10 @@ pub(crate) fn run() {
         w.note(cx.frame(), text);
     });
     sched
+        .ticks()
         .add_prerequisite(camera, physics)
         .expect("no cycle here");
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings {
             interval: secs(0.2),
             ..TickSettings::named("ai.think")
@@ -64,7 +65,7 @@ pub(crate) fn run() {
             w.note(cx.frame(), text);
         },
     );
-    sched.add_parallel_tick(
+    sched.ticks().add_parallel(
         TickSettings::named("pathfind").in_group(TickGroup::PrePhysics),
         0u64,
         |searches: &mut u64, w: &World, out| {
@@ -79,14 +80,14 @@ pub(crate) fn run() {
             }
         },
     );
-    sched.add_tick(
+    sched.ticks().add(
         TickSettings::named("hud").in_group(TickGroup::PostUpdateWork),
         |w, cx| {
             let text = format!("  {:?}  hud: draw", cx.group());
             w.note(cx.frame(), text);
         },
     );
-    sched.add_tickable(Scoreboard);
+    sched.tickables().add(Scoreboard);
     sched
         .timers()
         .every(Span::frames(1, 60))

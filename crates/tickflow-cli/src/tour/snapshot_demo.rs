@@ -72,7 +72,7 @@ fn play(sched: &mut Scheduler<Game>, game: &mut Game, frames: u64) -> Vec<String
 /// Prints the scene.
 pub(crate) fn run() {
     let mut sched = Scheduler::<Game>::new();
-    sched.add_tick(TickSettings::named("walk"), walk);
+    sched.ticks().add(TickSettings::named("walk"), walk);
     sched.timers().every(secs(0.5)).name("regen").call(regen);
     let poisoned: TimerHandle = sched
         .timers()
@@ -97,7 +97,7 @@ pub(crate) fn run() {
     println!(
         "  saved {} timers, {} tick function, {} latent action; state hash {:016x} (plain data: with the `serde` feature, any serde format)",
         sched.timers().len(),
-        sched.tick_count(),
+        sched.ticks().len(),
         sched.latent().len(),
         sched.state_hash()
     );

@@ -60,7 +60,7 @@ pub struct Due {
 /// use tickflow::prelude::*;
 ///
 /// let mut sched = Scheduler::<u32>::new();
-/// sched.add_tick(TickSettings::named("physics"), |steps, _| *steps += 1);
+/// sched.ticks().add(TickSettings::named("physics"), |steps, _| *steps += 1);
 /// let mut fixed = FixedStep::new(60);
 /// let mut steps = 0;
 /// // A render loop whose frames take 7 ms, 25 ms and 16.9 ms.

@@ -489,33 +489,3 @@ impl<C: 'static> fmt::Debug for Exec<C> {
             .finish_non_exhaustive()
     }
 }
-
-/// The scheduler's owning handle on its executor: dropping it cancels every task (their
-/// destructors run, with the executor reachable).
-pub(crate) struct Tasks<C: 'static> {
-    exec: lend::Pinned<Exec<C>>,
-}
-
-impl<C: 'static> Tasks<C> {
-    pub(crate) fn new() -> Self {
-        Tasks {
-            exec: lend::Pinned::new(Exec::new()),
-        }
-    }
-
-    pub(crate) fn exec(&self) -> &Exec<C> {
-        self.exec.get()
-    }
-}
-
-impl<C: 'static> Drop for Tasks<C> {
-    fn drop(&mut self) {
-        if let Err(p) = self.exec().cancel_all() {
-            // Every task is gone; a destructor's panic goes on unless one is already unwinding
-            // (a second panic would abort the process).
-            if !std::thread::panicking() {
-                panic::resume_unwind(p);
-            }
-        }
-    }
-}

@@ -6,7 +6,7 @@
 //! - [`LatentActions`]: Unreal's latent action manager and the Blueprint Delay family. Polled
 //!   objects ([`LatentAction`]) keyed by `(owner, uuid)`, with built-in [`Delay`],
 //!   [`RetriggerableDelay`], [`DelayUntilNextTick`] and [`WaitUntil`].
-//! - Async tasks: [`Scheduler::spawn`](crate::scheduler::Scheduler::spawn) runs an `async`
+//! - Async tasks: [`Tasks::spawn`](crate::latent::Tasks::spawn) runs an `async`
 //!   block that awaits [`TaskCx::delay`], [`next_frame`](TaskCx::next_frame),
 //!   [`frames`](TaskCx::frames), [`until`](TaskCx::until) and touches the game state with
 //!   [`with`](TaskCx::with) between awaits. The executor is the frame: woken tasks are polled
@@ -80,7 +80,7 @@
 //! struct Boss { hp: u32, log: Vec<String> }
 //!
 //! let mut sched = Scheduler::<Boss>::new();
-//! sched.spawn(None, |cx| async move {
+//! sched.tasks().spawn(None, |cx| async move {
 //!     cx.delay(secs(0.5)).await;
 //!     cx.with(|b| b.log.push(format!("roar at {:.1} s", cx.now().as_secs_f64())));
 //!     cx.until(|b: &Boss| b.hp < 50).await;
@@ -93,7 +93,7 @@
 //!     sched.tick(secs(0.1), &mut boss);
 //! }
 //! assert_eq!(boss.log, ["roar at 0.5 s", "enraged in frame 8"]);
-//! assert_eq!(sched.task_count(), 0);
+//! assert_eq!(sched.tasks().len(), 0);
 //! ```
 
 mod action;
@@ -104,6 +104,7 @@ mod lend;
 mod poll;
 mod slots;
 mod task;
+mod tasks;
 mod wait;
 
 pub use action::{
@@ -116,5 +117,6 @@ pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};
 
 pub(crate) use actions::{LatentSnapshot, MovedLatent};
-pub(crate) use exec::{Exec, Tasks};
+pub(crate) use exec::Exec;
 pub(crate) use factory::{NewTask, TaskFactory};
+pub use tasks::Tasks;

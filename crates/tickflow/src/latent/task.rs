@@ -116,7 +116,7 @@ impl<C: 'static> TaskCx<C> {
     /// use tickflow::prelude::*;
     ///
     /// let mut sched = Scheduler::<Vec<&str>>::new();
-    /// sched.spawn(None, |cx| async move {
+    /// sched.tasks().spawn(None, |cx| async move {
     ///     cx.timers(|t| t.after(secs(0.2)).call(|log, _| log.push("timer")));
     ///     cx.delay(secs(0.1)).await;
     ///     cx.with(|log| log.push("task"));
@@ -187,7 +187,7 @@ impl<C: 'static> TaskCx<C> {
     }
 }
 
-/// A running task, from [`Scheduler::spawn`](crate::scheduler::Scheduler::spawn): cancel it,
+/// A running task, from [`Tasks::spawn`](crate::latent::Tasks::spawn): cancel it,
 /// ask whether it ended, or await its output (tokio's `JoinHandle`). Dropping it does not
 /// cancel the task. [`task_ref`](Self::task_ref) gives a cloneable handle to cancel or await
 /// the end from many places.
@@ -200,11 +200,11 @@ impl<C: 'static> TaskCx<C> {
 /// use tickflow::prelude::*;
 ///
 /// let mut sched = Scheduler::<Vec<String>>::new();
-/// let answer = sched.spawn(None, |cx| async move {
+/// let answer = sched.tasks().spawn(None, |cx| async move {
 ///     cx.delay(secs(0.2)).await;
 ///     42
 /// });
-/// sched.spawn(None, |cx| async move {
+/// sched.tasks().spawn(None, |cx| async move {
 ///     let n = answer.await.unwrap();
 ///     cx.with(|log| log.push(format!("got {n}")));
 /// });

@@ -317,7 +317,7 @@ impl<C: 'static> Commands<C> {
         self.push(Command::RemoveLatent(owner, uuid));
     }
 
-    /// Spawns a task (see [`Scheduler::spawn`](super::Scheduler::spawn)); its handle is valid
+    /// Spawns a task (see [`Tasks::spawn`](crate::latent::Tasks::spawn)); its handle is valid
     /// at once. From code the scheduler runs on this thread (a task, any callback) the task
     /// joins at once; from elsewhere (between frames, another thread) it joins at the next
     /// boundary. Either way it is first polled in the next latent stage.

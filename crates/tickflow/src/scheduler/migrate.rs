@@ -163,7 +163,7 @@ impl HandleMap {
 
     /// Prerequisites on another owner's function that this scheduler has no function for:
     /// `(new handle of the moved function, name it waited for)`. The function runs without
-    /// that edge; add it with [`add_prerequisite`](super::Scheduler::add_prerequisite)
+    /// that edge; add it with [`add_prerequisite`](crate::tick::TickFunctions::add_prerequisite)
     /// once the other function exists.
     pub fn unlinked_prerequisites(&self) -> &[(TickHandle, String)] {
         &self.unlinked

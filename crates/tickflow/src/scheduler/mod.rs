@@ -28,7 +28,7 @@
 //! | callback | clocks | timers | tick functions, tickables, latent actions, tasks, owners |
 //! |---|---|---|---|
 //! | timer | [`TimerCx::clocks`](crate::timer::TimerCx::clocks) | [`TimerCx::timers`](crate::timer::TimerCx::timers) | [`Commands`] |
-//! | tick function | [`TickCx::clocks`](crate::tick::TickCx::clocks) | [`TickCx::timers`](crate::tick::TickCx::timers) | [`TickCx`] (tick functions), [`Commands`] |
+//! | tick function | [`TickCx::clocks`](crate::tick::TickCx::clocks) | [`TickCx::timers`](crate::tick::TickCx::timers) | [`TickCx`](crate::tick::TickCx) (tick functions), [`Commands`] |
 //! | parallel tick function | [`Deferred::clocks`](crate::tick::Deferred::clocks) | in [`Deferred::later`](crate::tick::Deferred::later), through its `TickCx` | the same, at the group's end |
 //! | tickable | [`Commands::clocks`] (and its `dt`) | [`Commands::timers`] | [`Commands`] |
 //! | latent completion | [`Commands::clocks`] | [`Commands::timers`] | [`Commands`] |
@@ -78,14 +78,14 @@
 //! use tickflow::prelude::*;
 //!
 //! let mut sched = Scheduler::<Vec<String>>::new();
-//! let physics = sched.add_tick(
+//! let physics = sched.ticks().add(
 //!     TickSettings::named("physics").in_group(TickGroup::DuringPhysics),
 //!     |log, _| log.push("physics".into()),
 //! );
-//! let camera = sched.add_tick(TickSettings::named("camera"), |log, cx| {
+//! let camera = sched.ticks().add(TickSettings::named("camera"), |log, cx| {
 //!     log.push(format!("camera in {:?}", cx.group()));
 //! });
-//! sched.add_prerequisite(camera, physics).unwrap(); // camera is demoted past physics
+//! sched.ticks().add_prerequisite(camera, physics).unwrap(); // camera is demoted past physics
 //! sched.timers().every(secs(0.1)).call(|log, _| log.push("timer".into()));
 //!
 //! let mut log = Vec::new();
@@ -107,7 +107,6 @@ pub(crate) mod sync;
 mod teardown;
 
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 pub use commands::Commands;
@@ -115,10 +114,10 @@ pub use commands::Commands;
 pub use report::{FrameReport, Stage};
 pub(crate) use resolver::{Resolver, RestoreReport};
 
-use crate::latent::{LatentActions, TaskCx, TaskHandle, Tasks};
+use crate::latent::{LatentActions, Tasks};
 use crate::owner::OwnerId;
-use crate::tick::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
-use crate::tickable::{Tickable, TickableHandle, Tickables};
+use crate::tick::{TickError, TickFunctions};
+use crate::tickable::Tickables;
 use crate::time::{Clocks, Span, Time};
 use crate::timer::Timers;
 use apply::{Parts, Shared};
@@ -230,148 +229,18 @@ impl<C: 'static> Scheduler<C> {
         (&self.shared, parts, &mut self.errors)
     }
 
-    /// Registers a tick function.
-    ///
-    /// # Panics
-    ///
-    /// When the settings are invalid (`end_group` before `group`, a negative or non-finite
-    /// `time_dilation`); [`try_add_tick`](Self::try_add_tick) returns the error instead.
-    #[track_caller]
-    pub fn add_tick(
-        &mut self,
-        s: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
-    ) -> TickHandle {
-        self.try_add_tick(s, f).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Registers a tick function, or says why the settings are refused.
-    pub fn try_add_tick(
-        &mut self,
-        s: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
-    ) -> Result<TickHandle, TickError> {
+    /// The tick functions (the frame's tick groups): add, remove, enable them, set their
+    /// intervals and prerequisites. Commands queued meanwhile are applied first.
+    pub fn ticks(&mut self) -> &mut TickFunctions<C> {
         self.flush();
-        self.ticks.add(s, Box::new(f))
+        &mut self.ticks
     }
 
-    /// Registers a parallel tick function: it owns `state`, sees the context as `&C`, and
-    /// queues changes in a [`Deferred`] buffer applied at its group's end. Parallel functions
-    /// of one group with no prerequisite between them run at the same time on rayon's pool
-    /// (with the `rayon` feature, on by default; without it, one after the other).
-    ///
-    /// The state must be `Send`:
-    ///
-    /// ```compile_fail
-    /// use std::sync::Arc;
-    /// use tickflow::prelude::*;
-    ///
-    /// let mut sched = Scheduler::<u32>::new();
-    /// // Rc is not Send: it cannot go to a worker thread.
-    /// sched.add_parallel_tick(TickSettings::default(), Rc::new(1), |_s, _ctx, _out| {});
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// As [`add_tick`](Self::add_tick).
-    #[track_caller]
-    pub fn add_parallel_tick<S: Send + 'static>(
-        &mut self,
-        s: TickSettings,
-        mut state: S,
-        f: impl Fn(&mut S, &C, &mut Deferred<C>) + Send + Sync + 'static,
-    ) -> TickHandle
-    where
-        C: Sync,
-    {
+    /// The tickables (the frame's tickable stage, after the timers). Commands queued
+    /// meanwhile are applied first.
+    pub fn tickables(&mut self) -> &mut Tickables<C> {
         self.flush();
-        let body = Box::new(move |ctx: &C, out: &mut Deferred<C>| f(&mut state, ctx, out));
-        self.ticks
-            .add_parallel(s, body)
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Unregisters a tick function; `false` for a stale handle.
-    pub fn remove_tick(&mut self, h: TickHandle) -> bool {
-        self.flush();
-        self.ticks.remove(h)
-    }
-
-    /// Enables or disables a tick function; `false` for a stale handle. Disabling resets its
-    /// interval: enabled again, it ticks on the next frame.
-    pub fn set_tick_enabled(&mut self, h: TickHandle, on: bool) -> bool {
-        self.flush();
-        self.ticks.graph.set_enabled(h, on)
-    }
-
-    /// `true` while `h` is registered and enabled.
-    pub fn is_tick_enabled(&self, h: TickHandle) -> bool {
-        self.ticks.graph.get(h).is_some_and(|n| n.settings.enabled)
-    }
-
-    /// `true` while `h` is registered.
-    pub fn contains_tick(&self, h: TickHandle) -> bool {
-        self.ticks.graph.get(h).is_some()
-    }
-
-    /// Changes a tick function's interval (zero: every frame) and restarts its cooldown from
-    /// now; a function that has not ticked since it was enabled still ticks on the next frame.
-    /// `false` for a stale handle.
-    pub fn set_tick_interval(&mut self, h: TickHandle, interval: Span) -> bool {
-        self.flush();
-        self.ticks.graph.set_interval(h, interval)
-    }
-
-    /// Makes `tick` run after `before` in every frame where both run; `tick` is demoted to
-    /// `before`'s group if that is later.
-    ///
-    /// # Errors
-    ///
-    /// [`TickError::Cycle`] naming every function on the cycle, or [`TickError::UnknownTick`];
-    /// nothing changes then.
-    ///
-    /// ```
-    /// use tickflow::prelude::*;
-    /// use tickflow::tick::TickError;
-    ///
-    /// let mut sched = Scheduler::<()>::new();
-    /// let a = sched.add_tick(TickSettings::named("a"), |_, _| {});
-    /// let b = sched.add_tick(TickSettings::named("b"), |_, _| {});
-    /// sched.add_prerequisite(a, b).unwrap();
-    /// let err = sched.add_prerequisite(b, a).unwrap_err();
-    /// assert_eq!(err, TickError::Cycle { path: vec!["b".into(), "a".into()] });
-    /// assert_eq!(err.to_string(), "prerequisite would form a cycle: `b` waits for `a` waits for `b`");
-    /// ```
-    pub fn add_prerequisite(
-        &mut self,
-        tick: TickHandle,
-        before: TickHandle,
-    ) -> Result<(), TickError> {
-        self.flush();
-        self.ticks.graph.add_prereq(tick, before)
-    }
-
-    /// Removes a prerequisite; `false` when there was none.
-    pub fn remove_prerequisite(&mut self, tick: TickHandle, before: TickHandle) -> bool {
-        self.flush();
-        self.ticks.graph.remove_prereq(tick, before)
-    }
-
-    /// Registers a tickable.
-    pub fn add_tickable(&mut self, t: impl Tickable<C> + 'static) -> TickableHandle {
-        self.flush();
-        self.tickables.add(Box::new(t))
-    }
-
-    /// Unregisters a tickable; `false` for a stale handle.
-    pub fn remove_tickable(&mut self, h: TickableHandle) -> bool {
-        self.flush();
-        self.tickables.remove(h)
-    }
-
-    /// `true` while `h` is registered.
-    pub fn contains_tickable(&self, h: TickableHandle) -> bool {
-        self.tickables.contains(h)
+        &mut self.tickables
     }
 
     /// The timers (the frame's timer stage): set, clear, pause and query them. Their clocks
@@ -390,75 +259,11 @@ impl<C: 'static> Scheduler<C> {
         &mut self.latent
     }
 
-    /// Spawns an async task: `f` gets the task's [`TaskCx`] and returns the future to run. It
-    /// is first polled in the next latent stage (this frame's, when spawned before it). The
-    /// returned [`TaskHandle`] cancels the task or awaits its output. See
-    /// [`latent`](crate::latent) for the rules.
-    ///
-    /// ```
-    /// use std::sync::{Arc, Mutex};
-    /// use tickflow::prelude::*;
-    ///
-    /// struct Guard(&'static str, Arc<Mutex<Vec<&'static str>>>);
-    /// impl Drop for Guard {
-    ///     fn drop(&mut self) { self.1.lock().unwrap().push(self.0); }
-    /// }
-    ///
-    /// let log = Arc::new(Mutex::new(Vec::new()));
-    /// let mut sched = Scheduler::<u32>::new();
-    /// let l = log.clone();
-    /// let waiter = sched.spawn(None, |cx| async move {
-    ///     let _guard = Guard("cleaned up", l);
-    ///     cx.delay(secs(10.0)).await;
-    /// });
-    /// let l = log.clone();
-    /// sched.spawn(Some(OwnerId::from(1)), |cx| async move {
-    ///     cx.frames(2).await;
-    ///     cx.with(|n| *n += 1);
-    ///     waiter.cancel(); // runs the other task's destructors
-    ///     l.lock().unwrap().push("cancelled it");
-    /// });
-    /// let mut n = 0;
-    /// for _ in 0..3 {
-    ///     sched.tick(secs(0.1), &mut n);
-    /// }
-    /// assert_eq!(n, 1);
-    /// assert_eq!(*log.lock().unwrap(), ["cleaned up", "cancelled it"]);
-    /// assert_eq!((sched.task_count(), sched.timers().len()), (0, 0));
-    /// ```
-    ///
-    /// The future and what it captures must be `Send`, so that the scheduler can move between
-    /// threads: keep state that is not `Send` (an `Rc`) in the context, which the task reaches
-    /// with [`TaskCx::with`], not in the task.
-    ///
-    /// ```compile_fail
-    /// use std::rc::Rc;
-    /// use tickflow::prelude::*;
-    ///
-    /// let mut sched = Scheduler::<u32>::new();
-    /// let shared = Rc::new(1);
-    /// sched.spawn(None, |cx| async move {
-    ///     cx.next_frame().await;
-    ///     let _still_here = shared; // an Rc held across an await: not Send
-    /// });
-    /// ```
-    pub fn spawn<F, T>(
-        &mut self,
-        owner: Option<OwnerId>,
-        f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> TaskHandle<T>
-    where
-        F: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
+    /// The async tasks (the end of the frame's latent stage). Commands queued meanwhile are
+    /// applied first.
+    pub fn tasks(&mut self) -> &mut Tasks<C> {
         self.flush();
-        let exec = self.tasks.exec();
-        exec.activate(|| exec.spawn(owner, f))
-    }
-
-    /// Tasks that have not ended.
-    pub fn task_count(&self) -> usize {
-        self.tasks.exec().len()
+        &mut self.tasks
     }
 
     /// Removes all of an owner's timers, tick functions, tickables and latent actions, and
@@ -552,27 +357,11 @@ impl<C: 'static> Scheduler<C> {
         self.timers.real_now()
     }
 
-    /// Registered tick functions.
-    pub fn tick_count(&self) -> usize {
-        self.ticks.graph.len()
-    }
-
-    /// Registered tickables.
-    pub fn tickable_count(&self) -> usize {
-        self.tickables.len()
-    }
-
     /// `false` stops timing each stage of a frame: [`FrameReport::stage_times`] stays zero,
     /// and a frame saves its eleven clock reads (about 0.25 µs on the project machine, half
     /// of an empty frame). Default `true`. Not saved in snapshots (a setting of the machine).
     pub fn set_stage_timing(&mut self, on: bool) {
         self.stage_timing = on;
-    }
-
-    /// `false` runs parallel tick functions one by one on the calling thread (same results;
-    /// for debugging and for comparing). Default `true`.
-    pub fn set_parallel(&mut self, on: bool) {
-        self.ticks.threads = on;
     }
 
     /// The order the next frame will run, group by group, with why each function is where it
@@ -582,10 +371,10 @@ impl<C: 'static> Scheduler<C> {
     /// use tickflow::prelude::*;
     ///
     /// let mut sched = Scheduler::<()>::new();
-    /// let physics = sched.add_tick(
+    /// let physics = sched.ticks().add(
     ///     TickSettings::named("physics").in_group(TickGroup::DuringPhysics), |_, _| {});
-    /// let camera = sched.add_tick(TickSettings::named("camera"), |_, _| {});
-    /// sched.add_prerequisite(camera, physics).unwrap();
+    /// let camera = sched.ticks().add(TickSettings::named("camera"), |_, _| {});
+    /// sched.ticks().add_prerequisite(camera, physics).unwrap();
     /// let text = sched.explain_order();
     /// assert!(text.contains("camera"));
     /// assert!(text.contains("demoted from PrePhysics: waits for `physics` in DuringPhysics"));
@@ -600,39 +389,6 @@ impl<C: 'static> Scheduler<C> {
             ));
         }
         text
-    }
-
-    /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
-    /// prerequisite to the function waiting for it, disabled functions dashed.
-    /// For a handful of functions; a game with thousands wants
-    /// [`tick_kinds_dot`](Self::tick_kinds_dot).
-    pub fn tick_graph_dot(&self) -> String {
-        self.ticks.with_plan(|plan, graph| plan.dot(graph))
-    }
-
-    /// The tick graph summarised by kind, in Graphviz DOT: one box per kind of enabled
-    /// function in each group it runs in, with how many functions it has (and how many are on
-    /// intervals), clusters in the order the groups run joined by `then` edges, and one edge
-    /// per pair of kinds linked by prerequisites, labelled with the number of links. A
-    /// function's kind is its name without a trailing number (`move 17` and `move 18` are
-    /// kind `move`), so name per-entity functions `"<kind> <id>"`.
-    ///
-    /// ```
-    /// use tickflow::prelude::*;
-    ///
-    /// let mut sched = Scheduler::<()>::new();
-    /// let physics = sched.add_tick(TickSettings::named("physics").in_group(TickGroup::DuringPhysics), |_, _| {});
-    /// for id in 0..500 {
-    ///     let t = sched.add_tick(TickSettings::named(format!("ragdoll {id}")), |_, _| {});
-    ///     sched.add_prerequisite(t, physics).unwrap(); // demotes it to DuringPhysics
-    /// }
-    /// let dot = sched.tick_kinds_dot();
-    /// assert!(dot.contains("label=\"ragdoll ×500\""));
-    /// assert!(dot.contains("[label=\"×500\"]")); // physics -> ragdoll, 500 links
-    /// assert_eq!(dot.matches(" -> ").count(), 1); // one group in use: no `then` edge
-    /// ```
-    pub fn tick_kinds_dot(&self) -> String {
-        self.ticks.with_plan(|plan, graph| plan.kinds_dot(graph))
     }
 
     /// A cloneable handle for queuing changes from timer callbacks, tickables or anywhere else.

@@ -40,7 +40,7 @@ type AfterRestore<C> = Box<dyn FnMut(&Scheduler<C>, &mut C) + Send>;
 /// }
 /// let mut sched = Scheduler::<u32>::new();
 /// sched.timers().every(millis(250)).name("regen").call(regen);
-/// sched.add_tick(TickSettings::named("decay"), |hp, _| *hp -= 1);
+/// sched.ticks().add(TickSettings::named("decay"), |hp, _| *hp -= 1);
 /// let mut hp = 10;
 /// sched.tick(millis(250), &mut hp); // +2 - 1
 /// let saved = sched.snapshot();

@@ -20,7 +20,7 @@ use crate::timer::Timers;
 /// use tickflow::prelude::*;
 ///
 /// let mut sched = Scheduler::<Vec<String>>::new();
-/// sched.add_tick(TickSettings::named("spawner"), |log, cx| {
+/// sched.ticks().add(TickSettings::named("spawner"), |log, cx| {
 ///     log.push(format!("spawner in {:?}", cx.group()));
 ///     if cx.frame() == 1 {
 ///         cx.add_tick(TickSettings::named("child"), |log, cx| {
@@ -168,7 +168,7 @@ type Later<C> = Box<dyn FnOnce(&mut C, &mut TickCx<'_, C>) + Send>;
 /// struct World { total: u64 }
 /// let mut sched = Scheduler::<World>::new();
 /// for i in 1..=4u64 {
-///     sched.add_parallel_tick(TickSettings::default(), i, |n: &mut u64, world: &World, out| {
+///     sched.ticks().add_parallel(TickSettings::default(), i, |n: &mut u64, world: &World, out| {
 ///         *n *= 10; // the function's own state
 ///         let add = *n + world.total;
 ///         out.run(move |world: &mut World| world.total += add);

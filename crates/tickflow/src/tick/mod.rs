@@ -35,7 +35,7 @@
 //!    frame's order is fixed when it starts, so new or removed prerequisites shape the order
 //!    from the next frame. Parallel functions queue their changes in a [`Deferred`] buffer,
 //!    applied at the end of their group in registration order.
-//! 7. **Parallel** functions ([`Scheduler::add_parallel_tick`](crate::scheduler::Scheduler::add_parallel_tick))
+//! 7. **Parallel** functions ([`TickFunctions::add_parallel`](crate::tick::TickFunctions::add_parallel))
 //!    own their state and see the context as `&C`; those of one group with no prerequisite
 //!    between them run at the same time on rayon's worker pool (without the `rayon` feature,
 //!    one after the other), and the group ends when all are done. Their results are the same
@@ -62,6 +62,7 @@ mod graph;
 mod interval;
 mod plan;
 mod run;
+mod service;
 
 use std::fmt;
 
@@ -69,7 +70,8 @@ pub(crate) use body::Body;
 pub use cx::{Deferred, TickCx};
 pub(crate) use graph::{MovedTick, TickGraph, TickSnapshot};
 pub use graph::{TickBody, TickInfo};
-pub(crate) use run::{Env, TickFunctions};
+pub(crate) use run::Env;
+pub use run::TickFunctions;
 
 use crate::owner::OwnerId;
 use crate::time::Span;
@@ -83,7 +85,7 @@ use crate::time::Span;
 ///
 /// let mut sched = Scheduler::<u32>::new();
 /// let count = tickflow::tick::callback(|n: &mut u32, _| *n += 1);
-/// sched.add_tick(TickSettings::default(), count);
+/// sched.ticks().add(TickSettings::default(), count);
 /// ```
 pub fn callback<C, F>(f: F) -> F
 where

@@ -195,7 +195,7 @@ impl Domain {
 /// use tickflow::prelude::*;
 ///
 /// let mut sched = Scheduler::<Vec<(u64, f64, f64)>>::new();
-/// sched.add_tick(TickSettings::default(), |log, cx| {
+/// sched.ticks().add(TickSettings::default(), |log, cx| {
 ///     let c = cx.clocks();
 ///     log.push((c.frame(), c.now(Domain::Game).as_secs_f64(), c.delta(Domain::Game).as_secs_f64()));
 /// });

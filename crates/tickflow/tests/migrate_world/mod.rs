@@ -159,7 +159,7 @@ pub fn add_tick(
         name: format!("{} {name}", owner.get()),
         ..settings
     };
-    s.add_tick(settings, tick_cb(owner, name))
+    s.ticks().add(settings, tick_cb(owner, name))
 }
 
 /// Gives `owner` one of every kind of item; its "aim" waits for `physics` (another
@@ -209,7 +209,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, physics: Option<TickHan
         "think",
         TickSettings::default().every(millis(250)),
     );
-    s.add_prerequisite(think, mv).unwrap();
+    s.ticks().add_prerequisite(think, mv).unwrap();
     let aim = add_tick(
         s,
         owner,
@@ -217,7 +217,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, physics: Option<TickHan
         TickSettings::default().every(millis(100)).dilated(2.0),
     );
     if let Some(physics) = physics {
-        s.add_prerequisite(aim, physics).unwrap();
+        s.ticks().add_prerequisite(aim, physics).unwrap();
     }
     add_tick(
         s,
@@ -225,7 +225,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, physics: Option<TickHan
         "late",
         TickSettings::default().in_group(TickGroup::PostPhysics),
     );
-    s.add_tickable(Hud { owner, ticks: 0 });
+    s.tickables().add(Hud { owner, ticks: 0 });
     let l = s.latent();
     l.delay(owner, 1, millis(700), done_cb(owner, 1));
     l.add(
@@ -240,7 +240,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, physics: Option<TickHan
 pub fn world() -> Scheduler<Game> {
     let mut s = Scheduler::new();
     let physics = TickSettings::named("world physics").in_group(TickGroup::DuringPhysics);
-    let physics = s.add_tick(physics, |g: &mut Game, cx| {
+    let physics = s.ticks().add(physics, |g: &mut Game, cx| {
         g.log.push(format!("world f{}", cx.frame()))
     });
     populate(&mut s, ORC, Some(physics));

@@ -155,7 +155,7 @@ pub fn build() -> (Scheduler<Game>, Game) {
     let mut s = Scheduler::<Game>::new();
     let add = |s: &mut Scheduler<Game>, settings: TickSettings| {
         let f = tick_fn(&settings.name).unwrap();
-        s.add_tick(settings, f)
+        s.ticks().add(settings, f)
     };
     add(&mut s, TickSettings::named("input"));
     let physics = add(
@@ -169,7 +169,7 @@ pub fn build() -> (Scheduler<Game>, Game) {
             ..TickSettings::named("ai")
         },
     );
-    s.add_prerequisite(ai, physics).unwrap();
+    s.ticks().add_prerequisite(ai, physics).unwrap();
     add(
         &mut s,
         TickSettings {
@@ -189,7 +189,7 @@ pub fn build() -> (Scheduler<Game>, Game) {
         &mut s,
         TickSettings::named("spawner").in_group(TickGroup::PostPhysics),
     );
-    s.add_tickable(Score);
+    s.tickables().add(Score);
     let t = s.timers();
     t.every(millis(100))
         .name("regen")
@@ -244,7 +244,7 @@ pub fn input(s: &mut Scheduler<Game>, frame: u64) {
             s.latent()
                 .retriggerable_delay(DOOR, 2, secs(0.3), completion(DOOR, 2));
             let late = TickSettings::named("late").in_group(TickGroup::EndPhysics);
-            s.add_tick(late, tick_fn("late").unwrap());
+            s.ticks().add(late, tick_fn("late").unwrap());
         }
         80 => s.remove_owner(POISONED),
         _ => {}

@@ -36,11 +36,11 @@ impl<C: 'static> Scheduler<C> {
     /// let orc = OwnerId::new(12);
     /// let mut here = Scheduler::<()>::new();
     /// here.timers().every(secs(1.0)).owner(orc).name("regen").call(|_, _| {});
-    /// here.add_tick(TickSettings::named("think").owned_by(orc), |_, _| {});
+    /// here.ticks().add(TickSettings::named("think").owned_by(orc), |_, _| {});
     /// let moved = here.export_owner(orc);
     /// assert_eq!((moved.owner(), moved.epoch()), (orc, 1));
     /// assert_eq!((moved.timer_count(), moved.tick_count()), (1, 1));
-    /// assert!(here.timers().is_empty() && here.tick_count() == 0);
+    /// assert!(here.timers().is_empty() && here.ticks().len() == 0);
     /// ```
     pub fn export_owner(&mut self, owner: OwnerId) -> OwnerSnapshot {
         let Held { snap, bound } = self.take_out(owner);
@@ -163,7 +163,7 @@ impl<C: 'static> Scheduler<C> {
         }
         map.unlinked = unlinked;
         for (m, obj) in snap.tickables.iter().zip(bound.tickables) {
-            let new = self.tickables.add(obj);
+            let new = self.tickables.add_boxed(obj);
             map.tickables.extend(m.old_handle().map(|old| (old, new)));
         }
         for (uuid, action, done) in bound.latent {

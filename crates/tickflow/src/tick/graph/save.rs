@@ -98,7 +98,7 @@ impl<C: 'static> std::fmt::Debug for TickBody<C> {
 }
 
 impl<C: 'static> TickBody<C> {
-    /// A serial body, as [`Scheduler::add_tick`](crate::scheduler::Scheduler::add_tick) takes.
+    /// A serial body, as [`TickFunctions::add`](crate::tick::TickFunctions::add) takes.
     pub fn serial(f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static) -> Self {
         TickBody {
             body: Body::Serial(Box::new(f)),
@@ -107,7 +107,7 @@ impl<C: 'static> TickBody<C> {
     }
 
     /// A parallel body with its state, as
-    /// [`Scheduler::add_parallel_tick`](crate::scheduler::Scheduler::add_parallel_tick) takes.
+    /// [`TickFunctions::add_parallel`](crate::tick::TickFunctions::add_parallel) takes.
     pub fn parallel<S: Send + 'static>(
         mut state: S,
         f: impl Fn(&mut S, &C, &mut Deferred<C>) + Send + Sync + 'static,

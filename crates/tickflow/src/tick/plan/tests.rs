@@ -114,7 +114,7 @@ fn patched_plans_match_fresh_ones() {
                     },
                     ..TickSettings::named(step.to_string()).in_group(TickGroup::ALL[next(7)])
                 };
-                live.push(t.add(s, Box::new(|_, _| {})).unwrap());
+                live.push(t.add_boxed(s, Box::new(|_, _| {})).unwrap());
             }
             5..=8 if !live.is_empty() => {
                 let h = live.swap_remove(next(live.len()));

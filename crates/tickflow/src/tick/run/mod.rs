@@ -54,7 +54,7 @@ pub(crate) struct Env<'a, C> {
 }
 
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
-pub(crate) struct TickFunctions<C> {
+pub struct TickFunctions<C> {
     pub(crate) graph: TickGraph<C>,
     /// Callbacks by position, beside the graph's check records (`None` for a free position,
     /// or a parallel callback out for its batch).
@@ -106,14 +106,18 @@ impl<C: 'static> TickFunctions<C> {
     }
 
     /// Registers a serial function.
-    pub(crate) fn add(&mut self, s: TickSettings, f: SerialFn<C>) -> Result<TickHandle, TickError> {
+    pub(crate) fn add_boxed(
+        &mut self,
+        s: TickSettings,
+        f: SerialFn<C>,
+    ) -> Result<TickHandle, TickError> {
         let h = self.graph.insert(s, Body::Serial(f));
         self.take_bodies();
         h
     }
 
     /// Registers a parallel function (the caller proves `C: Sync`).
-    pub(crate) fn add_parallel(
+    pub(crate) fn add_parallel_boxed(
         &mut self,
         s: TickSettings,
         f: ParallelFn<C>,
@@ -135,8 +139,8 @@ impl<C: 'static> TickFunctions<C> {
     }
 
     /// Unregisters a function and drops its callback (unless it is running: then it is
-    /// dropped when the call returns).
-    pub(crate) fn remove(&mut self, h: TickHandle) -> bool {
+    /// dropped when the call returns). `false` for a stale handle.
+    pub fn remove(&mut self, h: TickHandle) -> bool {
         let removed = self.graph.remove(h);
         self.take_bodies();
         removed
