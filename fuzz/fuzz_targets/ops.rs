@@ -272,14 +272,16 @@ impl World {
                 }
             }
             Op::Delay { owner: o, uuid, ms } => {
-                s.latent()
-                    .delay(owner(o), uuid.into(), millis(ms.into()), |g: &mut Game| {
-                        g.calls += 1
-                    });
+                s.latent().delay(
+                    owner(o),
+                    uuid.into(),
+                    millis(ms.into()),
+                    |g: &mut Game, _| g.calls += 1,
+                );
             }
             Op::Retrigger { owner: o, uuid, ms } => {
                 s.latent()
-                    .retriggerable_delay(owner(o), uuid.into(), millis(ms.into()), |g| {
+                    .retriggerable_delay(owner(o), uuid.into(), millis(ms.into()), |g, _| {
                         g.calls += 1
                     });
             }

@@ -64,7 +64,7 @@ impl Echo {
 }
 
 impl Tickable<Game> for Echo {
-    fn tick(&mut self, _: Span, g: &mut Game) {
+    fn tick(&mut self, g: &mut Game, _cx: &mut TickableCx<'_, Game>) {
         g.calls += 1;
     }
     fn name(&self) -> &str {
@@ -129,7 +129,7 @@ impl Resolver<Game> for Anything {
     }
 
     fn latent(&mut self, _: &LatentInfo) -> Option<tickflow::latent::Completion<Game>> {
-        Some(Box::new(|g: &mut Game| g.calls += 1))
+        Some(Box::new(|g: &mut Game, _| g.calls += 1))
     }
 
     fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<Game>>> {
@@ -190,11 +190,11 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, other: OwnerId) {
     s.ticks().add_prerequisite(a, outside).expect("no cycle");
     s.tickables().add(Echo::new("aura", Some(owner)));
     s.latent()
-        .delay(owner, 1, millis(300), |g: &mut Game| g.calls += 1);
+        .delay(owner, 1, millis(300), |g: &mut Game, _| g.calls += 1);
     s.latent()
-        .retriggerable_delay(owner, 2, millis(500), |g: &mut Game| g.calls += 1);
+        .retriggerable_delay(owner, 2, millis(500), |g: &mut Game, _| g.calls += 1);
     s.latent()
-        .add(owner, 3, Blink(9), |g: &mut Game| g.calls += 1);
+        .add(owner, 3, Blink(9), |g: &mut Game, _| g.calls += 1);
 }
 
 /// A scheduler in mid-game: other owners' timers, functions (one named "world", which moved

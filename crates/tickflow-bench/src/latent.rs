@@ -96,23 +96,21 @@ fn l1_chains(p: &[Span], n_frames: usize) -> (f64, u64) {
 
 struct Looping {
     calls: u64,
-    cmds: Commands<Looping>,
 }
 
 fn l1_latent(p: &[Span], n_frames: usize) -> (f64, u64) {
     fn arm(cmds: &Commands<Looping>, i: u64, period: Span) {
-        cmds.delay(OwnerId::from(i), 0, period, move |g: &mut Looping| {
-            g.calls += 1;
-            arm(&g.cmds.clone(), i, period);
-        });
+        cmds.latent()
+            .delay(OwnerId::from(i), 0, period, move |g: &mut Looping, cx| {
+                g.calls += 1;
+                arm(cx.commands(), i, period);
+            });
     }
     let mut sched = Scheduler::<Looping>::new();
-    let mut game = Looping {
-        calls: 0,
-        cmds: sched.commands(),
-    };
+    let mut game = Looping { calls: 0 };
+    let cmds = sched.commands();
     for (i, &period) in p.iter().enumerate() {
-        arm(&game.cmds, i as u64, period);
+        arm(&cmds, i as u64, period);
     }
     (timed(&mut sched, &mut game, n_frames), game.calls)
 }

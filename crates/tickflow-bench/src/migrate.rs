@@ -39,7 +39,7 @@ impl Resolver<u64> for Bind {
     }
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<u64>> {
         let id = info.owner.get();
-        Some(Box::new(move |n: &mut u64| *n += id))
+        Some(Box::new(move |n: &mut u64, _| *n += id))
     }
 }
 
@@ -61,7 +61,7 @@ fn actor(s: &mut Scheduler<u64>, id: u64) {
         .name("poison")
         .call(timer_cb(id));
     s.latent()
-        .delay(owner, 1, millis(400), move |n: &mut u64| *n += id);
+        .delay(owner, 1, millis(400), move |n: &mut u64, _| *n += id);
 }
 
 fn world(owners: u64) -> Scheduler<u64> {

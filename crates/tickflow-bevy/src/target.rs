@@ -4,7 +4,7 @@ use std::fmt;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemId;
-use tickflow::prelude::TimerCx;
+use tickflow::prelude::{LatentCx, TimerCx};
 
 /// A Bevy-native thing to do when a timer fires or a latent action completes: trigger an
 /// observer event, run a registered one-shot system, apply a command, or any closure over the
@@ -88,8 +88,10 @@ impl Target {
     }
 
     /// A latent action's completion that runs this target.
-    pub fn completion(mut self) -> impl FnMut(&mut World) + Send + 'static {
-        move |world| self.run(world)
+    pub fn completion(
+        mut self,
+    ) -> impl FnMut(&mut World, &mut LatentCx<'_, World>) + Send + 'static {
+        move |world, _| self.run(world)
     }
 }
 

@@ -90,9 +90,9 @@ fn cancel(world: DeferredWorld, ctx: HookContext) {
         .and_then(|t| t.handle);
     // Not set yet: the batch skips an entity that lost its component.
     if let (Some(h), Some(commands)) = (handle, world.get_resource::<TickflowCommands>()) {
-        if commands.is_connected() {
-            commands.clear_timer(h);
-        }
+        commands.timers(move |t| {
+            t.clear(h);
+        });
     }
 }
 

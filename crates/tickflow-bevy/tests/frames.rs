@@ -84,7 +84,7 @@ fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
     sched
         .ticks()
         .add(TickSettings::named("frame"), |world, cx| {
-            world.resource_mut::<Frame>().0 = cx.frame();
+            world.resource_mut::<Frame>().0 = cx.clocks().frame();
         });
     sched
         .timers()
@@ -92,7 +92,7 @@ fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
         .call(|world, cx| log(world, format!("timer {}", cx.clocks().frame())));
     sched
         .latent()
-        .delay(OwnerId::new(1), 1, millis(500), |world: &mut World| {
+        .delay(OwnerId::new(1), 1, millis(500), |world: &mut World, _| {
             let frame = world.resource::<Frame>().0;
             log(world, format!("latent {frame}"))
         });

@@ -102,7 +102,7 @@ fn a_despawned_owner_leaves_nothing_behind() {
         );
         sched
             .latent()
-            .delay(owner(who), 1, millis(300), move |world: &mut World| {
+            .delay(owner(who), 1, millis(300), move |world: &mut World, _| {
                 log(world, format!("{name} latent"))
             });
         sched

@@ -62,7 +62,7 @@ fn open_room(id: u32, players: u32) -> (Scheduler<Room>, Room) {
     }
     sched
         .latent()
-        .delay(OwnerId::new(999), 0, secs(1.0), |room: &mut Room| {
+        .delay(OwnerId::new(999), 0, secs(1.0), |room: &mut Room, _| {
             room.gates_open = true;
             room.log.push("gates open".into());
         });

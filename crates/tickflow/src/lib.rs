@@ -60,9 +60,9 @@
 //! and [`Commands`] and the task handles are `Send + Sync`: a scheduler can live in a tokio
 //! task or move to a worker thread. Callbacks must be `Send` for that; keep state that is not
 //! (an `Rc`) in the context, which every callback receives. What each kind of callback can
-//! reach, and how, is in the [scheduler docs](scheduler#what-every-callback-can-do).
+//! reach, and how, is in the [scheduler docs](scheduler#one-context-for-every-callback).
 //!
-//! **Callbacks kept in variables.** A closure passed straight to `call` or `add_tick` gets
+//! **Callbacks kept in variables.** A closure passed straight to `call` or `ticks().add` gets
 //! its argument types from there. One stored in a variable first does not, and Rust asks for
 //! the types of `|g, cx|`; wrap it in [`timer::callback`] or [`tick::callback`], which give
 //! it the callback's type without naming the lifetimes:
@@ -167,6 +167,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+mod commands;
 pub mod compat;
 pub mod driver;
 mod format;
@@ -185,11 +186,14 @@ pub mod time;
 pub mod timer;
 mod unwind;
 
-pub use latent::{LatentAction, LatentActionManager, LatentActions, TaskCx, TaskHandle, TaskRef};
+pub use commands::Commands;
+pub use latent::{
+    LatentAction, LatentActionManager, LatentActions, LatentCx, TaskCx, TaskHandle, TaskRef,
+};
 pub use owner::OwnerId;
-pub use scheduler::{Commands, FrameReport, Scheduler, Stage};
+pub use scheduler::{FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
-pub use tickable::{Tickable, TickableHandle, TickableMode};
+pub use tickable::{Tickable, TickableCx, TickableHandle, TickableMode};
 pub use time::{
     millis, secs, Clocks, Domain, Span, Time, TimeError, FLICKS_PER_SECOND, MAX_TIME_DILATION,
 };
@@ -199,11 +203,14 @@ pub use timer::{
 
 /// The names most programs use, for `use tickflow::prelude::*`.
 pub mod prelude {
-    pub use crate::latent::{LatentActionManager, LatentActions, TaskCx, TaskHandle, TaskRef};
+    pub use crate::commands::Commands;
+    pub use crate::latent::{
+        LatentActionManager, LatentActions, LatentCx, TaskCx, TaskHandle, TaskRef,
+    };
     pub use crate::owner::OwnerId;
-    pub use crate::scheduler::{Commands, FrameReport, Scheduler};
+    pub use crate::scheduler::{FrameReport, Scheduler};
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
-    pub use crate::tickable::{Tickable, TickableHandle};
+    pub use crate::tickable::{Tickable, TickableCx, TickableHandle};
     pub use crate::time::{millis, secs, Clocks, Domain, Span, Time};
     pub use crate::timer::{CatchUp, TimerCx, TimerHandle, TimerManager, Timers};
 }

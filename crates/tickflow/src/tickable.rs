@@ -20,9 +20,9 @@
 //!
 //! struct Scoreboard { frames: u32 }
 //! impl Tickable<u64> for Scoreboard {
-//!     fn tick(&mut self, dt: Span, total: &mut u64) {
+//!     fn tick(&mut self, total: &mut u64, cx: &mut TickableCx<'_, u64>) {
 //!         self.frames += 1;
-//!         *total += dt.flicks();
+//!         *total += cx.dt().flicks();
 //!     }
 //! }
 //!
@@ -36,8 +36,11 @@
 //! assert!(!sched.tickables().remove(h), "stale handles answer false");
 //! ```
 
+mod cx;
 mod moved;
 mod save;
+
+pub use cx::TickableCx;
 
 pub(crate) use moved::MovedTickable;
 pub use save::TickableInfo;
@@ -49,7 +52,8 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::handle::SharedAlloc;
 use crate::owner::OwnerId;
-use crate::time::Span;
+use crate::time::{Clocks, Span};
+use crate::timer::Timers;
 
 /// Whether a tickable is asked before each tick.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -73,12 +77,13 @@ pub enum TickableMode {
 ///
 /// struct Shared(Rc<u32>); // not Send
 /// impl Tickable<u32> for Shared {
-///     fn tick(&mut self, _: Span, n: &mut u32) { *n += *self.0 }
+///     fn tick(&mut self, n: &mut u32, _: &mut TickableCx<'_, u32>) { *n += *self.0 }
 /// }
 /// ```
 pub trait Tickable<C>: Send {
-    /// Called once per frame with the frame's game delta (the real delta while paused).
-    fn tick(&mut self, dt: Span, ctx: &mut C);
+    /// Called once per frame with the context and a [`TickableCx`]: the frame's game delta
+    /// (the real delta while paused), the clocks, the timers and the scheduler's commands.
+    fn tick(&mut self, ctx: &mut C, cx: &mut TickableCx<'_, C>);
 
     /// Asked every frame in [`TickableMode::Conditional`]; `false` skips this frame.
     fn is_tickable(&self) -> bool {
@@ -115,7 +120,7 @@ crate::handle::handle_type! {
     TickableHandle
 }
 
-struct Entry<C> {
+struct Entry<C: 'static> {
     gen: NonZeroU32,
     mode: TickableMode,
     owner: Option<OwnerId>,
@@ -131,7 +136,7 @@ struct Entry<C> {
 ///
 /// struct Counter;
 /// impl Tickable<u32> for Counter {
-///     fn tick(&mut self, _dt: Span, n: &mut u32) { *n += 1 }
+///     fn tick(&mut self, n: &mut u32, _cx: &mut TickableCx<'_, u32>) { *n += 1 }
 /// }
 ///
 /// let mut sched = Scheduler::<u32>::new();
@@ -142,7 +147,7 @@ struct Entry<C> {
 /// sched.tick(secs(0.1), &mut n);
 /// assert_eq!((n, sched.tickables().len()), (1, 0));
 /// ```
-pub struct Tickables<C> {
+pub struct Tickables<C: 'static> {
     alloc: SharedAlloc,
     slots: Vec<Option<Entry<C>>>,
     /// Registration order; removed entries stay until compaction.
@@ -150,7 +155,7 @@ pub struct Tickables<C> {
     live: usize,
 }
 
-impl<C> Tickables<C> {
+impl<C: 'static> Tickables<C> {
     pub(crate) fn new(alloc: SharedAlloc) -> Self {
         Tickables {
             alloc,
@@ -264,8 +269,8 @@ impl<C> Tickables<C> {
         &mut self,
         dt: Span,
         paused: bool,
-        ctx: &mut C,
-        after_each: &mut dyn FnMut(&mut Self),
+        (ctx, clocks, timers): (&mut C, Clocks, &mut Timers<C>),
+        after_each: &mut dyn FnMut(&mut Self, &mut Timers<C>),
     ) -> usize {
         let mut ticked = 0;
         let n = self.order.len();
@@ -285,7 +290,8 @@ impl<C> Tickables<C> {
                 && (!paused || obj.tick_when_paused());
             let result = if wants {
                 ticked += 1;
-                panic::catch_unwind(AssertUnwindSafe(|| obj.tick(dt, ctx)))
+                let mut cx = TickableCx::new(dt, clocks, timers);
+                panic::catch_unwind(AssertUnwindSafe(|| obj.tick(ctx, &mut cx)))
             } else {
                 Ok(())
             };
@@ -296,7 +302,7 @@ impl<C> Tickables<C> {
                 e.obj = Some(obj);
             }
             if wants {
-                after_each(self);
+                after_each(self, timers);
             }
             if let Err(p) = result {
                 panic::resume_unwind(p);
@@ -314,7 +320,7 @@ impl<C> Tickables<C> {
     }
 }
 
-impl<C> fmt::Debug for Tickables<C> {
+impl<C: 'static> fmt::Debug for Tickables<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tickables")
             .field("len", &self.live)
@@ -328,7 +334,11 @@ mod tests {
 
     struct Log(&'static str, bool);
     impl Tickable<Vec<&'static str>> for Log {
-        fn tick(&mut self, _: Span, log: &mut Vec<&'static str>) {
+        fn tick(
+            &mut self,
+            log: &mut Vec<&'static str>,
+            _cx: &mut TickableCx<'_, Vec<&'static str>>,
+        ) {
             log.push(self.0);
         }
         fn is_tickable(&self) -> bool {
@@ -343,14 +353,22 @@ mod tests {
         t.add(Log("off", false));
         t.add(Log("b", true));
         let mut log = Vec::new();
-        assert_eq!(t.run(Span::ZERO, false, &mut log, &mut |_| {}), 2);
+        let mut timers = Timers::new();
+        let clocks = Clocks::default();
+        let env = (&mut log, clocks, &mut timers);
+        assert_eq!(t.run(Span::ZERO, false, env, &mut |_, _| {}), 2);
         assert_eq!(log, ["a", "b"]);
         assert!(t.remove(a));
         // The freed slot is reused, but the newcomer ticks last.
         let c = t.add(Log("c", true));
         assert_eq!(c.index, a.index);
         log.clear();
-        t.run(Span::ZERO, false, &mut log, &mut |_| {});
+        t.run(
+            Span::ZERO,
+            false,
+            (&mut log, clocks, &mut timers),
+            &mut |_, _| {},
+        );
         assert_eq!(log, ["b", "c"]);
         assert!(!t.contains(a));
         assert_eq!(t.len(), 3);

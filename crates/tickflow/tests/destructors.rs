@@ -127,7 +127,7 @@ fn the_service_thread_survives_a_destructor_that_panics() {
 struct Spawner(TaskCx<u32>);
 impl Drop for Spawner {
     fn drop(&mut self) {
-        self.0.spawn(None, |_| async {});
+        self.0.commands().tasks().spawn(None, |_| async {});
     }
 }
 
@@ -138,8 +138,13 @@ fn dropping_a_scheduler_whose_task_destructor_spawns_a_task() {
     impl Drop for SpawnOnDrop {
         fn drop(&mut self) {
             let cx = self.0.take().unwrap();
-            let a = cx.spawn(None, |cx| async move { cx.next_frame().await });
-            let b = (self.1).spawn(None, |cx| async move { cx.next_frame().await });
+            let a = cx
+                .commands()
+                .tasks()
+                .spawn(None, |cx| async move { cx.next_frame().await });
+            let b = (self.1)
+                .tasks()
+                .spawn(None, |cx| async move { cx.next_frame().await });
             self.2.lock().unwrap().extend([a, b]);
         }
     }
@@ -166,7 +171,7 @@ fn dropping_a_scheduler_whose_tasks_spawn_from_destructors_for_ever() {
     impl Drop for Again {
         fn drop(&mut self) {
             let cx = self.0.take().unwrap();
-            cx.spawn(None, move |_| async move {
+            cx.commands().tasks().spawn(None, move |_| async move {
                 let _again = Again(Some(cx));
                 std::future::pending::<()>().await;
             });
@@ -188,7 +193,7 @@ fn dropping_a_scheduler_whose_queued_task_spawns_when_dropped() {
     struct ViaCommands(Commands<u32>);
     impl Drop for ViaCommands {
         fn drop(&mut self) {
-            self.0.spawn(None, |cx| {
+            self.0.tasks().spawn(None, |cx| {
                 let guard = Spawner(cx);
                 async move {
                     let _guard = guard;
@@ -218,7 +223,7 @@ fn dropping_a_scheduler_whose_unpolled_tasks_spawn_when_dropped_for_ever() {
         }
     }
     fn spawn_chain(cx: &TaskCx<u32>) {
-        cx.spawn(None, |cx| {
+        cx.commands().tasks().spawn(None, |cx| {
             let guard = Chain(cx);
             async move {
                 let _guard = guard;
@@ -247,7 +252,7 @@ fn dropping_a_scheduler_with_queued_tasks_that_spawn_when_dropped() {
     let cmds = sched.commands();
     let handles: Vec<_> = (0..2)
         .map(|_| {
-            cmds.spawn(None, |cx| {
+            cmds.tasks().spawn(None, |cx| {
                 let guard = Spawner(cx);
                 async move {
                     let _guard = guard;

@@ -4,7 +4,6 @@ use tickflow::latent::{Delay, LatentAction, LatentResponse};
 use tickflow::prelude::*;
 
 struct Game {
-    cmds: Commands<Game>,
     log: Vec<String>,
     frame: u64,
     flag: bool,
@@ -21,9 +20,8 @@ fn world() -> (Scheduler<Game>, Game) {
     };
     sched
         .ticks()
-        .add(s, |g: &mut Game, cx| g.frame = cx.frame());
+        .add(s, |g: &mut Game, cx| g.frame = cx.clocks().frame());
     let game = Game {
-        cmds: sched.commands(),
         log: Vec::new(),
         frame: 0,
         flag: false,
@@ -31,8 +29,8 @@ fn world() -> (Scheduler<Game>, Game) {
     (sched, game)
 }
 
-fn done(what: &'static str) -> impl FnMut(&mut Game) {
-    move |g: &mut Game| g.log.push(format!("{what} @{}", g.frame))
+fn done(what: &'static str) -> impl FnMut(&mut Game, &mut LatentCx<'_, Game>) {
+    move |g: &mut Game, _: &mut LatentCx<'_, Game>| g.log.push(format!("{what} @{}", g.frame))
 }
 
 fn run(sched: &mut Scheduler<Game>, game: &mut Game, frames: usize, dt: f64) {
@@ -82,9 +80,11 @@ fn retriggering_mid_frame_does_not_count_that_frame() {
         .retriggerable_delay(O, 1, secs(1.0), done("r"));
     sched
         .ticks()
-        .add(TickSettings::named("again"), |g: &mut Game, cx| {
-            if cx.frame() == 6 {
-                g.cmds.retriggerable_delay(O, 1, secs(0.3), done("second"));
+        .add(TickSettings::named("again"), |_: &mut Game, cx| {
+            if cx.clocks().frame() == 6 {
+                cx.commands()
+                    .latent()
+                    .retriggerable_delay(O, 1, secs(0.3), done("second"));
             }
         });
     run(&mut sched, &mut game, 12, 0.1);
@@ -119,9 +119,9 @@ fn the_creation_frame_delta_never_counts() {
     sched
         .ticks()
         .add(TickSettings::named("early"), move |_: &mut Game, cx| {
-            if cx.frame() == 2 {
-                cmds.delay(O, 2, secs(0.3), done("early"));
-                cmds.delay(O, 3, Span::ZERO, done("early zero"));
+            if cx.clocks().frame() == 2 {
+                cmds.latent().delay(O, 2, secs(0.3), done("early"));
+                cmds.latent().delay(O, 3, Span::ZERO, done("early zero"));
                 cx.timers()
                     .after(secs(0.3))
                     .call(|g, _| g.log.push(format!("timer early @{}", g.frame)));
@@ -131,9 +131,9 @@ fn the_creation_frame_delta_never_counts() {
     sched.ticks().add(
         TickSettings::named("late").in_group(TickGroup::PostUpdateWork),
         move |_: &mut Game, cx| {
-            if cx.frame() == 2 {
-                cmds.delay(O, 4, secs(0.3), done("late"));
-                cmds.delay(O, 5, Span::ZERO, done("late zero"));
+            if cx.clocks().frame() == 2 {
+                cmds.latent().delay(O, 4, secs(0.3), done("late"));
+                cmds.latent().delay(O, 5, Span::ZERO, done("late zero"));
                 cx.timers()
                     .after(secs(0.3))
                     .call(|g, _| g.log.push(format!("timer late @{}", g.frame)));
@@ -190,10 +190,12 @@ fn completions_run_after_every_update_in_order_added() {
 fn each_action_is_updated_once_per_frame_and_new_ones_wait_for_the_next() {
     let (mut sched, mut game) = world();
     // A completion that adds an action: it is not updated in the frame it was added in.
-    sched.latent().add(O, 1, Counted("a", 1), |g: &mut Game| {
-        g.log.push("a done".into());
-        g.cmds.add_latent(O, 2, Counted("b", 2), done("b"));
-    });
+    sched
+        .latent()
+        .add(O, 1, Counted("a", 1), |g: &mut Game, cx| {
+            g.log.push("a done".into());
+            cx.commands().latent().add(O, 2, Counted("b", 2), done("b"));
+        });
     run(&mut sched, &mut game, 4, 0.1);
     assert_eq!(
         game.log,
@@ -226,9 +228,9 @@ fn an_owner_removed_by_a_completion_loses_its_later_completions() {
     let (mut sched, mut game) = world();
     sched
         .latent()
-        .delay(OwnerId::from(9), 1, secs(0.1), |g: &mut Game| {
+        .delay(OwnerId::from(9), 1, secs(0.1), |g: &mut Game, cx| {
             g.log.push("killer".into());
-            g.cmds.remove_owner(O);
+            cx.commands().remove_owner(O);
         });
     sched
         .latent()
@@ -273,15 +275,15 @@ fn delay_until_next_tick_and_wait_until() {
     sched
         .ticks()
         .add(TickSettings::named("adder"), move |g: &mut Game, cx| {
-            if cx.frame() == 2 {
-                cmds.add_latent(
+            if cx.clocks().frame() == 2 {
+                cmds.latent().add(
                     O,
                     1,
                     tickflow::latent::DelayUntilNextTick,
                     done("next tick"),
                 );
             }
-            if cx.frame() == 4 {
+            if cx.clocks().frame() == 4 {
                 g.flag = true;
             }
         });
@@ -318,9 +320,9 @@ fn find_list_and_describe() {
 /// one that ended: 1,000 laps of 0.1 s at 0.03 s frames end exactly at 100 s.
 #[test]
 fn a_delay_loop_does_not_drift() {
-    fn lap(g: &mut Game) {
+    fn lap(g: &mut Game, cx: &mut LatentCx<'_, Game>) {
         g.log.push(g.frame.to_string());
-        g.cmds.delay(O, 1, secs(0.1), lap);
+        cx.commands().latent().delay(O, 1, secs(0.1), lap);
     }
     let (mut sched, mut game) = world();
     sched.latent().delay(O, 1, secs(0.1), lap);

@@ -59,7 +59,7 @@ proptest! {
                     let id = model.next;
                     let f = fired.clone();
                     let got = latent.delay(OwnerId::from(owner), uuid, Span::from_flicks(d * UNIT),
-                        move |_| f.lock().unwrap().push(id));
+                        move |_, _| f.lock().unwrap().push(id));
                     let want = model.find(owner, uuid).is_none();
                     if want {
                         model.pending.push((owner, uuid, id, d as i64, false));
@@ -71,7 +71,7 @@ proptest! {
                     let id = model.next;
                     let f = fired.clone();
                     let got = latent.retriggerable_delay(OwnerId::from(owner), uuid,
-                        Span::from_flicks(d * UNIT), move |_| f.lock().unwrap().push(id));
+                        Span::from_flicks(d * UNIT), move |_, _| f.lock().unwrap().push(id));
                     let want = match model.find(owner, uuid) {
                         Some(i) if model.pending[i].4 => {
                             model.pending[i].3 = d as i64;

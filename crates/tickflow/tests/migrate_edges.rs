@@ -22,8 +22,11 @@ struct Game {
 }
 
 fn think(g: &mut Game, cx: &mut TickCx<Game>) {
-    g.log
-        .push(format!("think {} {}", cx.frame(), cx.dt().flicks()));
+    g.log.push(format!(
+        "think {} {}",
+        cx.clocks().frame(),
+        cx.dt().flicks()
+    ));
 }
 
 struct Bind;
@@ -35,7 +38,7 @@ impl Resolver<Game> for Bind {
                 if name == "think" {
                     think(g, cx)
                 } else {
-                    g.log.push(format!("{name} {}", cx.frame()))
+                    g.log.push(format!("{name} {}", cx.clocks().frame()))
                 }
             },
         ))
@@ -69,7 +72,7 @@ fn world(orc: bool) -> Scheduler<Game> {
     s.ticks().add(
         TickSettings::named("bomb").owned_by(BOMB),
         |g: &mut Game, cx| {
-            if g.explode_in_frame == Some(cx.frame()) {
+            if g.explode_in_frame == Some(cx.clocks().frame()) {
                 panic!("boom");
             }
         },
@@ -167,7 +170,7 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     let mut dest = Scheduler::<Game>::new();
     let there = TickSettings::named("target").in_group(TickGroup::PostPhysics);
     let there = dest.ticks().add(there, |g: &mut Game, cx| {
-        g.log.push(format!("there {}", cx.frame()))
+        g.log.push(format!("there {}", cx.clocks().frame()))
     });
     let map = dest.import_owner(&moved, &mut Bind).unwrap();
     assert!(map.unlinked_prerequisites().is_empty());

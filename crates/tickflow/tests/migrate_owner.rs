@@ -140,7 +140,7 @@ fn a_failed_import_changes_nothing() {
     );
     // A key in use: the elf's own delay 1 under the orc's owner id is not a conflict, an
     // orc action with the same key is.
-    b.latent().delay(ORC, 1, secs(9.0), |_: &mut Game| {});
+    b.latent().delay(ORC, 1, secs(9.0), |_: &mut Game, _| {});
     let hash_with = b.state_hash();
     let err = b.import_owner(&snap, &mut Bind::default()).unwrap_err();
     assert_eq!(
@@ -274,7 +274,7 @@ fn an_export_cancels_tasks_and_reports_actions_that_cannot_move() {
         cx.delay(secs(100.0)).await;
     });
     s.latent()
-        .wait_until(ORC, 9, |_: &Game| false, |_: &mut Game| {});
+        .wait_until(ORC, 9, |_: &Game| false, |_: &mut Game, _| {});
     let snap = s.export_owner(ORC);
     assert_eq!(snap.tasks_not_moved(), 1);
     assert_eq!(snap.latent_not_moved().len(), 1);
@@ -389,7 +389,7 @@ fn a_tickable_built_for_another_owner_is_refused() {
         matches!(&err, ImportError::Restore(RestoreError::Unbound { kind: "tickable", detail, .. }) if detail.contains("another owner")),
         "{err}"
     );
-    assert!(b.timers().is_empty() && b.ticks().len() == 0 && b.tickables().len() == 0);
+    assert!(b.timers().is_empty() && b.ticks().is_empty() && b.tickables().is_empty());
 }
 
 #[cfg(feature = "serde")]

@@ -113,7 +113,8 @@ fn tick_cb(owner: u64, id: u64) -> impl FnMut(&mut Game, &mut TickCx<'_, Game>) 
 
 struct Watch(u64, u64);
 impl Tickable<Game> for Watch {
-    fn tick(&mut self, dt: Span, g: &mut Game) {
+    fn tick(&mut self, g: &mut Game, cx: &mut TickableCx<'_, Game>) {
+        let dt = cx.dt();
         g.push(self.0, format!("tickable {} dt {}", self.1, dt.flicks()));
     }
     fn name(&self) -> &str {
@@ -146,7 +147,7 @@ impl Resolver<Game> for Bind<'_> {
     }
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
         let (o, uuid) = (info.owner.get(), info.uuid);
-        Some(Box::new(move |g: &mut Game| {
+        Some(Box::new(move |g: &mut Game, _| {
             g.push(o, format!("latent {uuid}"))
         }))
     }
@@ -275,7 +276,9 @@ impl World {
                 self.tickables.entry(owner).or_default().push(id);
             }
             Op::Latent(owner, ms) => {
-                let done = move |g: &mut Game| g.push(owner, format!("latent {id}"));
+                let done = move |g: &mut Game, _: &mut LatentCx<'_, Game>| {
+                    g.push(owner, format!("latent {id}"))
+                };
                 self.sched(owner)
                     .latent()
                     .delay(OwnerId::new(owner), id, millis(ms), done);

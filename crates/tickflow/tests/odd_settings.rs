@@ -125,7 +125,8 @@ fn commands_of_a_scheduler_kept_alive_after_a_restore_still_feed_it() {
     let mut old = Scheduler::<u32>::new();
     let cmds = old.commands();
     let (mut restored, _) = Scheduler::restore(&old.snapshot(), &mut Registry::new()).unwrap();
-    cmds.add_tick(TickSettings::named("late"), |n: &mut u32, _| *n += 1);
+    cmds.ticks()
+        .add(TickSettings::named("late"), |n: &mut u32, _| *n += 1);
     assert!(cmds.is_connected(), "the old scheduler is alive");
     let (mut a, mut b) = (0, 0);
     old.tick(secs(0.1), &mut a);
@@ -135,7 +136,8 @@ fn commands_of_a_scheduler_kept_alive_after_a_restore_still_feed_it() {
     assert!(!cmds.is_connected());
     restored
         .commands()
-        .add_tick(TickSettings::named("new"), |n: &mut u32, _| *n += 1);
+        .ticks()
+        .add(TickSettings::named("new"), |n: &mut u32, _| *n += 1);
     restored.tick(secs(0.1), &mut b);
     assert_eq!(b, 1);
 }

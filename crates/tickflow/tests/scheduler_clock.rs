@@ -9,7 +9,8 @@ type Log = Arc<Mutex<Vec<String>>>;
 
 struct Ui(Log, bool);
 impl Tickable<()> for Ui {
-    fn tick(&mut self, dt: Span, _: &mut ()) {
+    fn tick(&mut self, _: &mut (), cx: &mut TickableCx<'_, ()>) {
+        let dt = cx.dt();
         self.0
             .lock()
             .unwrap()
@@ -194,8 +195,8 @@ fn timers_set_from_a_tick_are_pending_until_the_timer_stage() {
     // so it fires at frame 2 (t = 0.2), not at frame 1.
     let mut sched = Scheduler::<Vec<u64>>::new();
     sched.ticks().add(TickSettings::named("setter"), |_, cx| {
-        if cx.frame() == 1 {
-            let frame_of_set = cx.frame();
+        if cx.clocks().frame() == 1 {
+            let frame_of_set = cx.clocks().frame();
             cx.timers()
                 .after(secs(0.1))
                 .call(move |v: &mut Vec<u64>, t| {

@@ -5,18 +5,17 @@ use std::sync::{Arc, Mutex};
 use tickflow::prelude::*;
 
 struct Game {
-    cmds: Commands<Game>,
     log: Vec<String>,
     doomed: Option<TickableHandle>,
 }
 
 struct Named(&'static str, Option<OwnerId>);
 impl Tickable<Game> for Named {
-    fn tick(&mut self, _: Span, g: &mut Game) {
+    fn tick(&mut self, g: &mut Game, cx: &mut TickableCx<'_, Game>) {
         g.log.push(self.0.into());
         if self.0 == "t1" && g.log.len() == 1 {
-            g.cmds.add_tickable(Named("t2", None));
-            g.cmds.remove_tickable(g.doomed.unwrap());
+            cx.commands().tickables().add(Named("t2", None));
+            cx.commands().tickables().remove(g.doomed.unwrap());
         }
     }
     fn owner(&self) -> Option<OwnerId> {
@@ -27,9 +26,8 @@ impl Tickable<Game> for Named {
     }
 }
 
-fn game(sched: &Scheduler<Game>) -> Game {
+fn game(_: &Scheduler<Game>) -> Game {
     Game {
-        cmds: sched.commands(),
         log: Vec::new(),
         doomed: None,
     }
@@ -58,8 +56,8 @@ fn remove_owner_mid_frame_takes_timers_ticks_and_tickables() {
         .ticks()
         .add(TickSettings::named("killer"), move |g: &mut Game, cx| {
             g.log.push("killer".into());
-            if cx.frame() == 2 {
-                g.cmds.remove_owner(owner);
+            if cx.clocks().frame() == 2 {
+                cx.commands().remove_owner(owner);
             }
         });
     sched.ticks().add(
@@ -104,9 +102,9 @@ fn remove_owner_from_a_timer_stops_its_later_timers_in_the_same_frame() {
     sched
         .timers()
         .after(secs(0.1))
-        .call(move |g: &mut Game, _| {
+        .call(move |g: &mut Game, cx| {
             g.log.push("despawn".into());
-            g.cmds.remove_owner(owner);
+            cx.commands().remove_owner(owner);
         });
     sched
         .timers()
@@ -151,8 +149,8 @@ fn a_panicking_tick_leaves_the_scheduler_usable() {
     sched
         .ticks()
         .add(TickSettings::named("bomb"), move |_, cx| {
-            r.lock().unwrap().push(cx.frame());
-            if cx.frame() == 1 {
+            r.lock().unwrap().push(cx.clocks().frame());
+            if cx.clocks().frame() == 1 {
                 panic!("boom");
             }
         });
@@ -162,7 +160,7 @@ fn a_panicking_tick_leaves_the_scheduler_usable() {
             interval: secs(0.2),
             ..TickSettings::named("later").in_group(TickGroup::PostPhysics)
         },
-        move |_, cx| r.lock().unwrap().push(100 + cx.frame()),
+        move |_, cx| r.lock().unwrap().push(100 + cx.clocks().frame()),
     );
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         sched.tick(secs(0.1), &mut ());
@@ -180,8 +178,8 @@ fn queued_cycle_errors_are_reported() {
     let a = sched.ticks().add(TickSettings::named("a"), |_, _| {});
     let b = sched.ticks().add(TickSettings::named("b"), |_, _| {});
     let cmds = sched.commands();
-    cmds.add_prerequisite(a, b);
-    cmds.add_prerequisite(b, a);
+    cmds.ticks().add_prerequisite(a, b);
+    cmds.ticks().add_prerequisite(b, a);
     let report = sched.tick(secs(0.1), &mut ());
     assert_eq!(report.errors.len(), 1);
     assert_eq!(

@@ -22,7 +22,7 @@ fn quietly<R>(f: impl FnOnce() -> R) -> Option<R> {
 fn after_an_aborted_frame_new_timers_and_delays_are_on_time() {
     let mut sched = Scheduler::<Vec<String>>::new();
     let boom = sched.ticks().add(TickSettings::named("boom"), |_, cx| {
-        if cx.frame() == 1 {
+        if cx.clocks().frame() == 1 {
             panic!("in PrePhysics");
         }
     });
@@ -34,9 +34,9 @@ fn after_an_aborted_frame_new_timers_and_delays_are_on_time() {
         log.push(format!("timer at {}", cx.now()));
     });
     assert!(!sched.timers().is_pending(t));
-    sched
-        .latent()
-        .delay(OwnerId::new(1), 0, frame(), |log| log.push("delay".into()));
+    sched.latent().delay(OwnerId::new(1), 0, frame(), |log, _| {
+        log.push("delay".into())
+    });
     sched.tick(frame(), &mut log);
     assert_eq!(log, ["timer at @0.2s", "delay"]);
 }
@@ -52,9 +52,9 @@ fn latent_delays_do_not_lose_an_aborted_frame() {
         .call(|log, _| log.push("timer"));
     sched
         .latent()
-        .delay(OwnerId::new(1), 0, frame() * 3, |log| log.push("delay"));
+        .delay(OwnerId::new(1), 0, frame() * 3, |log, _| log.push("delay"));
     sched.ticks().add(TickSettings::named("boom"), |_, cx| {
-        if cx.frame() == 2 {
+        if cx.clocks().frame() == 2 {
             panic!("in PrePhysics");
         }
     });
@@ -71,24 +71,20 @@ fn latent_delays_do_not_lose_an_aborted_frame() {
 #[test]
 fn a_task_spawned_in_an_aborted_frame_keeps_time_with_timers() {
     struct Game {
-        cmds: Commands<Game>,
         log: Vec<String>,
     }
     let mut sched = Scheduler::<Game>::new();
-    let mut game = Game {
-        cmds: sched.commands(),
-        log: Vec::new(),
-    };
+    let mut game = Game { log: Vec::new() };
     sched
         .ticks()
-        .add(TickSettings::named("spawner"), |game: &mut Game, cx| {
-            if cx.frame() != 1 {
+        .add(TickSettings::named("spawner"), |_: &mut Game, cx| {
+            if cx.clocks().frame() != 1 {
                 return;
             }
             cx.timers()
                 .after(frame() * 2)
                 .call(|game: &mut Game, cx| game.log.push(format!("timer {}", cx.now())));
-            game.cmds.spawn(None, |cx| async move {
+            cx.commands().tasks().spawn(None, |cx| async move {
                 cx.delay(frame() * 2).await;
                 let now = cx.now();
                 cx.with(|game: &mut Game| game.log.push(format!("task {now}")));
@@ -228,8 +224,9 @@ fn commands_behind_a_panicking_one_stay_queued() {
         let _ = &loud;
     });
     let cmds = sched.commands();
-    cmds.remove_tick(t);
-    cmds.add_tick(TickSettings::named("after"), |n, _| *n += 1);
+    cmds.ticks().remove(t);
+    cmds.ticks()
+        .add(TickSettings::named("after"), |n, _| *n += 1);
     let mut n = 0;
     assert!(quietly(|| sched.apply_commands()).is_none());
     assert!(!sched.ticks().contains(t));

@@ -23,7 +23,7 @@ impl Game {
 
 struct Score(u32);
 impl Tickable<Game> for Score {
-    fn tick(&mut self, _: Span, game: &mut Game) {
+    fn tick(&mut self, game: &mut Game, _cx: &mut TickableCx<'_, Game>) {
         self.0 += 1;
         if self.0 % 7 == 0 {
             game.note(format!("score {}", self.0));
@@ -42,8 +42,8 @@ fn world() -> (Scheduler<Game>, Game) {
     let physics = sched.ticks().add(
         TickSettings::named("physics").in_group(TickGroup::DuringPhysics),
         |g, cx| {
-            if cx.frame() % 10 == 0 {
-                g.note(format!("physics {}", cx.frame()));
+            if cx.clocks().frame() % 10 == 0 {
+                g.note(format!("physics {}", cx.clocks().frame()));
             }
         },
     );
@@ -52,7 +52,13 @@ fn world() -> (Scheduler<Game>, Game) {
             interval: secs(0.25),
             ..TickSettings::named("camera")
         },
-        |g, cx| g.note(format!("camera {} in {:?}", cx.frame(), cx.group())),
+        |g, cx| {
+            g.note(format!(
+                "camera {} in {:?}",
+                cx.clocks().frame(),
+                cx.group()
+            ))
+        },
     );
     sched.ticks().add_prerequisite(camera, physics).unwrap();
     sched
@@ -75,13 +81,14 @@ fn world() -> (Scheduler<Game>, Game) {
         // Structural changes from a timer callback, through the context's Commands.
         let cmds = g.cmds.clone().unwrap();
         cmds.remove_owner(OwnerId::new(1));
-        cmds.delay(OwnerId::new(2), 0, secs(0.4), |g: &mut Game| {
-            g.note("after bomb")
-        });
+        cmds.latent()
+            .delay(OwnerId::new(2), 0, secs(0.4), |g: &mut Game, _| {
+                g.note("after bomb")
+            });
     });
     sched
         .latent()
-        .delay(OwnerId::new(2), 1, secs(0.7), |g| g.note("latent"));
+        .delay(OwnerId::new(2), 1, secs(0.7), |g, _| g.note("latent"));
     sched.tasks().spawn(None, |cx| async move {
         for lap in 0..6 {
             cx.delay(secs(0.35)).await;

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tickflow::latent::LatentInfo;
+use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
 use tickflow::snapshot::TimerSnapshot;
 use tickflow::snapshot::{Resolver, RestoreError, SchedulerSnapshot};
@@ -18,7 +18,7 @@ use tickflow::timer::{TimerCallback, TimerInfo};
 
 struct Score;
 impl Tickable<u64> for Score {
-    fn tick(&mut self, _: Span, n: &mut u64) {
+    fn tick(&mut self, n: &mut u64, _cx: &mut TickableCx<'_, u64>) {
         *n += 1;
     }
     fn name(&self) -> &str {
@@ -48,8 +48,8 @@ impl Resolver<u64> for Anything {
     fn tickable(&mut self, _: &TickableInfo) -> Option<Box<dyn Tickable<u64>>> {
         Some(Box::new(Score))
     }
-    fn latent(&mut self, _: &LatentInfo) -> Option<Box<dyn FnMut(&mut u64) + Send>> {
-        Some(Box::new(|n: &mut u64| *n += 1))
+    fn latent(&mut self, _: &LatentInfo) -> Option<Completion<u64>> {
+        Some(Box::new(|n: &mut u64, _: &mut LatentCx<'_, u64>| *n += 1))
     }
 }
 
@@ -85,10 +85,10 @@ fn world() -> Scheduler<u64> {
         .call(count);
     s.timers().every_frames(3).times(4).call(count);
     let (door, trap) = (OwnerId::new(1), OwnerId::new(3));
-    s.latent().delay(door, 1, secs(1.0), |n| *n += 1);
+    s.latent().delay(door, 1, secs(1.0), |n, _| *n += 1);
     s.latent()
-        .retriggerable_delay(door, 2, secs(0.5), |n| *n += 1);
-    s.latent().delay(trap, 3, secs(2.0), |n| *n += 1);
+        .retriggerable_delay(door, 2, secs(0.5), |n, _| *n += 1);
+    s.latent().delay(trap, 3, secs(2.0), |n, _| *n += 1);
     let mut n = 0;
     for _ in 0..5 {
         s.tick(millis(16), &mut n);

@@ -11,7 +11,7 @@ const ACTOR: OwnerId = OwnerId::new(7);
 
 struct Badge;
 impl Tickable<Log> for Badge {
-    fn tick(&mut self, _: Span, log: &mut Log) {
+    fn tick(&mut self, log: &mut Log, _cx: &mut TickableCx<'_, Log>) {
         log.push("badge".into());
     }
     fn name(&self) -> &str {
@@ -45,8 +45,8 @@ impl LatentAction<Log> for Channel {
 fn bind() -> Registry<Log> {
     Registry::new()
         .tickable("badge", |_| Badge)
-        .latent(1, |_: &mut Log| {})
-        .latent(2, |_: &mut Log| {})
+        .latent(1, |_: &mut Log, _| {})
+        .latent(2, |_: &mut Log, _| {})
         .latent_action("channel", |_| {
             Some(Box::new(Channel { saved: true }) as Box<dyn LatentAction<Log>>)
         })
@@ -76,10 +76,10 @@ fn pending_abort_hooks_are_kept_or_counted() {
     let mut sched = Scheduler::<Log>::new();
     sched
         .latent()
-        .add(ACTOR, 1, Channel { saved: true }, |_| {});
+        .add(ACTOR, 1, Channel { saved: true }, |_, _| {});
     sched
         .latent()
-        .add(ACTOR, 2, Channel { saved: false }, |_| {});
+        .add(ACTOR, 2, Channel { saved: false }, |_, _| {});
     let mut log = Log::new();
     sched.tick(secs(0.1), &mut log);
     sched.remove_owner(ACTOR); // both hooks wait for the next latent stage

@@ -135,7 +135,7 @@ fn tasks_and_unsaveable_actions_are_reported() {
     a.tasks()
         .spawn(None, |cx| async move { cx.delay(secs(10.0)).await });
     a.latent()
-        .wait_until(DOOR, 9, |g: &Game| g.hp > 1000, |_| {});
+        .wait_until(DOOR, 9, |g: &Game| g.hp > 1000, |_, _| {});
     a.tick(dt(1), &mut game);
     let timers_with_task = a.timers().len();
     let snap = a.snapshot();
@@ -217,7 +217,7 @@ fn sync_test_passes_a_deterministic_world_and_catches_hidden_state() {
         fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
             self.0.tickable(info)
         }
-        fn latent(&mut self, info: &LatentInfo) -> Option<Box<dyn FnMut(&mut Game) + Send>> {
+        fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
             self.0.latent(info)
         }
         fn latent_action(

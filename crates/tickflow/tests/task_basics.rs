@@ -163,10 +163,12 @@ fn tasks_spawn_from_ticks_tasks_and_commands() {
     sched
         .ticks()
         .add(TickSettings::named("spawner"), move |_: &mut Game, cx| {
-            if cx.frame() == 2 {
-                cmds.spawn(None, |cx| async move {
+            if cx.clocks().frame() == 2 {
+                cmds.tasks().spawn(None, |cx| async move {
                     log(&cx, "from a tick");
-                    cx.spawn(None, |cx| async move { log(&cx, "from a task") });
+                    cx.commands()
+                        .tasks()
+                        .spawn(None, |cx| async move { log(&cx, "from a task") });
                 });
             }
         });
@@ -209,7 +211,7 @@ fn a_task_that_wakes_itself_yields_to_the_next_frame() {
 fn latent_stage_runs_after_tickables_and_before_post_update_work() {
     struct T;
     impl Tickable<Game> for T {
-        fn tick(&mut self, _: Span, g: &mut Game) {
+        fn tick(&mut self, g: &mut Game, _cx: &mut TickableCx<'_, Game>) {
             g.log.push("tickable".into());
         }
     }
@@ -221,7 +223,7 @@ fn latent_stage_runs_after_tickables_and_before_post_update_work() {
     sched.tickables().add(T);
     sched
         .latent()
-        .delay(OwnerId::from(1), 0, Span::ZERO, |g: &mut Game| {
+        .delay(OwnerId::from(1), 0, Span::ZERO, |g: &mut Game, _| {
             g.log.push("latent action".into())
         });
     sched.tasks().spawn(

@@ -78,7 +78,7 @@ fn tasks_timers_and_latent_delays_agree() {
         g.log
             .push(format!("timer between @{}", cx.now().as_secs_f64() * 10.0))
     });
-    sched.latent().delay(o, 1, secs(0.3), |g: &mut Game| {
+    sched.latent().delay(o, 1, secs(0.3), |g: &mut Game, _| {
         g.log.push("latent between".into())
     });
     // Early in frame 2 and late in frame 2.
@@ -92,8 +92,8 @@ fn tasks_timers_and_latent_delays_agree() {
         sched.ticks().add(
             TickSettings::named(name).in_group(group),
             move |_: &mut Game, cx| {
-                if cx.frame() == 2 {
-                    cmds.spawn(None, move |cx| async move {
+                if cx.clocks().frame() == 2 {
+                    cmds.tasks().spawn(None, move |cx| async move {
                         cx.delay(secs(0.3)).await;
                         note(&cx, &format!("task {name}"));
                     });

@@ -17,7 +17,11 @@ fn interval_tick(sched: &mut Scheduler<()>, interval: Span) -> (TickHandle, Tick
             interval,
             ..TickSettings::named("interval")
         },
-        move |_, cx| t.lock().unwrap().push((cx.frame(), cx.dt().as_secs_f64())),
+        move |_, cx| {
+            t.lock()
+                .unwrap()
+                .push((cx.clocks().frame(), cx.dt().as_secs_f64()))
+        },
     );
     (h, ticks)
 }

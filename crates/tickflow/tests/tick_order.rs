@@ -14,7 +14,7 @@ fn logger(sched: &mut Scheduler<Log>, name: &'static str, group: TickGroup) -> T
 
 struct Board;
 impl Tickable<Log> for Board {
-    fn tick(&mut self, _: Span, log: &mut Log) {
+    fn tick(&mut self, log: &mut Log, _cx: &mut TickableCx<'_, Log>) {
         log.push("tickable".into());
     }
 }
@@ -174,8 +174,8 @@ fn every_function_runs_at_most_once_per_frame() {
     let f = logger(&mut sched, "f", TickGroup::PrePhysics);
     let g = sched.ticks().add(TickSettings::named("g"), move |log, cx| {
         log.push("g".into());
-        cx.set_tick_enabled(f, false);
-        cx.set_tick_enabled(f, true);
+        cx.commands().ticks().set_enabled(f, false);
+        cx.commands().ticks().set_enabled(f, true);
     });
     let h = logger(&mut sched, "h", TickGroup::DuringPhysics);
     sched.ticks().add_prerequisite(g, f).unwrap();
@@ -202,8 +202,8 @@ fn a_function_disabled_or_removed_earlier_in_the_frame_does_not_run() {
         .add(TickSettings::named("killer"), move |log, cx| {
             log.push("killer".into());
             let (a, b) = *hs.lock().unwrap();
-            assert!(cx.set_tick_enabled(a, false));
-            assert!(cx.remove_tick(b));
+            assert!(cx.commands().ticks().set_enabled(a, false));
+            assert!(cx.commands().ticks().remove(b));
         });
     let a = logger(&mut sched, "same-group", TickGroup::PrePhysics);
     let b = logger(&mut sched, "later-group", TickGroup::PostPhysics);

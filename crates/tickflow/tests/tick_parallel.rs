@@ -113,7 +113,7 @@ fn deferred_reports_the_tick_info() {
         TickSettings::named("p").in_group(TickGroup::PostPhysics),
         (),
         |_, _, out| {
-            let info = (out.frame(), out.group(), out.dt());
+            let info = (out.clocks().frame(), out.group(), out.dt());
             assert!(!out.handle().is_none());
             out.run(move |v: &mut Vec<_>| v.push(info));
         },

@@ -4,21 +4,17 @@ use tickflow::prelude::*;
 use tickflow::tick::MAX_SPAWN_PASSES;
 
 struct Game {
-    cmds: Commands<Game>,
     log: Vec<String>,
 }
 
-fn game(sched: &Scheduler<Game>) -> Game {
-    Game {
-        cmds: sched.commands(),
-        log: Vec::new(),
-    }
+fn game(_: &Scheduler<Game>) -> Game {
+    Game { log: Vec::new() }
 }
 
 fn child(name: &'static str) -> impl FnMut(&mut Game, &mut TickCx<'_, Game>) {
     move |g, cx| {
         g.log
-            .push(format!("{name}@{:?}#{}", cx.group(), cx.frame()))
+            .push(format!("{name}@{:?}#{}", cx.group(), cx.clocks().frame()))
     }
 }
 
@@ -28,12 +24,14 @@ fn spawned_from_a_tick_runs_in_the_next_eligible_group() {
     sched
         .ticks()
         .add(TickSettings::named("spawner"), |g: &mut Game, cx| {
-            g.log.push(format!("spawner#{}", cx.frame()));
-            if cx.frame() == 1 {
+            g.log.push(format!("spawner#{}", cx.clocks().frame()));
+            if cx.clocks().frame() == 1 {
                 // Own group PrePhysics: StartPhysics is no target, so DuringPhysics.
-                cx.add_tick(TickSettings::named("same"), child("same"));
+                cx.commands()
+                    .ticks()
+                    .add(TickSettings::named("same"), child("same"));
                 // A later own group is kept.
-                cx.add_tick(
+                cx.commands().ticks().add(
                     TickSettings::named("late").in_group(TickGroup::PostPhysics),
                     child("late"),
                 );
@@ -60,13 +58,16 @@ fn spawned_with_a_prerequisite_on_another_spawned_one_runs_after_it() {
     sched
         .ticks()
         .add(TickSettings::named("spawner"), |_: &mut Game, cx| {
-            if cx.frame() == 1 {
-                let a = cx.add_tick(TickSettings::named("a"), child("a"));
-                let b = cx.add_tick(
+            if cx.clocks().frame() == 1 {
+                let a = cx
+                    .commands()
+                    .ticks()
+                    .add(TickSettings::named("a"), child("a"));
+                let b = cx.commands().ticks().add(
                     TickSettings::named("b").in_group(TickGroup::PostPhysics),
                     child("b"),
                 );
-                cx.add_prerequisite(a, b).unwrap();
+                cx.commands().ticks().add_prerequisite(a, b);
             }
         });
     let mut g = game(&sched);
@@ -77,9 +78,11 @@ fn spawned_with_a_prerequisite_on_another_spawned_one_runs_after_it() {
 #[test]
 fn spawned_from_a_timer_runs_in_post_update_work() {
     let mut sched = Scheduler::new();
-    sched.timers().after(secs(0.1)).call(|g: &mut Game, _| {
+    sched.timers().after(secs(0.1)).call(|g: &mut Game, cx| {
         g.log.push("timer".into());
-        g.cmds.add_tick(TickSettings::named("t"), child("t"));
+        cx.commands()
+            .ticks()
+            .add(TickSettings::named("t"), child("t"));
     });
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
@@ -88,10 +91,10 @@ fn spawned_from_a_timer_runs_in_post_update_work() {
 
 struct Spawner;
 impl Tickable<Game> for Spawner {
-    fn tick(&mut self, _: Span, g: &mut Game) {
+    fn tick(&mut self, g: &mut Game, cx: &mut TickableCx<'_, Game>) {
         if g.log.is_empty() {
             g.log.push("tickable".into());
-            g.cmds.add_tick(
+            cx.commands().ticks().add(
                 TickSettings::named("from-tickable").in_group(TickGroup::LastDemotable),
                 child("from-tickable"),
             );
@@ -115,8 +118,10 @@ fn spawned_from_the_last_group_runs_in_an_extra_pass() {
         TickSettings::named("last").in_group(TickGroup::LastDemotable),
         |g: &mut Game, cx| {
             g.log.push("last".into());
-            if cx.frame() == 1 {
-                cx.add_tick(TickSettings::named("extra"), child("extra"));
+            if cx.clocks().frame() == 1 {
+                cx.commands()
+                    .ticks()
+                    .add(TickSettings::named("extra"), child("extra"));
             }
         },
     );
@@ -128,9 +133,11 @@ fn spawned_from_the_last_group_runs_in_an_extra_pass() {
 }
 
 fn chain(g: &mut Game, cx: &mut TickCx<'_, Game>) {
-    g.log.push(format!("{}", cx.frame()));
-    if cx.frame() == 1 {
-        cx.add_tick(TickSettings::named("link"), chain);
+    g.log.push(format!("{}", cx.clocks().frame()));
+    if cx.clocks().frame() == 1 {
+        cx.commands()
+            .ticks()
+            .add(TickSettings::named("link"), chain);
     }
 }
 
@@ -168,7 +175,7 @@ fn enabling_during_a_frame_counts_as_spawning() {
     sched
         .ticks()
         .add(TickSettings::named("waker"), move |_: &mut Game, cx| {
-            cx.set_tick_enabled(sleeper, true);
+            cx.commands().ticks().set_enabled(sleeper, true);
         });
     let mut g = game(&sched);
     sched.tick(secs(0.1), &mut g);
@@ -197,7 +204,7 @@ fn a_calls_changes_land_before_the_next_call() {
             let _keep = &guard;
             g.log.push("once".into());
             let me = cx.handle();
-            assert!(cx.remove_tick(me));
+            assert!(cx.commands().ticks().remove(me));
         });
     let seen = dropped.clone();
     sched
@@ -211,9 +218,11 @@ fn a_calls_changes_land_before_the_next_call() {
     let target = victim.clone();
     sched
         .ticks()
-        .add(TickSettings::named("queuer"), move |g: &mut Game, _| {
+        .add(TickSettings::named("queuer"), move |g: &mut Game, cx| {
             g.log.push("queuer".into());
-            g.cmds.set_tick_enabled(*target.get().unwrap(), false);
+            cx.commands()
+                .ticks()
+                .set_enabled(*target.get().unwrap(), false);
         });
     let h = sched
         .ticks()

@@ -83,7 +83,7 @@ fn another_managers_handle_changes_nothing() {
 fn another_schedulers_handles_change_nothing() {
     struct Count;
     impl Tickable<u32> for Count {
-        fn tick(&mut self, _: Span, n: &mut u32) {
+        fn tick(&mut self, n: &mut u32, _cx: &mut TickableCx<'_, u32>) {
             *n += 100;
         }
     }
@@ -97,7 +97,7 @@ fn another_schedulers_handles_change_nothing() {
     assert!(!b.ticks().set_interval(ta, secs(1.0)) && !b.ticks().contains(ta));
     assert!(b.ticks().add_prerequisite(tb, ta).is_err());
     assert!(!b.tickables().remove(ka) && !b.tickables().contains(ka));
-    assert!(!b.commands().remove_tick(ta));
+    assert!(!b.commands().ticks().remove(ta));
     let mut n = 0;
     b.tick(secs(0.1), &mut n);
     assert_eq!(n, 101);

@@ -22,7 +22,7 @@ impl Resolver<u64> for Anything {
         Some(TickBody::serial(|n: &mut u64, _: &mut TickCx<u64>| *n += 1))
     }
     fn latent(&mut self, _: &LatentInfo) -> Option<Completion<u64>> {
-        Some(Box::new(|n: &mut u64| *n += 1))
+        Some(Box::new(|n: &mut u64, _| *n += 1))
     }
 }
 

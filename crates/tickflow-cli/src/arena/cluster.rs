@@ -276,8 +276,7 @@ impl Cluster {
             if !report.is_complete() {
                 return Err(format!("shard {k}: {report}"));
             }
-            let mut arena = arena.clone();
-            arena.commands = sched.commands();
+            let arena = arena.clone();
             workers.push(Worker::Here(Box::new(Shard::from_parts(
                 k, n, seed, sched, arena,
             ))));

@@ -116,7 +116,7 @@ impl Board {
 struct Scoreboard;
 
 impl Tickable<Board> for Scoreboard {
-    fn tick(&mut self, _dt: Span, board: &mut Board) {
+    fn tick(&mut self, board: &mut Board, _cx: &mut TickableCx<'_, Board>) {
         board.score();
     }
 

@@ -129,8 +129,6 @@ pub(crate) struct Arena {
     pub(crate) stats: Stats,
     /// This shard's events (see [`fold`]).
     pub(crate) sum: u64,
-    /// Queues latent actions from inside callbacks.
-    pub(crate) commands: Commands<Arena>,
 }
 
 /// The owner id of an actor: everything an actor owns goes when it dies, or moves with it.
@@ -139,7 +137,7 @@ pub(crate) fn owner(id: u32) -> OwnerId {
 }
 
 impl Arena {
-    pub(crate) fn new(commands: Commands<Arena>) -> Arena {
+    pub(crate) fn new() -> Arena {
         Arena {
             actors: Actors::default(),
             view: Arc::default(),
@@ -148,7 +146,6 @@ impl Arena {
             frame: 0,
             stats: Stats::default(),
             sum: 0,
-            commands,
         }
     }
 
@@ -173,7 +170,7 @@ impl Arena {
     }
 
     /// PrePhysics, every 0.15..0.25 s: pick a target, walk towards it, maybe fire.
-    fn think(&mut self, id: u32) {
+    fn think(&mut self, id: u32, cmds: &Commands<Arena>) {
         // The view and the actors are separate fields: no reference count changes per call.
         let view = &*self.view;
         let Some(me) = self.actors.get_mut(id) else {
@@ -197,13 +194,13 @@ impl Arena {
         }
         if me.charges > 0 && dist < RANGE && me.below(2) == 0 {
             me.charges -= 1;
-            self.fire(id, target, dist);
+            self.fire(id, target, dist, cmds);
         }
     }
 
     /// A projectile is a latent Delay owned by the shooter: if the shooter dies first, its
     /// projectiles vanish with it; if it moves to another shard, they move with it.
-    fn fire(&mut self, id: u32, target: u32, dist: i64) {
+    fn fire(&mut self, id: u32, target: u32, dist: i64, cmds: &Commands<Arena>) {
         let me = self.actors.get_mut(id).expect("the shooter is here");
         let shot = me.next_shot;
         me.next_shot += 1;
@@ -211,7 +208,7 @@ impl Arena {
         self.stats.shots += 1;
         self.event(Event::Fire, id.into(), target.into());
         let flight = Span::from_millis(50 + (dist / PROJECTILE_SPEED) as u64);
-        self.commands
+        cmds.latent()
             .delay(owner(id), shot, flight, land_fn(id, shot));
     }
 
@@ -285,7 +282,7 @@ impl Arena {
 
     /// PostPhysics, after physics: the dead leave, with everything they own
     /// (`remove_owner`: tick functions, timers, projectiles in flight).
-    fn reap(&mut self) {
+    fn reap(&mut self, cmds: &Commands<Arena>) {
         let mut dead = std::mem::take(&mut self.dying);
         // Deaths are summed into the checksum: their order does not matter, but each once.
         dead.sort_unstable();
@@ -293,7 +290,7 @@ impl Arena {
         dead.retain(|&id| self.actors.get_mut(id).is_some_and(|a| a.dying));
         for id in dead {
             let a = self.actors.remove(id).expect("listed");
-            self.commands.remove_owner(owner(id));
+            cmds.remove_owner(owner(id));
             self.stats.deaths += 1;
             self.event(Event::Death, id.into(), a.team.into());
         }
@@ -311,7 +308,7 @@ pub(crate) fn move_fn(id: u32) -> impl FnMut(&mut Arena, &mut TickCx<'_, Arena>)
 
 /// An actor's think tick function ("think {id}").
 pub(crate) fn think_fn(id: u32) -> impl FnMut(&mut Arena, &mut TickCx<'_, Arena>) {
-    move |a, _| a.think(id)
+    move |a, cx| a.think(id, cx.commands())
 }
 
 /// An actor's ability recharge timer ("recharge").
@@ -325,6 +322,6 @@ pub(crate) fn poison_fn(id: u32) -> impl FnMut(&mut Arena, &mut TimerCx<'_, Aren
 }
 
 /// A projectile's landing (the completion of the shooter's latent action `shot`).
-pub(crate) fn land_fn(id: u32, shot: u64) -> impl FnMut(&mut Arena) {
-    move |a| a.land(id, shot)
+pub(crate) fn land_fn(id: u32, shot: u64) -> impl FnMut(&mut Arena, &mut LatentCx<'_, Arena>) {
+    move |a, _| a.land(id, shot)
 }

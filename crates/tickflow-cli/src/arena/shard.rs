@@ -77,9 +77,9 @@ type SystemFn = Box<dyn FnMut(&mut Arena, &mut TickCx<'_, Arena>) + Send>;
 fn system(name: &str) -> Option<SystemFn> {
     Some(match name {
         // Stamps the frame number on the shard's events before anything else runs.
-        "clock" => Box::new(|a: &mut Arena, cx: &mut TickCx<Arena>| a.frame = cx.frame()),
+        "clock" => Box::new(|a: &mut Arena, cx: &mut TickCx<Arena>| a.frame = cx.clocks().frame()),
         "physics" => Box::new(|a: &mut Arena, _: &mut TickCx<Arena>| a.physics()),
-        "reap" => Box::new(|a: &mut Arena, _: &mut TickCx<Arena>| a.reap()),
+        "reap" => Box::new(|a: &mut Arena, cx: &mut TickCx<Arena>| a.reap(cx.commands())),
         _ => return None,
     })
 }
@@ -98,7 +98,7 @@ impl Shard {
     /// Shard `index` of `shards`, with its systems and no actors.
     pub(crate) fn new(index: usize, shards: usize, seed: u64) -> Shard {
         let mut sched = Scheduler::<Arena>::new();
-        let arena = Arena::new(sched.commands());
+        let arena = Arena::new();
         let mut add = |settings: TickSettings| {
             let f = system(&settings.name).expect("a system of the shard");
             sched.ticks().add(settings, f)
@@ -300,9 +300,5 @@ impl Resolver<Arena> for Rebind {
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Arena>> {
         let id = u32::try_from(info.owner.get()).ok()?;
         Some(Box::new(land_fn(id, info.uuid)))
-    }
-
-    fn after_restore(&mut self, sched: &Scheduler<Arena>, arena: &mut Arena) {
-        arena.commands = sched.commands();
     }
 }

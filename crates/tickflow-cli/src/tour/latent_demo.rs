@@ -10,7 +10,6 @@ const BOSS: OwnerId = OwnerId::new(3);
 
 /// The world of the section.
 struct Arena {
-    cmds: Commands<Arena>,
     frame: u64,
     now: Time,
     boss_hp: u32,
@@ -34,7 +33,6 @@ impl Arena {
 pub(crate) fn run() {
     let mut sched = Scheduler::<Arena>::new();
     let mut arena = Arena {
-        cmds: sched.commands(),
         frame: 0,
         now: Time::ZERO,
         boss_hp: 120,
@@ -48,29 +46,36 @@ pub(crate) fn run() {
     sched
         .ticks()
         .add(TickSettings::named("clock"), |a: &mut Arena, cx| {
-            a.frame = cx.frame();
-            a.now = Time::ZERO + Span::frames(cx.frame(), 60);
+            a.frame = cx.clocks().frame();
+            a.now = Time::ZERO + Span::frames(cx.clocks().frame(), 60);
             a.boss_hp = a.boss_hp.saturating_sub(1);
-            if cx.frame() == 10 {
+            if cx.clocks().frame() == 10 {
                 a.say("door button pressed again: Delay re-entry is ignored");
-                a.cmds
-                    .delay(DOOR, 1, secs(0.1), |a: &mut Arena| a.say("never printed"));
-            }
-            if cx.frame() == 36 {
-                a.say("alarm tripped again: RetriggerableDelay restarts (1 s from now)");
-                a.cmds
-                    .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Arena| {
-                        a.say("never printed either: the first completion is kept")
+                cx.commands()
+                    .latent()
+                    .delay(DOOR, 1, secs(0.1), |a: &mut Arena, _| {
+                        a.say("never printed")
                     });
+            }
+            if cx.clocks().frame() == 36 {
+                a.say("alarm tripped again: RetriggerableDelay restarts (1 s from now)");
+                cx.commands().latent().retriggerable_delay(
+                    ALARM,
+                    1,
+                    secs(1.0),
+                    |a: &mut Arena, _| a.say("never printed either: the first completion is kept"),
+                );
             }
         });
 
-    sched.latent().delay(DOOR, 1, secs(0.5), |a: &mut Arena| {
-        a.say("Delay(0.5 s): the door opens")
-    });
     sched
         .latent()
-        .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Arena| {
+        .delay(DOOR, 1, secs(0.5), |a: &mut Arena, _| {
+            a.say("Delay(0.5 s): the door opens")
+        });
+    sched
+        .latent()
+        .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Arena, _| {
             a.say("RetriggerableDelay(1 s): the alarm goes quiet")
         });
 

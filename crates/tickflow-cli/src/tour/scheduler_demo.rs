@@ -23,7 +23,7 @@ impl World {
 struct Scoreboard;
 
 impl Tickable<World> for Scoreboard {
-    fn tick(&mut self, _dt: Span, w: &mut World) {
+    fn tick(&mut self, w: &mut World, _cx: &mut TickableCx<'_, World>) {
         w.score += 1;
         w.log.push("  tickable  scoreboard".into());
     }
@@ -40,7 +40,7 @@ pub(crate) fn run() {
         |w, cx| {
             w.position += w.velocity * cx.dt().as_secs_f64();
             let text = format!("  {:?}  physics: integrate", cx.group());
-            w.note(cx.frame(), text);
+            w.note(cx.clocks().frame(), text);
         },
     );
     let camera = sched.ticks().add(TickSettings::named("camera"), |w, cx| {
@@ -48,7 +48,7 @@ pub(crate) fn run() {
             "  {:?}  camera: follow (demoted behind physics)",
             cx.group()
         );
-        w.note(cx.frame(), text);
+        w.note(cx.clocks().frame(), text);
     });
     sched
         .ticks()
@@ -62,7 +62,7 @@ pub(crate) fn run() {
         |w, cx| {
             w.velocity = if w.velocity > 0.0 { -1.0 } else { 1.0 };
             let text = format!("  {:?}  ai.think: every 0.2 s", cx.group());
-            w.note(cx.frame(), text);
+            w.note(cx.clocks().frame(), text);
         },
     );
     sched.ticks().add_parallel(
@@ -70,7 +70,7 @@ pub(crate) fn run() {
         0u64,
         |searches: &mut u64, w: &World, out| {
             *searches += 1;
-            if out.frame() == 1 {
+            if out.clocks().frame() == 1 {
                 let text = format!(
                     "  {:?}  pathfind: parallel, reads {:.1}",
                     out.group(),
@@ -84,7 +84,7 @@ pub(crate) fn run() {
         TickSettings::named("hud").in_group(TickGroup::PostUpdateWork),
         |w, cx| {
             let text = format!("  {:?}  hud: draw", cx.group());
-            w.note(cx.frame(), text);
+            w.note(cx.clocks().frame(), text);
         },
     );
     sched.tickables().add(Scoreboard);

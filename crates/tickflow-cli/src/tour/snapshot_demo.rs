@@ -41,7 +41,7 @@ fn poison(g: &mut Game, cx: &mut TimerCx<Game>) {
     g.say(cx.scheduled(), format!("poison -5 ({n}/6), hp {hp}"));
 }
 
-fn door(g: &mut Game) {
+fn door(g: &mut Game, _: &mut LatentCx<'_, Game>) {
     g.door_open = true;
     // `walk` runs before the latent stage: it has counted this frame.
     g.say(

@@ -95,7 +95,7 @@ impl LatentResponse {
 ///
 /// let mut latent = LatentActionManager::new();
 /// let mut frame = 0;
-/// latent.add(OwnerId::from(1), 0, EveryThird(0), |log: &mut Vec<u64>| log.push(0));
+/// latent.add(OwnerId::from(1), 0, EveryThird(0), |log: &mut Vec<u64>, _| log.push(0));
 /// let mut log = Vec::new();
 /// for _ in 1..=7 {
 ///     frame += 1;

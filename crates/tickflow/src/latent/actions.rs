@@ -1,5 +1,6 @@
 //! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
 
+mod cx;
 mod handle;
 mod manager;
 mod moved;
@@ -14,11 +15,13 @@ use super::action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
 };
 use crate::owner::{OwnerId, OwnerIndex};
-use crate::time::{Domain, Span};
+use crate::time::{Clocks, Domain, Span};
+use crate::timer::Timers;
 
 /// A latent action's completion callback.
-pub type Completion<C> = Box<dyn FnMut(&mut C) + Send>;
+pub type Completion<C> = Box<dyn FnMut(&mut C, &mut LatentCx<'_, C>) + Send>;
 
+pub use cx::LatentCx;
 pub use handle::LatentHandle;
 pub use manager::LatentActionManager;
 pub(crate) use moved::MovedLatent;
@@ -78,8 +81,8 @@ pub struct LatentInfo {
 ///
 /// let door = OwnerId::from(7);
 /// let mut latent = LatentActionManager::<Vec<&str>>::new();
-/// assert!(latent.delay(door, 1, secs(0.3), |log| log.push("open")));
-/// assert!(!latent.delay(door, 1, secs(0.1), |log| log.push("never")), "re-entry ignored");
+/// assert!(latent.delay(door, 1, secs(0.3), |log, _| log.push("open")));
+/// assert!(!latent.delay(door, 1, secs(0.1), |log, _| log.push("never")), "re-entry ignored");
 /// assert_eq!(latent.count_for_owner(door), 1);
 ///
 /// let mut log = Vec::new();
@@ -140,7 +143,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         action: impl LatentAction<C> + 'static,
-        on_complete: impl FnMut(&mut C) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) -> bool {
         self.add_boxed(owner, uuid, Box::new(action), Box::new(on_complete))
     }
@@ -190,7 +193,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         d: Span,
-        on_complete: impl FnMut(&mut C) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) -> bool {
         self.add(owner, uuid, Delay::new(d), on_complete)
     }
@@ -203,7 +206,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         d: Span,
-        on_complete: impl FnMut(&mut C) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) -> bool {
         self.retrigger_boxed(owner, uuid, d, Box::new(on_complete))
     }
@@ -240,7 +243,7 @@ impl<C: 'static> LatentActions<C> {
         &mut self,
         owner: OwnerId,
         uuid: u64,
-        on_complete: impl FnMut(&mut C) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) -> bool {
         self.add(owner, uuid, DelayUntilNextTick, on_complete)
     }
@@ -251,7 +254,7 @@ impl<C: 'static> LatentActions<C> {
         owner: OwnerId,
         uuid: u64,
         cond: impl FnMut(&C) -> bool + Send + 'static,
-        on_complete: impl FnMut(&mut C) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) -> bool {
         self.add(owner, uuid, WaitUntil(cond), on_complete)
     }
@@ -403,8 +406,8 @@ impl<C: 'static> LatentActions<C> {
     pub(crate) fn run(
         &mut self,
         dts: [u64; 3],
-        ctx: &mut C,
-        after_call: &mut dyn FnMut(&mut Self),
+        (ctx, clocks, timers): (&mut C, Clocks, &mut Timers<C>),
+        after_call: &mut dyn FnMut(&mut Self, &mut Timers<C>),
     ) -> usize {
         self.settle();
         self.frame += 1;
@@ -412,7 +415,7 @@ impl<C: 'static> LatentActions<C> {
         while let Some(mut a) = self.aborted.pop_front() {
             a.aborted(ctx);
             drop(a);
-            after_call(self);
+            after_call(self, timers);
         }
         self.in_stage = true;
         let frame = self.frame;
@@ -445,7 +448,7 @@ impl<C: 'static> LatentActions<C> {
                 self.live -= 1;
             }
         }
-        after_call(self);
+        after_call(self, timers);
         let mut completed = 0;
         let mut i = 0;
         while i < self.entries.len() {
@@ -453,9 +456,9 @@ impl<C: 'static> LatentActions<C> {
             if e.trigger {
                 e.trigger = false;
                 self.carry = e.late_by.take().map(|by| (e.domain, by));
-                (e.on_complete)(ctx);
+                (e.on_complete)(ctx, &mut LatentCx::new(clocks, timers));
                 completed += 1;
-                after_call(self);
+                after_call(self, timers);
                 self.carry = None;
             }
             i += 1;

@@ -29,6 +29,7 @@ use super::slots::{
     IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
 use super::task::{TaskCx, TaskHandle};
+use crate::commands::Commands;
 use crate::owner::OwnerId;
 use crate::time::{Clocks, Domain};
 use crate::timer::{TimerHandle, Timers};
@@ -69,6 +70,8 @@ pub(crate) struct Exec<C: 'static> {
     /// Tasks spawned while `before_timers`: their delays count from this frame's timer stage,
     /// or, when a panic aborts the frame before it, from the clocks the abort leaves.
     spawned_early: RefCell<Vec<(u32, u32)>>,
+    /// What `TaskCx::commands` hands out: the scheduler's.
+    commands: RefCell<Commands<C>>,
 }
 
 impl<C: 'static> Exec<C> {
@@ -92,7 +95,18 @@ impl<C: 'static> Exec<C> {
             clock: Cell::new(Clocks::default()),
             before_timers: Cell::new(false),
             spawned_early: RefCell::default(),
+            commands: RefCell::new(Commands::disconnected()),
         }
+    }
+
+    /// Points the tasks' commands at the scheduler.
+    pub(crate) fn set_commands(&self, commands: Commands<C>) {
+        *self.commands.borrow_mut() = commands;
+    }
+
+    /// The scheduler's commands, for a task.
+    pub(crate) fn commands(&self) -> Commands<C> {
+        self.commands.borrow().clone()
     }
 
     /// Makes this executor reachable from task futures and handles on this thread while `f`

@@ -29,6 +29,18 @@ pub(crate) struct NewTask {
 }
 
 impl TaskFactory {
+    /// A factory of no executor, closed: a task made by it is cancelled at birth (what a
+    /// spawn through commands that reach no scheduler gets).
+    pub(crate) fn closed() -> Self {
+        let factory = TaskFactory {
+            id: lend::fresh_id(),
+            alloc: Arc::default(),
+            remote: Arc::default(),
+        };
+        factory.remote.close();
+        factory
+    }
+
     /// Makes a task: its handle is valid at once; the executor takes it with `insert`.
     ///
     /// Once the scheduler is being dropped the task could never run: `f` is dropped uncalled

@@ -38,10 +38,9 @@
 //! - [`remove_owner`](LatentActions::remove_owner) and [`remove`](LatentActions::remove) take
 //!   effect at once: the completion never runs, the [abort hook](LatentAction::aborted) runs
 //!   at the start of the next latent stage.
-//! - To add actions from a completion (which only gets `&mut C`), keep a
-//!   [`Commands`](crate::scheduler::Commands) in the context:
-//!   [`Commands::delay`](crate::scheduler::Commands::delay) and friends are applied right after
-//!   the completion returns.
+//! - A completion gets a [`LatentCx`]: actions it adds with
+//!   `cx.commands().latent().delay(..)` and friends are applied right after it returns, so a
+//!   delay re-armed there counts from the finished delay's due time.
 //!
 //! # Tasks
 //!
@@ -111,7 +110,9 @@ pub use action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, SavedAction,
     WaitUntil,
 };
-pub use actions::{Completion, LatentActionManager, LatentActions, LatentHandle, LatentInfo};
+pub use actions::{
+    Completion, LatentActionManager, LatentActions, LatentCx, LatentHandle, LatentInfo,
+};
 pub use poll::MAX_TASK_PASSES;
 pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
 pub use wait::{NextFrame, Sleep, Until};

@@ -12,7 +12,7 @@ use super::exec::Exec;
 use super::lend;
 use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
-use crate::owner::OwnerId;
+use crate::commands::Commands;
 use crate::time::{Clocks, Domain, Span, Time};
 use crate::timer::Timers;
 
@@ -171,19 +171,12 @@ impl<C: 'static> TaskCx<C> {
         self.exec(Exec::clocks)
     }
 
-    /// Spawns another task on the same scheduler; it is first polled later in this latent
-    /// stage.
+    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, other tasks
+    /// (spawned from a task, one joins at once and is first polled later in this latent
+    /// stage) and owners.
     #[track_caller]
-    pub fn spawn<F, T>(
-        &self,
-        owner: Option<OwnerId>,
-        f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> TaskHandle<T>
-    where
-        F: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
-        self.exec(|e| e.spawn(owner, f))
+    pub fn commands(&self) -> Commands<C> {
+        self.exec(Exec::commands)
     }
 }
 

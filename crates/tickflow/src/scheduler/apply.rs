@@ -194,10 +194,17 @@ pub(crate) fn apply<C: 'static>(
     while shared.has_pending() {
         let mut queue = shared.take().into_iter();
         let applied = panic::catch_unwind(AssertUnwindSafe(|| apply_each(p, errors, &mut queue)));
+        // The batch's new tick functions are placed once all of it is applied, so that a
+        // prerequisite queued after them (in the same callback) already counts.
+        let settled = panic::catch_unwind(AssertUnwindSafe(|| p.ticks.settle()));
+        p.exec.clear_dropped(p.timers);
         if let Err(payload) = applied {
             // A destructor panicked (a removed closure's, a cancelled task's): the commands
             // after it stay queued, ahead of any queued since, for the next boundary.
             shared.put_back(queue);
+            panic::resume_unwind(payload);
+        }
+        if let Err(payload) = settled {
             panic::resume_unwind(payload);
         }
     }
@@ -248,7 +255,5 @@ fn apply_each<C: 'static>(
             Command::Timers(op) => op(p.timers),
             Command::RemoveOwner(owner) => remove_owner(p, owner),
         }
-        p.ticks.settle();
     }
-    p.exec.clear_dropped(p.timers);
 }

@@ -20,26 +20,32 @@
 //! each part are in [`tick`](crate::tick), [`tickable`](crate::tickable),
 //! [`timer`](crate::timer) and [`latent`](crate::latent).
 //!
-//! # What every callback can do
+//! # One context for every callback
 //!
-//! Every kind of callback reads the clocks, and reaches the timers and everything else, the
-//! same way wherever it runs:
+//! Every kind of callback receives the context `&mut C` and a context of its kind, and
+//! reaches the scheduler's services through it by the same three names:
 //!
-//! | callback | clocks | timers | tick functions, tickables, latent actions, tasks, owners |
-//! |---|---|---|---|
-//! | timer | [`TimerCx::clocks`](crate::timer::TimerCx::clocks) | [`TimerCx::timers`](crate::timer::TimerCx::timers) | [`Commands`] |
-//! | tick function | [`TickCx::clocks`](crate::tick::TickCx::clocks) | [`TickCx::timers`](crate::tick::TickCx::timers) | [`TickCx`](crate::tick::TickCx) (tick functions), [`Commands`] |
-//! | parallel tick function | [`Deferred::clocks`](crate::tick::Deferred::clocks) | in [`Deferred::later`](crate::tick::Deferred::later), through its `TickCx` | the same, at the group's end |
-//! | tickable | [`Commands::clocks`] (and its `dt`) | [`Commands::timers`] | [`Commands`] |
-//! | latent completion | [`Commands::clocks`] | [`Commands::timers`] | [`Commands`] |
-//! | task | [`TaskCx::clocks`](crate::latent::TaskCx::clocks) | [`TaskCx::timers`](crate::latent::TaskCx::timers) | [`TaskCx::spawn`](crate::latent::TaskCx::spawn), [`Commands`] |
+//! - `cx.clocks()`: every clock as this frame sees it ([`Clocks`]): one value per frame, the
+//!   same for every stage, the time the frame reaches;
+//! - `cx.timers()`: the [`Timers`], to set, clear, pause and query timers at once;
+//! - `cx.commands()`: the [`Commands`], for every other change (tick functions, tickables,
+//!   latent actions, tasks, owners), by the names of the services they change:
+//!   `cx.commands().ticks().add(..)`, `.tickables()`, `.latent()`, `.tasks()`,
+//!   `.remove_owner(..)`.
 //!
-//! A callback reaches [`Commands`] through the context: keep the one
-//! [`commands()`](Scheduler::commands) returns in your game state. What it queues is applied
-//! right after the callback returns (after the timer stage, for timer callbacks), so a tick
-//! function it adds runs later in the same frame, and a timer it sets counts from this frame's
-//! timer stage. The clocks are one value per frame, the same for every stage: the time the
-//! frame reaches.
+//! | callback | its context | what is particular to it |
+//! |---|---|---|
+//! | timer | [`TimerCx`](crate::timer::TimerCx) | `scheduled()`, `lateness()`, `call_index()`, `clear_self()` |
+//! | tick function | [`TickCx`](crate::tick::TickCx) | `dt()`, `group()`, `handle()` |
+//! | parallel tick function | [`Deferred`](crate::tick::Deferred), then a `TickCx` in [`Deferred::later`](crate::tick::Deferred::later) at the group's end | `dt()`, `run(..)` |
+//! | tickable | [`TickableCx`](crate::tickable::TickableCx) | `dt()` |
+//! | latent completion | [`LatentCx`](crate::latent::LatentCx) | |
+//! | task | [`TaskCx`](crate::latent::TaskCx) (`timers` takes a closure: a task holds nothing across an `await`) | `delay(..)`, `next_frame()`, `with(..)` |
+//!
+//! What a callback queues through `commands()` is applied right after it returns (after the
+//! timer stage, for timer callbacks), so a tick function it adds runs later in the same
+//! frame. A timer it sets counts from this frame's timer stage. Code that runs no callback
+//! (another thread, a host's system) takes a [`commands()`](Scheduler::commands) of its own.
 //!
 //! # Pause, dilation, `max_delta`
 //!
@@ -98,6 +104,7 @@ mod apply;
 mod commands;
 mod frame;
 pub(crate) mod migrate;
+mod queued;
 pub(crate) mod registry;
 mod report;
 pub(crate) mod resolver;
@@ -109,7 +116,8 @@ mod teardown;
 use std::fmt;
 use std::sync::Arc;
 
-pub use commands::Commands;
+pub use crate::commands::Commands;
+pub use queued::{LatentCommands, TaskCommands, TickCommands, TickableCommands};
 // The snapshot types' one public home is `tickflow::snapshot`.
 pub use report::{FrameReport, Stage};
 pub(crate) use resolver::{Resolver, RestoreReport};
@@ -181,7 +189,10 @@ impl<C: 'static> Scheduler<C> {
             tasks.exec().factory.clone(),
             tasks.exec().wake().clone(),
         ));
-        let timers = Timers::new();
+        let commands = Commands::connected(&shared);
+        let mut timers = Timers::new();
+        timers.set_commands(commands.clone());
+        tasks.exec().set_commands(commands);
         let latent = LatentActions::new();
         Scheduler {
             timers,
@@ -393,6 +404,6 @@ impl<C: 'static> Scheduler<C> {
 
     /// A cloneable handle for queuing changes from timer callbacks, tickables or anywhere else.
     pub fn commands(&self) -> Commands<C> {
-        Commands::new(&self.shared)
+        self.timers.commands().clone()
     }
 }

@@ -145,7 +145,7 @@ impl<C: 'static> Registry<C> {
     /// Latent actions with key `uuid` (any owner) complete with a clone of `f`.
     pub fn latent<F>(self, uuid: u64, f: F) -> Self
     where
-        F: FnMut(&mut C) + Clone + Send + 'static,
+        F: FnMut(&mut C, &mut crate::latent::LatentCx<'_, C>) + Clone + Send + 'static,
     {
         self.latent_with(uuid, move |_| Box::new(f.clone()))
     }

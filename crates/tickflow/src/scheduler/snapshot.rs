@@ -230,7 +230,9 @@ impl<C: 'static> Scheduler<C> {
         sched
             .tickables
             .restore(&snap.tickables, tickable_alloc, objects);
+        let commands = sched.commands();
         sched.timers = timers;
+        sched.timers.set_commands(commands);
         sched.latent = latent;
         sched.paused = snap.paused;
         sched.frame_clock_pauses = snap.frame_clock_pauses;

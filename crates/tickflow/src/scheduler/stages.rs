@@ -210,11 +210,12 @@ impl<C: 'static> Stages<'_, C> {
             ..
         } = self;
         let errors = &mut report.errors;
-        let ticked = tickables.run(clocks.unpaused_delta(), *paused, ctx, &mut |tk| {
+        let env = (&mut **ctx, **clocks, &mut **timers);
+        let ticked = tickables.run(clocks.unpaused_delta(), *paused, env, &mut |tk, tm| {
             let parts = Parts {
                 ticks: &mut **ticks,
                 tickables: tk,
-                timers: &mut **timers,
+                timers: tm,
                 latent: &mut **latent,
                 exec,
             };
@@ -238,11 +239,12 @@ impl<C: 'static> Stages<'_, C> {
             ..
         } = self;
         let errors = &mut report.errors;
-        let completed = latent.run(clocks.raw_deltas(), ctx, &mut |la| {
+        let env = (&mut **ctx, **clocks, &mut **timers);
+        let completed = latent.run(clocks.raw_deltas(), env, &mut |la, tm| {
             let parts = Parts {
                 ticks: &mut **ticks,
                 tickables: &mut **tickables,
-                timers: &mut **timers,
+                timers: tm,
                 latent: la,
                 exec,
             };

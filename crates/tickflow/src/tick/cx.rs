@@ -3,18 +3,19 @@
 
 use std::fmt;
 
-use super::body::Body;
-use super::{TickError, TickGraph, TickGroup, TickHandle, TickSettings};
+use super::{TickGroup, TickHandle};
+use crate::commands::Commands;
 use crate::time::{Clocks, Span};
 use crate::timer::Timers;
 
-/// The second argument of a tick function: its delta, the frame, the timer manager, and
-/// structural changes to the tick graph.
+/// The second argument of a tick function: its delta, group and handle, and by the names
+/// every callback context uses, the frame's clocks, the timers and the scheduler's commands.
 ///
-/// Changes apply at once: a function removed or disabled here does not run later in this
-/// frame, and a function added or enabled here runs later in this frame, in the first group
-/// after the current one that it may run in. The frame's order was fixed when it started, so
-/// prerequisites added or removed here shape the order from the next frame.
+/// Commands queued here are applied as soon as this function returns: a function removed or
+/// disabled then does not run later in this frame, and a function added or enabled runs
+/// later in this frame, in the first group after the current one that it may run in. The
+/// frame's order was fixed when it started, so prerequisites added or removed here shape the
+/// order from the next frame.
 ///
 /// ```
 /// use tickflow::prelude::*;
@@ -22,8 +23,8 @@ use crate::timer::Timers;
 /// let mut sched = Scheduler::<Vec<String>>::new();
 /// sched.ticks().add(TickSettings::named("spawner"), |log, cx| {
 ///     log.push(format!("spawner in {:?}", cx.group()));
-///     if cx.frame() == 1 {
-///         cx.add_tick(TickSettings::named("child"), |log, cx| {
+///     if cx.clocks().frame() == 1 {
+///         cx.commands().ticks().add(TickSettings::named("child"), |log, cx| {
 ///             log.push(format!("child in {:?}", cx.group()));
 ///         });
 ///     }
@@ -38,7 +39,6 @@ pub struct TickCx<'a, C> {
     pub(crate) group: TickGroup,
     pub(crate) handle: TickHandle,
     pub(crate) timers: &'a mut Timers<C>,
-    pub(crate) graph: &'a mut TickGraph<C>,
 }
 
 impl<C: 'static> TickCx<'_, C> {
@@ -49,15 +49,10 @@ impl<C: 'static> TickCx<'_, C> {
         self.dt
     }
 
-    /// The number of the frame being run (the first frame is 1).
-    pub fn frame(&self) -> u64 {
-        self.clocks.frame()
-    }
-
     /// Every clock as this frame sees it (the time the frame reaches), and how far each moved
     /// in it (see [`Clocks`]).
-    pub fn clocks(&self) -> &Clocks {
-        self.clocks
+    pub fn clocks(&self) -> Clocks {
+        *self.clocks
     }
 
     /// The group this function actually runs in (after demotion, or where it was spawned).
@@ -70,75 +65,16 @@ impl<C: 'static> TickCx<'_, C> {
         self.handle
     }
 
-    /// The scheduler's timer manager. Timers set before the frame's timer stage are pending
-    /// and count from the time that stage reaches (the frame's delta never counts).
+    /// The scheduler's timers. Timers set before the frame's timer stage are pending and count
+    /// from the time that stage reaches (the frame's delta never counts).
     pub fn timers(&mut self) -> &mut Timers<C> {
         self.timers
     }
 
-    /// Registers a tick function; it runs later in this frame.
-    ///
-    /// # Panics
-    ///
-    /// When the settings are invalid (see [`TickSettings`]); [`try_add_tick`](Self::try_add_tick)
-    /// returns the error instead.
-    #[track_caller]
-    pub fn add_tick(
-        &mut self,
-        settings: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
-    ) -> TickHandle {
-        self.try_add_tick(settings, f)
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Registers a tick function, or says why the settings are refused.
-    pub fn try_add_tick(
-        &mut self,
-        settings: TickSettings,
-        f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
-    ) -> Result<TickHandle, TickError> {
-        self.graph.insert(settings, Body::Serial(Box::new(f)))
-    }
-
-    /// Unregisters a function (this one included: it finishes this call). `false` for a
-    /// stale handle.
-    pub fn remove_tick(&mut self, h: TickHandle) -> bool {
-        self.graph.remove(h)
-    }
-
-    /// Enables or disables a function. Disabling resets its interval, so once enabled again it
-    /// ticks at once. `false` for a stale handle.
-    pub fn set_tick_enabled(&mut self, h: TickHandle, on: bool) -> bool {
-        self.graph.set_enabled(h, on)
-    }
-
-    /// Changes a function's interval and restarts its cooldown. `false` for a stale handle.
-    pub fn set_tick_interval(&mut self, h: TickHandle, interval: Span) -> bool {
-        self.graph.set_interval(h, interval)
-    }
-
-    /// Makes `tick` run after `before` from the next frame on.
-    ///
-    /// # Errors
-    ///
-    /// [`TickError::Cycle`] or [`TickError::UnknownTick`]; nothing changes then.
-    pub fn add_prerequisite(
-        &mut self,
-        tick: TickHandle,
-        before: TickHandle,
-    ) -> Result<(), TickError> {
-        self.graph.add_prereq(tick, before)
-    }
-
-    /// Removes a prerequisite; `false` when there was none.
-    pub fn remove_prerequisite(&mut self, tick: TickHandle, before: TickHandle) -> bool {
-        self.graph.remove_prereq(tick, before)
-    }
-
-    /// `true` while `h` is registered and enabled.
-    pub fn is_tick_enabled(&self, h: TickHandle) -> bool {
-        self.graph.get(h).is_some_and(|n| n.settings.enabled)
+    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, tasks and
+    /// owners, changed as soon as this function returns.
+    pub fn commands(&self) -> &Commands<C> {
+        self.timers.commands()
     }
 }
 
@@ -207,14 +143,9 @@ impl<C> Deferred<C> {
         self.dt
     }
 
-    /// The number of the frame being run.
-    pub fn frame(&self) -> u64 {
-        self.clocks.frame()
-    }
-
     /// Every clock as this frame sees it (as [`TickCx::clocks`]).
-    pub fn clocks(&self) -> &Clocks {
-        &self.clocks
+    pub fn clocks(&self) -> Clocks {
+        self.clocks
     }
 
     /// The group this function runs in.
@@ -233,7 +164,8 @@ impl<C> Deferred<C> {
     }
 
     /// Runs `f` on the game thread when the group ends, with the context and a [`TickCx`] for
-    /// this function: set timers, add or remove tick functions.
+    /// this function: its `timers()` and `commands()` are how a parallel function reaches the
+    /// scheduler's services.
     pub fn later(&mut self, f: impl FnOnce(&mut C, &mut TickCx<'_, C>) + Send + 'static) {
         self.later.push(Box::new(f));
     }

@@ -68,7 +68,7 @@ use std::fmt;
 
 pub(crate) use body::Body;
 pub use cx::{Deferred, TickCx};
-pub(crate) use graph::{MovedTick, TickGraph, TickSnapshot};
+pub(crate) use graph::{MovedTick, TickSnapshot};
 pub use graph::{TickBody, TickInfo};
 pub(crate) use run::Env;
 pub use run::TickFunctions;

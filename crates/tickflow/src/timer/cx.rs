@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::{TimerHandle, Timers};
+use crate::commands::Commands;
 use crate::time::{Clocks, Span, Time};
 
 /// The context of one timer call: which timer, when it was due, how late it is, how many calls
@@ -57,6 +58,13 @@ impl<'a, C: 'static> TimerCx<'a, C> {
             call_index,
             calls_this_tick,
         }
+    }
+
+    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, tasks and
+    /// owners, changed when this timer stage ends. A standalone
+    /// [`TimerManager`](super::TimerManager) has no scheduler: its commands do nothing.
+    pub fn commands(&self) -> &Commands<C> {
+        self.mgr.commands()
     }
 
     /// The running timer's handle.

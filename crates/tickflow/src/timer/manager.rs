@@ -11,6 +11,7 @@ use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
 use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerHandle};
+use crate::commands::Commands;
 use crate::handle::ContainerId;
 use crate::owner::OwnerIndex;
 use crate::time::{Domain, Span, Time};
@@ -104,6 +105,8 @@ pub struct Timers<C> {
     /// (8 bytes a slot) because tags are set on many timers at once, to rebind them after a
     /// restore: a side-table entry each would cost more than the timer.
     pub(super) tags: Vec<u64>,
+    /// What callbacks reach with `cx.commands()`: the scheduler's, or none when standalone.
+    commands: Commands<C>,
 }
 
 impl<C> fmt::Debug for Timers<C> {
@@ -139,7 +142,18 @@ impl<C: 'static> Timers<C> {
             cancelled: VecDeque::new(),
             woken: Vec::new(),
             tags: Vec::new(),
+            commands: Commands::disconnected(),
         }
+    }
+
+    /// The commands callbacks reach through their context.
+    pub(crate) fn commands(&self) -> &Commands<C> {
+        &self.commands
+    }
+
+    /// Points the callbacks' commands at a scheduler.
+    pub(crate) fn set_commands(&mut self, commands: Commands<C>) {
+        self.commands = commands;
     }
 
     /// Room for `capacity` timers before the tables grow.

@@ -67,7 +67,7 @@ pub fn tick_cb(
     move |g: &mut Game, cx: &mut TickCx<Game>| {
         let line = format!(
             "{name} f{} {:?} dt {}",
-            cx.frame(),
+            cx.clocks().frame(),
             cx.group(),
             cx.dt().flicks()
         );
@@ -77,7 +77,7 @@ pub fn tick_cb(
 
 /// A latent completion: logs the frame.
 pub fn done_cb(owner: OwnerId, uuid: u64) -> tickflow::latent::Completion<Game> {
-    Box::new(move |g: &mut Game| {
+    Box::new(move |g: &mut Game, _| {
         g.log
             .push(format!("{} latent {uuid} f{}", owner.get(), g.frame))
     })
@@ -90,7 +90,8 @@ pub struct Hud {
 }
 
 impl Tickable<Game> for Hud {
-    fn tick(&mut self, dt: Span, g: &mut Game) {
+    fn tick(&mut self, g: &mut Game, cx: &mut TickableCx<'_, Game>) {
+        let dt = cx.dt();
         self.ticks += 1;
         let line = format!(
             "{} hud f{} dt {} n{}",
@@ -241,7 +242,7 @@ pub fn world() -> Scheduler<Game> {
     let mut s = Scheduler::new();
     let physics = TickSettings::named("world physics").in_group(TickGroup::DuringPhysics);
     let physics = s.ticks().add(physics, |g: &mut Game, cx| {
-        g.log.push(format!("world f{}", cx.frame()))
+        g.log.push(format!("world f{}", cx.clocks().frame()))
     });
     populate(&mut s, ORC, Some(physics));
     populate(&mut s, ELF, Some(physics));

@@ -5,7 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub use tickflow::latent::{
-    DelayUntilNextTick, LatentAction, LatentInfo, LatentResponse, SavedAction,
+    Completion, DelayUntilNextTick, LatentAction, LatentInfo, LatentResponse, SavedAction,
 };
 pub use tickflow::prelude::*;
 pub use tickflow::snapshot::{
@@ -31,17 +31,17 @@ pub fn tick_fn(name: &str) -> Option<TickFn> {
     let name = name.to_owned();
     Some(match name.as_str() {
         "spawner" => Box::new(|g: &mut Game, cx: &mut TickCx<Game>| {
-            if cx.frame() % 20 == 0 {
+            if cx.clocks().frame() % 20 == 0 {
                 let s = TickSettings::named("spawned").in_group(TickGroup::PostUpdateWork);
-                cx.add_tick(s, tick_fn("spawned").unwrap());
+                cx.commands().ticks().add(s, tick_fn("spawned").unwrap());
             }
-            g.log.push(format!("spawner {}", cx.frame()));
+            g.log.push(format!("spawner {}", cx.clocks().frame()));
         }),
         "input" | "physics" | "ai" | "slow" | "off" | "spawned" | "late" | "x" => {
             Box::new(move |g: &mut Game, cx: &mut TickCx<Game>| {
                 g.log.push(format!(
                     "{name} {} {:?} {}",
-                    cx.frame(),
+                    cx.clocks().frame(),
                     cx.group(),
                     cx.dt().flicks()
                 ));
@@ -54,7 +54,7 @@ pub fn tick_fn(name: &str) -> Option<TickFn> {
 /// The parallel tick function "par": reads the context on a worker, writes through
 /// `Deferred` (its state is `()`: state that must survive a rollback lives in the context).
 pub fn par(_: &mut (), g: &Game, out: &mut Deferred<Game>) {
-    let (frame, seen) = (out.frame(), g.log.len());
+    let (frame, seen) = (out.clocks().frame(), g.log.len());
     out.run(move |g| g.log.push(format!("par {frame} {seen}")));
 }
 
@@ -84,8 +84,10 @@ pub fn timer_cb(name: &str) -> Option<TimerCallback<Game>> {
 }
 
 /// The completion of the latent action under `(owner, uuid)`.
-pub fn completion(owner: OwnerId, uuid: u64) -> impl FnMut(&mut Game) {
-    move |g: &mut Game| g.log.push(format!("done {} {uuid}", owner.get()))
+pub fn completion(owner: OwnerId, uuid: u64) -> impl FnMut(&mut Game, &mut LatentCx<'_, Game>) {
+    move |g: &mut Game, _: &mut LatentCx<'_, Game>| {
+        g.log.push(format!("done {} {uuid}", owner.get()))
+    }
 }
 
 /// A custom latent action that saves itself: completes after `n` more updates.
@@ -109,7 +111,8 @@ impl LatentAction<Game> for Blink {
 
 pub struct Score;
 impl Tickable<Game> for Score {
-    fn tick(&mut self, dt: Span, g: &mut Game) {
+    fn tick(&mut self, g: &mut Game, cx: &mut TickableCx<'_, Game>) {
+        let dt = cx.dt();
         g.log.push(format!("score {}", dt.flicks()));
     }
     fn name(&self) -> &str {
@@ -142,7 +145,7 @@ impl Resolver<Game> for World {
         self.asked.push(format!("tickable {}", info.name));
         (info.name == "score").then(|| Box::new(Score) as Box<dyn Tickable<Game>>)
     }
-    fn latent(&mut self, info: &LatentInfo) -> Option<Box<dyn FnMut(&mut Game) + Send>> {
+    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
         self.asked.push(format!("latent {}", info.uuid));
         Some(Box::new(completion(info.owner, info.uuid)))
     }

@@ -14,13 +14,13 @@ use crate::owner::OwnerId;
 ///
 /// let door = OwnerId::new(3);
 /// let mut latent = LatentActionManager::<Vec<&str>>::new();
-/// latent.delay(door, 1, secs(0.5), |log| log.push("opened"));
+/// latent.delay(door, 1, secs(0.5), |log, _| log.push("opened"));
 /// let opening = latent.handle(door, 1).unwrap();
 /// let mut log = Vec::new();
 /// latent.tick(secs(0.25), &mut log);
 /// assert!(latent.is_running(opening));
 /// assert!(latent.cancel(opening)); // the door stays shut
-/// latent.delay(door, 1, secs(0.5), |log| log.push("opened at last"));
+/// latent.delay(door, 1, secs(0.5), |log, _| log.push("opened at last"));
 /// assert!(!latent.is_running(opening), "a new action under the same key is another one");
 /// for _ in 0..2 {
 ///     latent.tick(secs(0.25), &mut log);

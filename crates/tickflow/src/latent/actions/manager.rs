@@ -6,6 +6,7 @@ use std::ops::{Deref, DerefMut};
 
 use super::LatentActions;
 use crate::time::Span;
+use crate::timer::{TimerManager, Timers};
 
 /// Latent actions on their own (Unreal's `FLatentActionManager`): [`LatentActions`] (every
 /// method to add, find and remove actions, through `Deref`) plus the stage that updates
@@ -13,18 +14,27 @@ use crate::time::Span;
 /// [`Scheduler`](crate::Scheduler) holds [`LatentActions`] without this part: they run in its
 /// latent stage.
 ///
+/// Completions reach timers through their [`LatentCx`](super::LatentCx), as in a scheduler:
+/// the manager keeps timers of its own ([`timers`](Self::timers)), which each `tick` runs
+/// first, as a scheduler's timer stage comes before its latent stage. Their
+/// [`commands`](super::LatentCx::commands) reach no scheduler, so they do nothing.
+///
 /// ```
 /// use tickflow::latent::LatentActionManager;
 /// use tickflow::prelude::*;
 ///
 /// let door = OwnerId::new(7);
 /// let mut latent = LatentActionManager::<Vec<&str>>::new();
-/// latent.delay(door, 1, secs(0.3), |log| log.push("open"));
+/// latent.delay(door, 1, secs(0.3), |log, cx| {
+///     log.push("open");
+///     cx.timers().after(secs(0.1)).call(|log, _| log.push("swing"));
+/// });
 /// let mut log = Vec::new();
-/// for _ in 0..3 {
+/// for _ in 0..4 {
 ///     latent.tick(secs(0.1), &mut log);
 /// }
-/// assert_eq!(log, ["open"]); // inclusive: 0.3 s reached in the third frame
+/// // Inclusive: 0.3 s is reached in the third frame; its timer fires in the fourth.
+/// assert_eq!(log, ["open", "swing"]);
 /// ```
 ///
 /// A scheduler's latent actions run only in its latent stage, so this does not compile:
@@ -37,6 +47,7 @@ use crate::time::Span;
 /// ```
 pub struct LatentActionManager<C: 'static> {
     actions: LatentActions<C>,
+    timers: TimerManager<C>,
 }
 
 impl<C: 'static> LatentActionManager<C> {
@@ -44,6 +55,7 @@ impl<C: 'static> LatentActionManager<C> {
     pub fn new() -> Self {
         LatentActionManager {
             actions: LatentActions::new(),
+            timers: TimerManager::new(),
         }
     }
 
@@ -51,11 +63,18 @@ impl<C: 'static> LatentActionManager<C> {
     /// zero delta at their first update (a [`Scheduler`](crate::Scheduler) does this for its
     /// own).
     pub fn begin_frame(&mut self) {
+        self.timers.begin_frame();
         self.actions.open_frame();
     }
 
-    /// Runs one latent stage: every action is updated with `dt` (game and real clocks; one
-    /// frame on the frame clock), then the completions run. Returns how many completions ran.
+    /// The timers the completions reach through their context, run first in each `tick`.
+    pub fn timers(&mut self) -> &mut Timers<C> {
+        &mut self.timers
+    }
+
+    /// Runs the timers due by `dt`, then one latent stage: every action is updated with `dt`
+    /// (game and real clocks; one frame on the frame clock), then the completions run.
+    /// Returns how many completions ran.
     ///
     /// # Panics
     ///
@@ -71,8 +90,11 @@ impl<C: 'static> LatentActionManager<C> {
     ///
     /// As [`tick`](Self::tick).
     pub fn tick_step(&mut self, game_dt: Span, real_dt: Span, ctx: &mut C) -> usize {
+        self.timers.tick_step(game_dt, real_dt, ctx);
         let dts = [game_dt.flicks(), real_dt.flicks(), 1];
-        self.actions.run(dts, ctx, &mut |_| {})
+        let clocks = self.timers.clocks();
+        self.actions
+            .run(dts, (ctx, clocks, &mut self.timers), &mut |_, _| {})
     }
 }
 

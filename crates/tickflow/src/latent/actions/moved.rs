@@ -41,7 +41,8 @@ impl<C: 'static> LatentActions<C> {
                 continue;
             }
             // The entry stays (without its completion) until the next stage compacts it.
-            let on_complete = std::mem::replace(&mut e.on_complete, Box::new(|_: &mut C| {}));
+            let on_complete =
+                std::mem::replace(&mut e.on_complete, Box::new(|_: &mut C, _: &mut _| {}));
             let uuid = e.uuid;
             let action = self.detach(i).expect("an unfinished action is in place");
             out.push(TakenLatent {

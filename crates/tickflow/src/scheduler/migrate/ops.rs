@@ -40,7 +40,7 @@ impl<C: 'static> Scheduler<C> {
     /// let moved = here.export_owner(orc);
     /// assert_eq!((moved.owner(), moved.epoch()), (orc, 1));
     /// assert_eq!((moved.timer_count(), moved.tick_count()), (1, 1));
-    /// assert!(here.timers().is_empty() && here.ticks().len() == 0);
+    /// assert!(here.timers().is_empty() && here.ticks().is_empty());
     /// ```
     pub fn export_owner(&mut self, owner: OwnerId) -> OwnerSnapshot {
         let Held { snap, bound } = self.take_out(owner);

@@ -119,11 +119,11 @@ impl<C: 'static> TickFunctions<C> {
             group,
             handle: TickHandle::default(),
             timers: &mut *env.timers,
-            graph: &mut self.graph,
         };
+        let hot_list = &mut self.graph.hot;
         while let Some(&(h, p)) = list.next() {
             let i = p as usize;
-            let Some(hot) = cx.graph.hot.get_mut(i) else {
+            let Some(hot) = hot_list.get_mut(i) else {
                 skipped += 1;
                 continue;
             };
@@ -195,7 +195,6 @@ impl<C: 'static> TickFunctions<C> {
             group,
             handle: h,
             timers: &mut *env.timers,
-            graph: &mut self.graph,
         };
         f(env.ctx, &mut cx);
         if must_settle(env.wake) {
@@ -352,7 +351,6 @@ impl<C: 'static> TickFunctions<C> {
                     group,
                     handle: out.handle,
                     timers: &mut *env.timers,
-                    graph: &mut self.graph,
                 };
                 let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
                 let settled = panic::catch_unwind(AssertUnwindSafe(|| self.after_call(env)));
