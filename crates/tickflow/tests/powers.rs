@@ -207,3 +207,28 @@ fn commands_without_a_scheduler_do_nothing() {
     timers.tick(secs(0.1), &mut seen);
     assert_eq!(seen, [false]);
 }
+
+/// A restored scheduler hands its callbacks its own commands (not the dropped original's).
+#[test]
+fn a_restored_scheduler_hands_its_callbacks_its_own_commands() {
+    use tickflow::snapshot::Registry;
+
+    fn spawner(n: &mut u32, cx: &mut TickCx<'_, u32>) {
+        *n += 1;
+        if cx.clocks().frame() == 2 {
+            // Added in PrePhysics, it runs later in this frame.
+            cx.commands()
+                .ticks()
+                .add(TickSettings::named("child"), |n: &mut u32, _| *n += 100);
+        }
+    }
+    let mut sched = Scheduler::<u32>::new();
+    sched.ticks().add(TickSettings::named("spawner"), spawner);
+    let mut n = 0;
+    sched.tick(secs(0.1), &mut n);
+    let mut registry = Registry::new().tick("spawner", spawner);
+    let (mut restored, _) = Scheduler::restore(&sched.snapshot(), &mut registry).unwrap();
+    drop(sched);
+    restored.tick(secs(0.1), &mut n);
+    assert_eq!((n, restored.ticks().len()), (102, 2));
+}
