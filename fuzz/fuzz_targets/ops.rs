@@ -147,7 +147,7 @@ impl World {
             Op::EveryFrames { n, owner: o } => {
                 let h = s
                     .timers()
-                    .every_frames(n.into())
+                    .every(Frames(n.into()))
                     .owner(owner(o))
                     .call(timer_cb(None));
                 self.timers.push(h);

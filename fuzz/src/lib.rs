@@ -168,7 +168,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, other: OwnerId) {
     let paused = s.timers().every(secs(1.0)).owner(owner).call(count);
     s.timers().pause(paused);
     s.timers()
-        .every_frames(3)
+        .every(Frames(3))
         .owner(owner)
         .catch_up(CatchUp::Once)
         .call(count);

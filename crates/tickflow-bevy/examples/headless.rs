@@ -43,7 +43,7 @@ fn setup(mut commands: Commands) {
     let turret = commands.spawn(Turret).id();
     commands
         .tickflow()
-        .every_frames(10)
+        .every(Frames(10))
         .owner(turret)
         .call(|world: &mut World| {
             world.resource_mut::<Stats>().shots += 1;
@@ -52,11 +52,7 @@ fn setup(mut commands: Commands) {
 
     // Real-time timers go on while the game is paused.
     let real_clock = |commands: &mut Commands, at: f64, f: fn(&mut World)| {
-        commands
-            .tickflow()
-            .after(secs(at))
-            .domain(Domain::Real)
-            .call(f);
+        commands.tickflow().after(secs(at)).real().call(f);
     };
     real_clock(&mut commands, 1.2, |world| {
         let turret = world
@@ -91,7 +87,7 @@ fn setup(mut commands: Commands) {
     commands
         .tickflow()
         .every(secs(0.25))
-        .domain(Domain::Real)
+        .real()
         .call(|world: &mut World| world.resource_mut::<Stats>().beats += 1);
 
     // A countdown whose calls are observed on its own entity.

@@ -3,10 +3,12 @@
 //! (`timer_entity.rs`).
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemId;
 use tickflow::prelude::{CatchUp, Domain, Span};
+use tickflow::time::Interval;
 
 use crate::target::Target;
 use crate::timer_entity::TickflowTimer;
@@ -81,39 +83,38 @@ pub struct Later<'a, 'w, 's> {
 }
 
 impl<'a, 'w, 's> Later<'a, 'w, 's> {
-    fn with(self, when: When) -> LaterTimer<'a, 'w, 's> {
+    fn with<U>(self, when: When) -> LaterTimer<'a, 'w, 's, U> {
         LaterTimer {
             commands: self.commands,
             spec: Spec {
                 when,
-                domain: None,
+                real: false,
                 catch_up: None,
                 times: None,
                 first_delay: None,
             },
             owner: None,
+            _unit: PhantomData,
         }
     }
 
-    /// Once, `delay` from now on the game clock (or the one set with
-    /// [`domain`](LaterTimer::domain)).
-    pub fn after(self, delay: Span) -> LaterTimer<'a, 'w, 's> {
-        self.with(When::After(delay))
+    /// Once, `delay` from now: on the game clock (or the real one, with
+    /// [`real`](LaterTimer::real)) for a `Span`, after `n` tickflow frames for
+    /// [`Frames(n)`](tickflow::time::Frames).
+    pub fn after<I: Interval>(self, delay: I) -> LaterTimer<'a, 'w, 's, I::Unit> {
+        self.with(match delay.clock_amount() {
+            (Domain::Frames, n) => When::AfterFrames(n),
+            (_, flicks) => When::After(Span::from_flicks(flicks)),
+        })
     }
 
-    /// Every `period` (a period of zero fires once per frame).
-    pub fn every(self, period: Span) -> LaterTimer<'a, 'w, 's> {
-        self.with(When::Every(period))
-    }
-
-    /// Once, after `n` tickflow frames.
-    pub fn after_frames(self, n: u64) -> LaterTimer<'a, 'w, 's> {
-        self.with(When::AfterFrames(n))
-    }
-
-    /// Every `n` tickflow frames.
-    pub fn every_frames(self, n: u64) -> LaterTimer<'a, 'w, 's> {
-        self.with(When::EveryFrames(n))
+    /// Every `period` (a period of zero fires once per frame), or every `n` tickflow frames
+    /// for [`Frames(n)`](tickflow::time::Frames).
+    pub fn every<I: Interval>(self, period: I) -> LaterTimer<'a, 'w, 's, I::Unit> {
+        self.with(match period.clock_amount() {
+            (Domain::Frames, n) => When::EveryFrames(n),
+            (_, flicks) => When::Every(Span::from_flicks(flicks)),
+        })
     }
 }
 
@@ -129,30 +130,36 @@ pub(crate) enum When {
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Spec {
     pub(crate) when: When,
-    pub(crate) domain: Option<Domain>,
+    /// Counts on the real clock (a time timer only).
+    pub(crate) real: bool,
     pub(crate) catch_up: Option<CatchUp>,
     pub(crate) times: Option<u64>,
-    pub(crate) first_delay: Option<Span>,
+    /// Flicks, or frames for a frame timer.
+    pub(crate) first_delay: Option<u64>,
 }
 
 /// Options of a timer set with [`commands.tickflow()`](TickflowCommandsExt), then what it
 /// does. Each of `trigger`, `run_system`, `queue`, `call`, `target` and `fire` spawns the
 /// timer's entity and returns its `EntityCommands` (add components, observers, or keep its
 /// id to cancel it by despawning). The entity despawns itself after the timer's last call.
-pub struct LaterTimer<'a, 'w, 's> {
+pub struct LaterTimer<'a, 'w, 's, U = Span> {
     commands: &'a mut Commands<'w, 's>,
     spec: Spec,
     owner: Option<Entity>,
+    /// What its delays are given in: `Span` or [`Frames`](tickflow::time::Frames).
+    _unit: PhantomData<U>,
 }
 
-impl<'a> LaterTimer<'a, '_, '_> {
-    /// The clock it counts on ([`Domain::Game`] by default: pauses and changes speed with
-    /// `Time<Virtual>`; [`Domain::Real`] follows `Time<Real>`).
-    pub fn domain(mut self, domain: Domain) -> Self {
-        self.spec.domain = Some(domain);
+impl LaterTimer<'_, '_, '_, Span> {
+    /// Counts on the real clock (`Time<Real>`) instead of the game clock (the default, which
+    /// pauses and changes speed with `Time<Virtual>`).
+    pub fn real(mut self) -> Self {
+        self.spec.real = true;
         self
     }
+}
 
+impl<'a, U> LaterTimer<'a, '_, '_, U> {
     /// What a repeating timer does after a stall ([`CatchUp`]).
     pub fn catch_up(mut self, policy: CatchUp) -> Self {
         self.spec.catch_up = Some(policy);
@@ -165,9 +172,10 @@ impl<'a> LaterTimer<'a, '_, '_> {
         self
     }
 
-    /// A repeating timer's first call after `delay` instead of one period.
-    pub fn first_delay(mut self, delay: Span) -> Self {
-        self.spec.first_delay = Some(delay);
+    /// A repeating timer's first call after `delay` instead of one period, in the unit the
+    /// timer counts in.
+    pub fn first_delay(mut self, delay: impl Interval<Unit = U>) -> Self {
+        self.spec.first_delay = Some(delay.clock_amount().1);
         self
     }
 

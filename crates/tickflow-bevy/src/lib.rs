@@ -27,8 +27,8 @@ pub mod prelude {
         TickflowPlugin, TickflowSystems, TimerFired,
     };
     pub use tickflow::prelude::{
-        millis, secs, CatchUp, Clocks, Deferred, Domain, FrameReport, LatentActions, OwnerId,
-        Scheduler, Span, TaskCx, TaskHandle, TaskRef, TickCx, TickGroup, TickHandle, TickSettings,
-        Tickable, TickableHandle, TimerCx, TimerHandle, TimerManager,
+        millis, secs, CatchUp, Clocks, Deferred, Domain, FrameReport, Frames, LatentActions,
+        OwnerId, Scheduler, Span, TaskCx, TaskHandle, TaskRef, TickCx, TickGroup, TickHandle,
+        TickSettings, Tickable, TickableHandle, TimerCx, TimerHandle, TimerManager,
     };
 }

@@ -39,7 +39,7 @@ pub fn owner(entity: Entity) -> OwnerId {
 ///     .resource_mut::<Tickflow>()
 ///     .scheduler()
 ///     .timers()
-///     .every_frames(1)
+///     .every(Frames(1))
 ///     .owner(owner(turret))
 ///     .call(|world, _| world.resource_mut::<Shots>().0 += 1);
 /// for _ in 0..3 {

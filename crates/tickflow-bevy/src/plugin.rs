@@ -20,7 +20,7 @@ use crate::timer_entity::LaterQueue;
 ///   of the fixed main schedule (`FixedUpdate`), of exactly [`Span::frames(1, hz)`] of game
 ///   time, whatever nanoseconds Bevy's `Time<Fixed>` rounds its step to. The plugin sets
 ///   `Time<Fixed>` to `hz`. So tickflow's frame count is the number of fixed steps, and a
-///   timer of `after_frames(n)` fires on the `n`-th `FixedUpdate` from now, not the `n`-th
+///   timer of `after(Frames(n))` fires on the `n`-th `FixedUpdate` from now, not the `n`-th
 ///   rendered frame (the count Bevy users see in `FixedUpdate`).
 /// - [`variable()`](Self::variable): one tickflow frame per app update (in `Update`), of the
 ///   game time `Time<Virtual>` advanced (exactly: its nanoseconds are carried, never
@@ -37,7 +37,7 @@ use crate::timer_entity::LaterQueue;
 /// [`frames_while_paused(false)`](Self::frames_while_paused) turns that off. Paused frames do
 /// not move the [`Domain::Frames`](tickflow::Domain::Frames) clock (the plugin sets
 /// [`set_frame_clock_pauses`](tickflow::Scheduler::set_frame_clock_pauses)), so
-/// `after_frames(n)` counts fixed steps (or, in variable mode, updates the game ran) and
+/// `after(Frames(n))` counts fixed steps (or, in variable mode, updates the game ran) and
 /// waits through a pause as a game-time timer does.
 ///
 /// The frame runs as an exclusive system in [`TickflowSystems::Frame`]: order your systems
@@ -154,7 +154,7 @@ impl TickflowPlugin {
     /// real clock.
     ///
     /// A paused frame does not count on the [`Domain::Frames`](tickflow::Domain::Frames)
-    /// clock: frame timers (`after_frames`, `every_frames`) count fixed steps only, and wait
+    /// clock: frame timers (`after(Frames(n))`, `every(Frames(n))`) count fixed steps only, and wait
     /// through a pause. The frame number ([`Scheduler::frame`](tickflow::Scheduler::frame),
     /// `cx.frame()`) counts every tickflow frame, paused ones included.
     pub fn frames_while_paused(mut self, on: bool) -> Self {

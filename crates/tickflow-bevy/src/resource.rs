@@ -41,7 +41,7 @@ use crate::timer_entity::{detach_stale, set_queued, LaterResolver};
 ///     .resource_mut::<Tickflow>()
 ///     .scheduler()
 ///     .timers()
-///     .every_frames(16)
+///     .every(Frames(16))
 ///     .call(|world, _| world.resource_mut::<Gold>().0 += 10);
 /// // Bevy's clocks start at the first update (no time passes in it): 65 updates, 64 steps.
 /// for _ in 0..65 {

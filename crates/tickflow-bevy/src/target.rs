@@ -35,7 +35,7 @@ use tickflow::prelude::{LatentCx, TimerCx};
 /// let mut tf = app.world_mut().resource_mut::<Tickflow>();
 /// tf.scheduler()
 ///     .timers()
-///     .after_frames(2)
+///     .after(Frames(2))
 ///     .call(Target::trigger(WaveStarts(1)).timer());
 /// for _ in 0..3 {
 ///     app.update();

@@ -9,10 +9,11 @@ use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::world::DeferredWorld;
 use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::prelude::{Scheduler, Tickable, TimerCx, TimerHandle};
+use tickflow::prelude::{Frames, Scheduler, Span, Tickable, TimerCx, TimerHandle};
 use tickflow::snapshot::Resolver;
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
+use tickflow::timer::TimerBuilder;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
 
 use crate::later::{Spec, When};
@@ -126,26 +127,43 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
 
 fn set(sched: &mut Scheduler<World>, spec: Spec, entity: Entity) -> TimerHandle {
     let timers = sched.timers();
-    let builder = match spec.when {
-        When::After(d) => timers.after(d),
-        When::Every(p) => timers.every(p),
-        When::AfterFrames(n) => timers.after_frames(n),
-        When::EveryFrames(n) => timers.every_frames(n),
-    };
+    match spec.when {
+        When::After(d) => time(timers.after(d), spec, entity),
+        When::Every(p) => time(timers.every(p), spec, entity),
+        When::AfterFrames(n) => frames(timers.after(Frames(n)), spec, entity),
+        When::EveryFrames(n) => frames(timers.every(Frames(n)), spec, entity),
+    }
+}
+
+/// The options of a timer that counts time.
+fn time(mut b: TimerBuilder<'_, World>, spec: Spec, entity: Entity) -> TimerHandle {
+    if spec.real {
+        b = b.real();
+    }
+    if let Some(f) = spec.first_delay {
+        b = b.first_delay(Span::from_flicks(f));
+    }
+    finish(b, spec, entity)
+}
+
+/// The options of a timer that counts frames.
+fn frames(mut b: TimerBuilder<'_, World, Frames>, spec: Spec, entity: Entity) -> TimerHandle {
+    if let Some(f) = spec.first_delay {
+        b = b.first_delay(Frames(f));
+    }
+    finish(b, spec, entity)
+}
+
+/// The options every timer has, and its callback.
+fn finish<U>(builder: TimerBuilder<'_, World, U>, spec: Spec, entity: Entity) -> TimerHandle {
     // The tag finds the entity again after a restore; no owner or name, which would cost a
     // side-table entry or an allocation per timer.
     let mut builder = builder.tag(entity.to_bits());
-    if let Some(d) = spec.domain {
-        builder = builder.domain(d);
-    }
     if let Some(c) = spec.catch_up {
         builder = builder.catch_up(c);
     }
     if let Some(n) = spec.times {
         builder = builder.times(n);
-    }
-    if let Some(d) = spec.first_delay {
-        builder = builder.first_delay(d);
     }
     builder.call(fire)
 }

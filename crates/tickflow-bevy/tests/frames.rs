@@ -97,7 +97,7 @@ fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
             log(world, format!("latent {frame}"))
         });
     sched.tasks().spawn(None, |cx: TaskCx<World>| async move {
-        cx.frames(4).await;
+        cx.delay(Frames(4)).await;
         let frame = cx.frame();
         cx.with(|world| log(world, format!("task 4 frames {frame}")));
         cx.delay(millis(200)).await;
@@ -130,7 +130,7 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
     tf.scheduler()
         .timers()
         .every(millis(100))
-        .domain(Domain::Real)
+        .real()
         .call(|world, _| log(world, "real".into()));
     tf.scheduler()
         .ticks()
@@ -169,12 +169,12 @@ fn frame_timers_wait_through_a_pause() {
     let mut tf = app.world_mut().resource_mut::<Tickflow>();
     tf.scheduler()
         .timers()
-        .after_frames(3)
+        .after(Frames(3))
         .call(|world, _| log(world, "frames".into()));
     tf.scheduler()
         .timers()
         .after(millis(250))
-        .domain(Domain::Real)
+        .real()
         .call(|world, _| log(world, "real".into()));
     app.update(); // step 1
     set_paused(&mut app, true);
@@ -199,7 +199,7 @@ fn entity_frame_timers_wait_through_a_pause() {
     app.world_mut()
         .commands()
         .tickflow()
-        .after_frames(2)
+        .after(Frames(2))
         .call(|world| log(world, "fired".into()));
     app.world_mut().flush();
     app.update(); // step 1: the queued timer is set before the step, which counts
@@ -256,7 +256,7 @@ fn fixed_timesteps_are_deterministic() {
         tf.scheduler()
             .timers()
             .every(millis(45))
-            .domain(Domain::Real)
+            .real()
             .call(|world, cx| log(world, format!("real {}", cx.clocks().frame())));
         for _ in 0..30 {
             app.update();
@@ -313,7 +313,7 @@ fn systems_order_around_the_frame() {
         .after(TickflowSystems::Frame),
     );
     app.add_systems(Update, |mut commands: Commands| {
-        commands.tickflow().after_frames(1).call(|_| {});
+        commands.tickflow().after(Frames(1)).call(|_| {});
     });
     for _ in 0..3 {
         app.update();
@@ -329,7 +329,7 @@ fn the_scheduler_is_busy_inside_its_frame() {
     sched(&mut app)
         .scheduler()
         .timers()
-        .after_frames(1)
+        .after(Frames(1))
         .call(|world, _| {
             world.resource_mut::<Tickflow>().scheduler();
         });

@@ -45,15 +45,15 @@ fn targets_trigger_observers_run_systems_and_apply_commands() {
     let mut tf = app.world_mut().resource_mut::<Tickflow>();
     let timers = tf.scheduler().timers();
     timers
-        .after_frames(1)
+        .after(Frames(1))
         .call(Target::trigger(Ping("a")).timer());
     timers
-        .after_frames(2)
+        .after(Frames(2))
         .call(Target::trigger(Hit { entity: target }).timer());
     timers
-        .after_frames(3)
+        .after(Frames(3))
         .call(Target::run_system(system).timer());
-    timers.every_frames(1).times(2).call(
+    timers.every(Frames(1)).times(2).call(
         Target::queue(|world: &mut World| {
             world.spawn(Spawned);
         })
@@ -93,7 +93,7 @@ fn a_despawned_owner_leaves_nothing_behind() {
     for (who, name) in [(unit, "unit"), (other, "other")] {
         sched
             .timers()
-            .every_frames(1)
+            .every(Frames(1))
             .owner(owner(who))
             .call(move |world, _| log(world, format!("{name} timer")));
         sched.ticks().add(
@@ -144,12 +144,12 @@ fn an_owner_despawned_mid_frame_runs_nothing_after() {
     let victim = app.world_mut().spawn(TickflowOwner).id();
     let mut tf = app.world_mut().resource_mut::<Tickflow>();
     let timers = tf.scheduler().timers();
-    timers.after_frames(1).call(move |world, _| {
+    timers.after(Frames(1)).call(move |world, _| {
         log(world, "despawn");
         world.despawn(victim);
     });
     timers
-        .after_frames(1)
+        .after(Frames(1))
         .owner(owner(victim))
         .call(|world, _| log(world, "victim's timer"));
     run(&mut app, 2);
@@ -182,19 +182,19 @@ fn commands_set_timers_that_are_entities() {
             .id();
         let cancelled = commands
             .tickflow()
-            .after_frames(3)
+            .after(Frames(3))
             .call(|world| log(world, "cancelled timer ran"))
             .id();
         let parent = commands.spawn_empty().id();
         commands
             .tickflow()
-            .every_frames(1)
+            .every(Frames(1))
             .owner(parent)
             .call(|world| log(world, format!("child {}", frame(world))));
         commands
             .tickflow()
             .after(millis(100))
-            .domain(Domain::Real)
+            .real()
             .trigger(Ping("real"));
         Ids {
             cancelled,
@@ -258,7 +258,7 @@ fn snapshot_and_restore_round_trip() {
         .call(|world, cx| log(world, format!("tock {}", cx.clocks().frame())));
     app.world_mut()
         .run_system_once(|mut commands: Commands| {
-            commands.tickflow().every_frames(4).trigger(Ping("four"));
+            commands.tickflow().every(Frames(4)).trigger(Ping("four"));
         })
         .unwrap();
     run(&mut app, 5);

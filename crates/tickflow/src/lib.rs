@@ -195,7 +195,8 @@ pub use scheduler::{FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableCx, TickableHandle, TickableMode};
 pub use time::{
-    millis, secs, Clocks, Domain, Span, Time, TimeError, FLICKS_PER_SECOND, MAX_TIME_DILATION,
+    millis, secs, Clocks, Domain, Frames, Span, Time, TimeError, FLICKS_PER_SECOND,
+    MAX_TIME_DILATION,
 };
 pub use timer::{
     CatchUp, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers,
@@ -211,7 +212,7 @@ pub mod prelude {
     pub use crate::scheduler::{FrameReport, Scheduler};
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::tickable::{Tickable, TickableCx, TickableHandle};
-    pub use crate::time::{millis, secs, Clocks, Domain, Span, Time};
+    pub use crate::time::{millis, secs, Clocks, Domain, Frames, Span, Time};
     pub use crate::timer::{CatchUp, TimerCx, TimerHandle, TimerManager, Timers};
 }
 

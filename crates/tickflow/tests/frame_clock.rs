@@ -26,11 +26,11 @@ fn world(pauses: bool) -> Scheduler<Game> {
     assert_eq!(sched.frame_clock_pauses(), pauses);
     sched
         .timers()
-        .after_frames(3)
+        .after(Frames(3))
         .name("three")
         .call(|g: &mut Game, cx| g.log.push(format!("timer @{}", cx.clocks().frame())));
     sched.tasks().spawn(None, |cx| async move {
-        cx.frames(3).await;
+        cx.delay(Frames(3)).await;
         let f = cx.frame();
         cx.with(|g| g.log.push(format!("task @{f}")));
         cx.next_frame().await;

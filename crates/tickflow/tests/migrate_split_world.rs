@@ -15,7 +15,7 @@ use tickflow::prelude::*;
 use tickflow::snapshot::{HandleMap, OwnerSnapshot, Resolver};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
-use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::timer::{TimerBuilder, TimerCallback, TimerInfo};
 
 const OWNERS: u64 = 4;
 
@@ -195,23 +195,37 @@ impl World {
                 let domain = [Domain::Game, Domain::Real, Domain::Frames][domain as usize];
                 let policy = [CatchUp::Burst, CatchUp::Once, CatchUp::Delay][catch_up as usize];
                 let t = self.sched(owner).timers();
-                let mut b = match (domain, period) {
-                    // Frame timers count frames: a fiftieth of the milliseconds.
-                    (Domain::Frames, Some(p)) => {
-                        t.every_frames(p / 50).first_delay_frames(delay / 50)
+                // What every timer takes, whatever it counts in.
+                fn finish<U>(
+                    b: TimerBuilder<'_, Game, U>,
+                    (policy, owner, id, times): (CatchUp, u64, u64, Option<u64>),
+                ) -> TimerHandle {
+                    let mut b = b
+                        .catch_up(policy)
+                        .owner(OwnerId::new(owner))
+                        .name(format!("{owner}:{id}"));
+                    if let Some(n) = times {
+                        b = b.times(n);
                     }
-                    (Domain::Frames, None) => t.after_frames(delay / 50),
-                    (_, Some(p)) => t.every(millis(p)).first_delay(millis(delay)).domain(domain),
-                    (_, None) => t.after(millis(delay)).domain(domain),
-                };
-                b = b
-                    .catch_up(policy)
-                    .owner(OwnerId::new(owner))
-                    .name(format!("{owner}:{id}"));
-                if let Some(n) = times {
-                    b = b.times(n);
+                    b.call(timer_cb(owner, id))
                 }
-                let h = b.call(timer_cb(owner, id));
+                let opts = (policy, owner, id, times);
+                let h = match (domain, period) {
+                    // Frame timers count frames: a fiftieth of the milliseconds.
+                    (Domain::Frames, Some(p)) => finish(
+                        t.every(Frames(p / 50)).first_delay(Frames(delay / 50)),
+                        opts,
+                    ),
+                    (Domain::Frames, None) => finish(t.after(Frames(delay / 50)), opts),
+                    (_, Some(p)) => {
+                        let b = t.every(millis(p)).first_delay(millis(delay));
+                        finish(if domain == Domain::Real { b.real() } else { b }, opts)
+                    }
+                    (_, None) => {
+                        let b = t.after(millis(delay));
+                        finish(if domain == Domain::Real { b.real() } else { b }, opts)
+                    }
+                };
                 self.timers.entry(owner).or_default().push((id, h));
             }
             Op::ClearTimer(owner, k) => {

@@ -53,7 +53,7 @@ fn setup() -> (Scheduler<()>, Log) {
     sched
         .timers()
         .every(secs(0.1))
-        .domain(Domain::Real)
+        .real()
         .call(move |_, _| l.lock().unwrap().push("real timer".into()));
     sched.tickables().add(Ui(log.clone(), false));
     sched.tickables().add(Ui(log.clone(), true));

@@ -83,7 +83,7 @@ fn world() -> Scheduler<u64> {
         .after(millis(500))
         .owner(OwnerId::new(2))
         .call(count);
-    s.timers().every_frames(3).times(4).call(count);
+    s.timers().every(Frames(3)).times(4).call(count);
     let (door, trap) = (OwnerId::new(1), OwnerId::new(3));
     s.latent().delay(door, 1, secs(1.0), |n, _| *n += 1);
     s.latent()

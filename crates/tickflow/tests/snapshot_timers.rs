@@ -7,7 +7,7 @@ use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 use tickflow::snapshot::TimerSnapshot;
 use tickflow::snapshot::{RestoreError, FORMAT_VERSION};
-use tickflow::timer::{TimerCallback, TimerInfo, TimerState};
+use tickflow::timer::{TimerBuilder, TimerCallback, TimerInfo, TimerState};
 
 /// Every call: (tag, call index, scheduled time, handle).
 type Log = Vec<(u64, u64, u64, TimerHandle)>;
@@ -116,35 +116,56 @@ fn apply(
             first_delay,
             real,
         } => {
-            let mut b = match (frames, looping) {
-                (true, true) => t.every_frames(ms % 5),
-                (true, false) => t.after_frames(ms % 5),
-                (false, true) => t.every(millis(ms)),
-                (false, false) => t.after(millis(ms)),
-            };
-            b = b
-                .tag(tag)
-                .catch_up([CatchUp::Burst, CatchUp::Once, CatchUp::Delay][catch_up as usize]);
-            if let Some(n) = times {
-                b = b.times(n);
+            // The options every timer takes, whatever it counts in.
+            fn common<U>(
+                mut b: TimerBuilder<'_, Log, U>,
+                tag: u64,
+                catch_up: u8,
+                times: Option<u64>,
+                owner: Option<u64>,
+                name: bool,
+            ) -> TimerBuilder<'_, Log, U> {
+                b = b
+                    .tag(tag)
+                    .catch_up([CatchUp::Burst, CatchUp::Once, CatchUp::Delay][catch_up as usize]);
+                if let Some(n) = times {
+                    b = b.times(n);
+                }
+                if let Some(o) = owner {
+                    b = b.owner(OwnerId::from(o));
+                }
+                if name {
+                    b = b.name(format!("timer {tag}"));
+                }
+                b
             }
-            if let Some(o) = owner {
-                b = b.owner(OwnerId::from(o));
-            }
-            if *name {
-                b = b.name(format!("timer {tag}"));
-            }
-            if let Some(ms) = first_delay {
-                b = if frames {
-                    b.first_delay_frames(ms % 5)
+            let opts = (tag, catch_up, times, owner, *name);
+            let h = if frames {
+                let b = if looping {
+                    t.every(Frames(ms % 5))
                 } else {
-                    b.first_delay(millis(ms))
+                    t.after(Frames(ms % 5))
                 };
-            }
-            if real && !frames {
-                b = b.domain(Domain::Real);
-            }
-            let h = b.call(callback(tag));
+                let mut b = common(b, opts.0, opts.1, opts.2, opts.3, opts.4);
+                if let Some(ms) = first_delay {
+                    b = b.first_delay(Frames(ms % 5));
+                }
+                b.call(callback(tag))
+            } else {
+                let b = if looping {
+                    t.every(millis(ms))
+                } else {
+                    t.after(millis(ms))
+                };
+                let mut b = common(b, opts.0, opts.1, opts.2, opts.3, opts.4);
+                if let Some(ms) = first_delay {
+                    b = b.first_delay(millis(ms));
+                }
+                if real {
+                    b = b.real();
+                }
+                b.call(callback(tag))
+            };
             handles.push(h);
             format!("{h:?}")
         }
@@ -221,7 +242,7 @@ fn sample() -> TimerManager<Log> {
         .name("bomb")
         .owner(OwnerId::from(3))
         .call(callback(20));
-    t.every_frames(2).tag(30).times(5).call(callback(30));
+    t.every(Frames(2)).tag(30).times(5).call(callback(30));
     let paused = t.after(secs(3.0)).tag(40).call(callback(40));
     t.pause(paused);
     let mut log = Log::new();

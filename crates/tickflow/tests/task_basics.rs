@@ -31,9 +31,9 @@ fn the_waits_resume_in_the_expected_frames() {
         log(&cx, "delay");
         cx.next_frame().await;
         log(&cx, "next_frame");
-        cx.frames(3).await;
+        cx.delay(Frames(3)).await;
         log(&cx, "frames(3)");
-        cx.frames(0).await;
+        cx.delay(Frames(0)).await;
         log(&cx, "frames(0)");
         cx.until(|g: &Game| g.hp >= 3).await;
         log(&cx, "until");
@@ -138,7 +138,7 @@ fn a_task_can_await_another() {
 fn join_and_select_work() {
     let mut sched = Scheduler::<Game>::new();
     sched.tasks().spawn(None, |cx| async move {
-        future::join(cx.delay(secs(0.2)), cx.frames(4)).await;
+        future::join(cx.delay(secs(0.2)), cx.delay(Frames(4))).await;
         log(&cx, "joined");
         let first = future::select(cx.delay(secs(0.5)), cx.delay(secs(0.2))).await;
         assert!(matches!(first, Either::Right(_)));

@@ -209,7 +209,7 @@ fn ten_thousand_tasks_leave_nothing_behind() {
             .spawn(Some(OwnerId::from(i % 10)), move |cx| async move {
                 let _guard = guard;
                 cx.delay(a).await;
-                cx.frames(b).await;
+                cx.delay(Frames(b)).await;
                 cx.with(|n| *n += 1);
             });
     }

@@ -158,7 +158,7 @@ fn pause_freezes_game_delays_only() {
     sched.tasks().spawn(None, |cx| async move {
         cx.next_frame().await;
         note(&cx, "next");
-        cx.frames(2).await;
+        cx.delay(Frames(2)).await;
         note(&cx, "frames");
     });
     sched.set_paused(true);

@@ -121,11 +121,11 @@ fn times_zero_makes_no_calls_and_stores_nothing() {
 fn frame_timers_count_ticks() {
     let mut timers = TimerManager::<Log>::new();
     timers
-        .after_frames(3)
+        .after(Frames(3))
         .call(|log, cx| log.push(("once", cx.now().flicks())));
     timers
-        .every_frames(2)
-        .first_delay_frames(1)
+        .every(Frames(2))
+        .first_delay(Frames(1))
         .call(|log, cx| log.push(("every", cx.now().flicks())));
     let mut log = vec![];
     for _ in 0..6 {
@@ -144,7 +144,7 @@ fn real_domain_timers_use_the_real_delta() {
     timers.after(secs(1.0)).call(|log, _| log.push(("game", 0)));
     timers
         .after(secs(1.0))
-        .domain(Domain::Real)
+        .real()
         .call(|log, _| log.push(("real", 0)));
     let mut log = vec![];
     timers.tick_step(Span::ZERO, secs(1.0), &mut log); // paused game

@@ -206,16 +206,16 @@ fn clocks_are_merged_by_place_in_the_tick() {
     // Game runs at half speed: game 0.125 is halfway through the frame, real 0.5 at its end;
     // calls at the same place run in set order.
     let mut timers = TimerManager::<Vec<&'static str>>::new();
-    timers.after_frames(1).call(|l, _| l.push("frame end"));
+    timers.after(Frames(1)).call(|l, _| l.push("frame end"));
     timers
         .after(secs(0.5))
-        .domain(Domain::Real)
+        .real()
         .call(|l, _| l.push("real end"));
     timers.after(secs(0.125)).call(|l, _| l.push("game half"));
     timers.after(secs(0.25)).call(|l, _| l.push("game end"));
     timers
         .after(secs(0.1))
-        .domain(Domain::Real)
+        .real()
         .call(|l, _| l.push("real fifth"));
     let mut log = vec![];
     timers.tick_step(secs(0.25), secs(0.5), &mut log);

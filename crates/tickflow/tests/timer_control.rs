@@ -240,7 +240,7 @@ fn a_cleared_timers_slot_reused_on_another_clock_keeps_its_own_time() {
         .after(Span::from_flicks(101))
         .call(|l, _| l.push("game 101"));
     assert!(timers.clear(game));
-    timers.after_frames(100).call(|l, _| l.push("frame 100"));
+    timers.after(Frames(100)).call(|l, _| l.push("frame 100"));
     let mut log = vec![];
     timers.tick(frame(), &mut log);
     assert_eq!(log, vec!["game 101"]);

@@ -16,7 +16,7 @@ use tickflow::FLICKS_PER_SECOND;
 fn a_huge_delta_makes_at_most_the_cap_of_calls() {
     let mut timers = TimerManager::<u64>::new();
     let period = millis(16);
-    let h = timers.every(period).domain(Domain::Real).call(|n, cx| {
+    let h = timers.every(period).real().call(|n, cx| {
         assert!(cx.calls_this_tick() <= DEFAULT_CATCH_UP_CAP);
         *n += 1;
     });

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use tickflow::prelude::*;
+use tickflow::timer::TimerBuilder;
 
 #[path = "timer_model/reference.rs"]
 mod reference;
@@ -166,26 +167,42 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     }
                 };
                 let (delay, period, rate) = (scale(delay), period.map(scale), rate.map(scale));
-                let mut b = match (frames, period, rate) {
-                    (false, None, None) => real.after(Span::from_flicks(delay)),
-                    (false, None, Some(r)) => real
-                        .after(Span::from_flicks(r))
-                        .first_delay(Span::from_flicks(delay)),
-                    (false, Some(p), _) => real
-                        .every(Span::from_flicks(p))
-                        .first_delay(Span::from_flicks(delay)),
-                    (true, None, None) => real.after_frames(delay),
-                    (true, None, Some(r)) => real.after_frames(r).first_delay_frames(delay),
-                    (true, Some(p), _) => real.every_frames(p).first_delay_frames(delay),
+                // What every timer takes, whatever it counts in.
+                fn finish<U>(
+                    mut b: TimerBuilder<'_, (), U>,
+                    catch_up: CatchUp,
+                    times: Option<u64>,
+                    cb: impl FnMut(&mut (), &mut TimerCx<'_, ()>) + Send + 'static,
+                ) -> TimerHandle {
+                    b = b.catch_up(catch_up);
+                    if let Some(n) = times {
+                        b = b.times(n);
+                    }
+                    b.call(cb)
+                }
+                let policy = catch_up_of(catch_up);
+                let h = if frames {
+                    let b = match (period, rate) {
+                        (None, None) => real.after(Frames(delay)),
+                        (None, Some(r)) => real.after(Frames(r)).first_delay(Frames(delay)),
+                        (Some(p), _) => real.every(Frames(p)).first_delay(Frames(delay)),
+                    };
+                    finish(b, policy, times, cb)
+                } else {
+                    let mut b = match (period, rate) {
+                        (None, None) => real.after(Span::from_flicks(delay)),
+                        (None, Some(r)) => real
+                            .after(Span::from_flicks(r))
+                            .first_delay(Span::from_flicks(delay)),
+                        (Some(p), _) => real
+                            .every(Span::from_flicks(p))
+                            .first_delay(Span::from_flicks(delay)),
+                    };
+                    if domain == 1 {
+                        b = b.real();
+                    }
+                    finish(b, policy, times, cb)
                 };
-                if domain == 1 {
-                    b = b.domain(Domain::Real);
-                }
-                b = b.catch_up(catch_up_of(catch_up));
-                if let Some(n) = times {
-                    b = b.times(n);
-                }
-                let h = b.call(cb);
                 handles.push(h);
                 if times == Some(0) {
                     // No calls: nothing is stored, and the handle names no timer.

@@ -183,7 +183,7 @@ fn spawn_boss(sched: &mut Scheduler<Board>, actors: usize) {
             for k in 0..wave_size {
                 cx.with(|b| b.spawn_actor(b.weaker_team()));
                 if k % 16 == 15 {
-                    cx.frames(1).await;
+                    cx.delay(Frames(1)).await;
                 }
             }
             cx.delay(secs(3.0)).await;

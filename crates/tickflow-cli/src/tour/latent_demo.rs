@@ -95,7 +95,7 @@ pub(crate) fn run() {
         cx.until(|a: &Arena| a.boss_hp <= 50).await;
         let hp = cx.with(|a| a.boss_hp);
         say(format!("enraged at hp {hp} (until hp <= 50)"));
-        cx.frames(30).await;
+        cx.delay(Frames(30)).await;
         say("summons adds (30 frames later)".into());
         for wave in 1..=3 {
             cx.delay(secs(0.25)).await;

@@ -54,7 +54,7 @@ pub(crate) fn run() {
             g.cooldown_ready = true;
             g.say(cx.scheduled(), "looping (Once): ability ready");
         });
-    timers.after_frames(30).call(|g, cx| {
+    timers.after(Frames(30)).call(|g, cx| {
         let (frame, game_time) = (cx.now().flicks(), cx.timers().now());
         g.say(
             game_time,
@@ -63,7 +63,7 @@ pub(crate) fn run() {
     });
     timers
         .after(secs(1.0))
-        .domain(Domain::Real)
+        .real()
         .call(|g, cx| g.say(cx.now(), "real-time timer: 1 s of wall time"));
     timers.after(secs(0.3)).call(|g, cx| {
         g.say(cx.now(), "chain link 1 (sets link 2 for +0.3 s)");

@@ -8,7 +8,7 @@
 //!   [`RetriggerableDelay`], [`DelayUntilNextTick`] and [`WaitUntil`].
 //! - Async tasks: [`Tasks::spawn`](crate::latent::Tasks::spawn) runs an `async`
 //!   block that awaits [`TaskCx::delay`], [`next_frame`](TaskCx::next_frame),
-//!   [`frames`](TaskCx::frames), [`until`](TaskCx::until) and touches the game state with
+//!   [`frames`](TaskCx::delay), [`until`](TaskCx::until) and touches the game state with
 //!   [`with`](TaskCx::with) between awaits. The executor is the frame: woken tasks are polled
 //!   on the game thread, nothing runs elsewhere.
 //!

@@ -13,7 +13,7 @@ use super::lend;
 use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
 use crate::commands::Commands;
-use crate::time::{Clocks, Domain, Span, Time};
+use crate::time::{Clocks, Domain, Interval, Span, Time};
 use crate::timer::Timers;
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
@@ -62,13 +62,16 @@ impl<C: 'static> TaskCx<C> {
         lend::with_active(self.exec, f).expect(NOT_RUNNING)
     }
 
-    /// Waits `d` of game time (dilated, stopped while paused). The wait is a one-shot timer
-    /// in the scheduler's [`Timers`](crate::timer::Timers); it resumes the task in the latent
-    /// stage of the first frame whose timer stage reaches the due time, never in the frame the
-    /// wait started. Started right after another delay on the same clock ended, it counts from that
-    /// delay's due time, so loops keep their rhythm.
-    pub fn delay(&self, d: Span) -> Sleep<C> {
-        Sleep::new(self.exec, Domain::Game, d.flicks())
+    /// Waits `d` of game time (dilated, stopped while paused), or `n` frames for
+    /// [`Frames(n)`](crate::time::Frames) (`Frames(0)` does not wait; `Frames(1)` is
+    /// [`next_frame`](Self::next_frame)). The wait is a one-shot timer in the scheduler's
+    /// [`Timers`](crate::timer::Timers); it resumes the task in the latent stage of the first
+    /// frame whose timer stage reaches the due time, never in the frame the wait started.
+    /// Started right after another delay on the same clock ended, it counts from that delay's
+    /// due time, so loops keep their rhythm.
+    pub fn delay(&self, d: impl Interval) -> Sleep<C> {
+        let (clock, amount) = d.clock_amount();
+        Sleep::new(self.exec, clock, amount)
     }
 
     /// Waits `d` of real time (unscaled, runs while paused).
@@ -79,12 +82,6 @@ impl<C: 'static> TaskCx<C> {
     /// Resumes in the next frame's latent stage.
     pub fn next_frame(&self) -> NextFrame<C> {
         NextFrame::new(self.exec)
-    }
-
-    /// Resumes in the latent stage `n` frames later (`frames(0)` does not wait; `frames(1)`
-    /// is [`next_frame`](Self::next_frame)).
-    pub fn frames(&self, n: u64) -> Sleep<C> {
-        Sleep::new(self.exec, Domain::Frames, n)
     }
 
     /// Resumes once `cond(&ctx)` holds: checked when first awaited, then once per frame in the

@@ -49,7 +49,7 @@ impl<C: 'static> Tasks<C> {
     /// });
     /// let l = log.clone();
     /// sched.tasks().spawn(Some(OwnerId::from(1)), |cx| async move {
-    ///     cx.frames(2).await;
+    ///     cx.delay(Frames(2)).await;
     ///     cx.with(|n| *n += 1);
     ///     waiter.cancel(); // runs the other task's destructors
     ///     l.lock().unwrap().push("cancelled it");

@@ -22,7 +22,7 @@ fn exec<C: 'static, R>(id: u64, f: impl FnOnce(&Exec<C>) -> R) -> R {
 }
 
 /// The future of [`TaskCx::delay`](super::TaskCx::delay), [`delay_real`](super::TaskCx::delay_real) and
-/// [`frames`](super::TaskCx::frames). Dropping it clears its timer.
+/// [`frames`](super::TaskCx::delay). Dropping it clears its timer.
 pub struct Sleep<C: 'static> {
     exec: u64,
     domain: Domain,

@@ -78,7 +78,7 @@ impl<C: 'static> Scheduler<C> {
     ///
     /// let mut sched = Scheduler::<u32>::new();
     /// sched.set_frame_clock_pauses(true);
-    /// sched.timers().after_frames(3).call(|n: &mut u32, _| *n += 1);
+    /// sched.timers().after(Frames(3)).call(|n: &mut u32, _| *n += 1);
     /// let mut fired = 0;
     /// sched.tick(millis(16), &mut fired);
     /// sched.set_paused(true);

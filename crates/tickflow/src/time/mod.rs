@@ -17,11 +17,13 @@
 //!
 //! Limits: resolution 1.42 ns; range about 829 years.
 
+mod frames;
 mod span;
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+pub use frames::{Frames, Interval};
 pub use span::{Span, FLICKS_PER_SECOND};
 
 /// A point on one clock: the flicks since that clock started.

@@ -1,9 +1,10 @@
 //! [`TimerBuilder`]: the options of a new timer.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, Timers};
-use crate::time::{Domain, Span};
+use crate::time::{Domain, Interval, Span};
 
 /// A timer's settings before [`call`](TimerBuilder::call) stores it.
 pub(crate) struct Spec<C> {
@@ -62,14 +63,16 @@ impl<C> Spec<C> {
     }
 }
 
-/// Options for a new timer, from [`Timers::after`], [`every`](Timers::every),
-/// [`after_frames`](Timers::after_frames) or [`every_frames`](Timers::every_frames).
+/// Options for a new timer, from [`Timers::after`] or [`every`](Timers::every). `U` is what
+/// its delays are given in — [`Span`] for time, [`Frames`](crate::time::Frames) for frames —
+/// so [`first_delay`](Self::first_delay) takes the timer's own unit and only a time timer
+/// has [`real`](Self::real): nothing about frames versus time is checked at run time.
 /// Nothing is stored until [`call`](TimerBuilder::call).
 ///
 /// # Examples
 ///
 /// ```
-/// use tickflow::time::{secs, Domain};
+/// use tickflow::time::secs;
 /// use tickflow::timer::{CatchUp, TimerHandle, TimerManager};
 /// use tickflow::OwnerId;
 ///
@@ -80,7 +83,7 @@ impl<C> Spec<C> {
 ///     .first_delay(secs(0.0)) // first call in the next tick
 ///     .times(3)
 ///     .catch_up(CatchUp::Once)
-///     .domain(Domain::Real)
+///     .real()
 ///     .owner(OwnerId::from(7))
 ///     .name("regen")
 ///     .on_cancel(|hp| *hp = 0)
@@ -94,53 +97,36 @@ impl<C> Spec<C> {
 /// assert_eq!(hp, 0);
 /// ```
 #[must_use = "a timer is stored only by .call(f)"]
-pub struct TimerBuilder<'a, C> {
+pub struct TimerBuilder<'a, C, U = Span> {
     mgr: &'a mut Timers<C>,
     spec: Spec<C>,
     replace: Option<&'a mut TimerHandle>,
+    /// What its delays are given in: [`Span`] or [`Frames`](crate::time::Frames).
+    _unit: PhantomData<U>,
 }
 
-impl<'a, C: 'static> TimerBuilder<'a, C> {
+impl<'a, C: 'static> TimerBuilder<'a, C, Span> {
+    /// Counts on the real clock (unscaled, running while paused) instead of the game clock.
+    pub fn real(mut self) -> Self {
+        self.spec.domain = Domain::Real;
+        self
+    }
+}
+
+impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     pub(crate) fn new(mgr: &'a mut Timers<C>, spec: Spec<C>) -> Self {
         TimerBuilder {
             mgr,
             spec,
             replace: None,
+            _unit: PhantomData,
         }
     }
 
-    fn is_frames(&self) -> bool {
-        self.spec.domain == Domain::Frames
-    }
-
-    /// Time to the first call, instead of the period (looping) or delay (one-shot). Zero
-    /// means the next tick.
-    ///
-    /// # Panics
-    ///
-    /// On a frame timer: use [`first_delay_frames`](Self::first_delay_frames).
-    #[track_caller]
-    pub fn first_delay(mut self, delay: Span) -> Self {
-        assert!(
-            !self.is_frames(),
-            "first_delay takes a Span: use first_delay_frames on a frame timer"
-        );
-        self.spec.delay = delay.flicks();
-        self
-    }
-
-    /// Frames to the first call of a frame timer.
-    ///
-    /// # Panics
-    ///
-    /// On a timer that counts time: use [`first_delay`](Self::first_delay).
-    #[track_caller]
-    pub fn first_delay_frames(mut self, n: u64) -> Self {
-        assert!(
-            self.is_frames(),
-            "first_delay_frames is for frame timers: use first_delay"
-        );
-        self.spec.delay = n;
+    /// Time (or frames, for a frame timer) to the first call, instead of the period (looping)
+    /// or delay (one-shot). Zero means the next tick. It takes the unit the timer counts in.
+    pub fn first_delay(mut self, delay: impl Interval<Unit = U>) -> Self {
+        self.spec.delay = delay.clock_amount().1;
         self
     }
 
@@ -175,22 +161,6 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     /// What to do when a tick finds this looping timer several periods late.
     pub fn catch_up(mut self, policy: CatchUp) -> Self {
         self.spec.catch_up = policy;
-        self
-    }
-
-    /// The clock to count on: [`Domain::Game`] (default) or [`Domain::Real`].
-    ///
-    /// # Panics
-    ///
-    /// For [`Domain::Frames`] (use [`after_frames`](Timers::after_frames) /
-    /// [`every_frames`](Timers::every_frames)), or on a frame timer.
-    #[track_caller]
-    pub fn domain(mut self, domain: Domain) -> Self {
-        assert!(
-            domain != Domain::Frames && !self.is_frames(),
-            "spans cannot count frames: use after_frames/every_frames for frame timers"
-        );
-        self.spec.domain = domain;
         self
     }
 
@@ -263,7 +233,9 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     /// ```
     #[inline]
     pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static) -> TimerHandle {
-        let TimerBuilder { mgr, spec, replace } = self;
+        let TimerBuilder {
+            mgr, spec, replace, ..
+        } = self;
         let cb = Callback::new(f);
         if let Some(old) = replace.as_deref() {
             mgr.clear(*old);
@@ -280,7 +252,7 @@ impl<'a, C: 'static> TimerBuilder<'a, C> {
     }
 }
 
-impl<C> fmt::Debug for TimerBuilder<'_, C> {
+impl<C, U> fmt::Debug for TimerBuilder<'_, C, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TimerBuilder")
             .field("domain", &self.spec.domain)

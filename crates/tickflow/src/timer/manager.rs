@@ -14,7 +14,7 @@ use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerHandle};
 use crate::commands::Commands;
 use crate::handle::ContainerId;
 use crate::owner::OwnerIndex;
-use crate::time::{Domain, Span, Time};
+use crate::time::{Domain, Interval, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
@@ -161,8 +161,9 @@ impl<C: 'static> Timers<C> {
         self.slots.entries.reserve_exact(capacity);
     }
 
-    /// Starts a one-shot timer that fires once, `delay` from now (on the game clock unless
-    /// [`domain`](TimerBuilder::domain) says otherwise).
+    /// Starts a one-shot timer that fires once, `delay` from now: on the game clock for a
+    /// [`Span`](crate::time::Span) or `Duration` (unless [`real`](TimerBuilder::real) says otherwise), in the
+    /// `n`-th tick from now for [`Frames(n)`](crate::time::Frames) (`Frames(0)`: the next).
     ///
     /// ```
     /// # use tickflow::{time::secs, timer::TimerManager};
@@ -174,26 +175,18 @@ impl<C: 'static> Timers<C> {
     /// assert_eq!(n, 1);
     /// assert!(!timers.exists(h));
     /// ```
-    pub fn after(&mut self, delay: Span) -> TimerBuilder<'_, C> {
-        TimerBuilder::new(self, Spec::one_shot(Domain::Game, delay.flicks()))
+    pub fn after<I: Interval>(&mut self, delay: I) -> TimerBuilder<'_, C, I::Unit> {
+        let (clock, amount) = delay.clock_amount();
+        TimerBuilder::new(self, Spec::one_shot(clock, amount))
     }
 
     /// Starts a looping timer that fires every `period` (the first call one period from now
     /// unless [`first_delay`](TimerBuilder::first_delay) says otherwise). A zero period fires
-    /// once every tick.
-    pub fn every(&mut self, period: Span) -> TimerBuilder<'_, C> {
-        TimerBuilder::new(self, Spec::looping(Domain::Game, period.flicks()))
-    }
-
-    /// A one-shot timer on the frame clock: fires in the `n`-th tick from now (`n == 0`: the
-    /// next tick).
-    pub fn after_frames(&mut self, n: u64) -> TimerBuilder<'_, C> {
-        TimerBuilder::new(self, Spec::one_shot(Domain::Frames, n))
-    }
-
-    /// A looping timer on the frame clock: fires every `n` ticks (`n == 0`: every tick).
-    pub fn every_frames(&mut self, n: u64) -> TimerBuilder<'_, C> {
-        TimerBuilder::new(self, Spec::looping(Domain::Frames, n))
+    /// once every tick. In [`Frames`](crate::time::Frames), it counts frames:
+    /// `every(Frames(1))` fires every tick.
+    pub fn every<I: Interval>(&mut self, period: I) -> TimerBuilder<'_, C, I::Unit> {
+        let (clock, amount) = period.clock_amount();
+        TimerBuilder::new(self, Spec::looping(clock, amount))
     }
 
     /// Stores a new timer and starts its countdown. The record and side-table entry are built
@@ -442,7 +435,7 @@ impl<C: 'static> Timers<C> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::time::Span;
     use crate::timer::TimerManager;
 
     #[test]

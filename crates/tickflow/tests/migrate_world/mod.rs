@@ -182,7 +182,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, physics: Option<TickHan
         .name("frozen")
         .call(timer_cb(owner, "frozen"));
     t.pause(frozen);
-    t.every_frames(3)
+    t.every(Frames(3))
         .owner(owner)
         .name("blink")
         .call(timer_cb(owner, "blink"));
@@ -198,7 +198,7 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, physics: Option<TickHan
         .name("burst")
         .call(timer_cb(owner, "burst"));
     t.every(secs(0.25))
-        .domain(Domain::Real)
+        .real()
         .catch_up(CatchUp::Once)
         .owner(owner)
         .name("real")

@@ -202,7 +202,7 @@ pub fn build() -> (Scheduler<Game>, Game) {
         .times(6)
         .owner(POISONED)
         .call(timer_cb("poison").unwrap());
-    t.every_frames(30)
+    t.every(Frames(30))
         .name("wave")
         .call(timer_cb("wave").unwrap());
     let frozen = t
