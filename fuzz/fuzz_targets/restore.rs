@@ -18,15 +18,20 @@ fuzz_target!(|data: &[u8]| {
         let Ok(snap) = postcard::from_bytes::<TimerSnapshot>(data) else {
             return;
         };
-        let Ok(mut timers) = TimerManager::restore(&snap, |i| Some(timer_cb(i.name.as_deref())))
-        else {
+        let Ok(mut timers) = TimerManager::restore(
+            &snap,
+            &mut tickflow::snapshot::Registry::new()
+                .other_timers(|i| Some(timer_cb(i.name.as_deref()))),
+        ) else {
             return;
         };
         let mut game = Game::default();
         timers.tick(frame(), &mut game);
-        let again = TimerManager::<Game>::restore(&timers.snapshot(), |i| {
-            Some(timer_cb(i.name.as_deref()))
-        })
+        let again = TimerManager::<Game>::restore(
+            &timers.snapshot(),
+            &mut tickflow::snapshot::Registry::new()
+                .other_timers(|i| Some(timer_cb(i.name.as_deref()))),
+        )
         .expect("a restored manager's snapshot restores");
         assert_eq!(again.snapshot(), timers.snapshot());
         return;

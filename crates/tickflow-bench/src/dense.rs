@@ -14,18 +14,18 @@ use std::time::Instant;
 
 use serde_json::Value;
 use tickflow::prelude::*;
-use tickflow::snapshot::{OwnerSnapshot, Resolver};
+use tickflow::snapshot::{OwnerSnapshot, Registry};
 use tickflow::tick::{TickBody, TickInfo};
 
 use crate::{median, Options};
 
 const OWNER: OwnerId = OwnerId::new(1);
 
-struct Bind;
-impl Resolver<u64> for Bind {
-    fn tick(&mut self, _: &TickInfo) -> Option<TickBody<u64>> {
+/// Binds every function to a counter.
+fn bind() -> Registry<u64> {
+    Registry::new().other_ticks(|_: &TickInfo| {
         Some(TickBody::serial(|n: &mut u64, _: &mut TickCx<u64>| *n += 1))
-    }
+    })
 }
 
 /// An owner of `n` functions, each waiting for every earlier one and for "world".
@@ -108,7 +108,7 @@ pub fn run(opts: &Options) {
             let back: OwnerSnapshot = postcard::from_bytes(&bytes).expect("postcard");
             times[0].push(ms(start));
             let start = Instant::now();
-            let map = dest.import_owner(&back, &mut Bind).expect("imports");
+            let map = dest.import_owner(&back, &mut bind()).expect("imports");
             times[1].push(ms(start));
             assert!(map.unlinked_prerequisites().is_empty());
             let start = Instant::now();
@@ -116,7 +116,7 @@ pub fn run(opts: &Options) {
             times[2].push(ms(start));
             let start = Instant::now();
             let saved = dest.snapshot();
-            let (mut again, _) = Scheduler::restore(&saved, &mut Bind).expect("restores");
+            let (mut again, _) = Scheduler::restore(&saved, &mut bind()).expect("restores");
             times[3].push(ms(start));
             assert_eq!(again.ticks().len(), dest.ticks().len());
         }

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
-use tickflow::snapshot::{OwnerSnapshot, Resolver};
+use tickflow::snapshot::{OwnerSnapshot, Registry};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::timer::{TimerCallback, TimerInfo};
 
@@ -27,20 +27,17 @@ fn tick_cb(id: u64) -> impl FnMut(&mut u64, &mut TickCx<'_, u64>) + Send + 'stat
     move |n: &mut u64, _: &mut TickCx<u64>| *n += id & 3
 }
 
-/// Binds an actor's callbacks by name and owner, as a game's resolver would.
-struct Bind;
-
-impl Resolver<u64> for Bind {
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<u64>> {
-        Some(timer_cb(info.owner?.get()))
-    }
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<u64>> {
-        Some(TickBody::serial(tick_cb(info.settings.owner?.get())))
-    }
-    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<u64>> {
-        let id = info.owner.get();
-        Some(Box::new(move |n: &mut u64, _| *n += id))
-    }
+/// Binds an actor's callbacks by their owner, as a game's resolver would.
+fn bind() -> Registry<u64> {
+    Registry::new()
+        .other_timers(|info: &TimerInfo| {
+            Some(Box::new(timer_cb(info.owner?.get())) as TimerCallback<u64>)
+        })
+        .other_ticks(|info: &TickInfo| Some(TickBody::serial(tick_cb(info.settings.owner?.get()))))
+        .other_latent(|info: &LatentInfo| {
+            let id = info.owner.get();
+            Some(Box::new(move |n: &mut u64, _: &mut LatentCx<u64>| *n += id) as Completion<u64>)
+        })
 }
 
 fn actor(s: &mut Scheduler<u64>, id: u64) {
@@ -109,7 +106,7 @@ pub fn run(opts: &Options) {
         times[2].push(us_per(start, MOVED));
         let start = Instant::now();
         for s in &back {
-            to.import_owner(s, &mut Bind).expect("imports");
+            to.import_owner(s, &mut bind()).expect("imports");
         }
         times[3].push(us_per(start, MOVED));
         assert!(back

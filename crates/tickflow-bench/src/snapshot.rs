@@ -107,13 +107,22 @@ pub fn run(opts: &Options) {
         });
         let restore_ms = repeat(runs, || {
             let start = Instant::now();
-            let m = TimerManager::restore(&snap, |info| info.tag.map(callback)).expect("restore");
+            let m = TimerManager::restore(
+                &snap,
+                &mut tickflow::snapshot::Registry::new()
+                    .other_timers(|info| info.tag.map(callback)),
+            )
+            .expect("restore");
             let took = ms(start);
             drop(m);
             took
         });
         // The restored manager makes the same calls as the original.
-        let mut restored = TimerManager::restore(&snap, |info| info.tag.map(callback)).unwrap();
+        let mut restored = TimerManager::restore(
+            &snap,
+            &mut tickflow::snapshot::Registry::new().other_timers(|info| info.tag.map(callback)),
+        )
+        .unwrap();
         let (mut a, mut b) = (0, 0);
         for _ in 0..120 {
             t.tick(Span::frames(1, 60), &mut a);

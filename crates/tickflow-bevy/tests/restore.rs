@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::RunSystemOnce;
-use tickflow::snapshot::{Resolver, SchedulerSnapshot};
+use tickflow::snapshot::{Registry, SchedulerSnapshot};
 use tickflow_bevy::prelude::*;
 use tickflow_bevy::TickflowTimer;
 
@@ -29,15 +29,12 @@ fn spawn_timer(app: &mut App, name: &'static str, every: f64, times: Option<u64>
         .unwrap()
 }
 
-struct Nothing;
-impl Resolver<World> for Nothing {}
-
 fn save(app: &mut App) -> SchedulerSnapshot {
     tickflow_bevy::snapshot(app.world_mut())
 }
 
 fn load(app: &mut App, snap: &SchedulerSnapshot) {
-    let report = tickflow_bevy::restore(app.world_mut(), snap, &mut Nothing)
+    let report = tickflow_bevy::restore(app.world_mut(), snap, &mut Registry::new())
         .unwrap_or_else(|e| panic!("restore: {e}"));
     drop(report);
 }
@@ -140,7 +137,7 @@ fn a_restore_from_inside_a_frame_takes_effect_at_its_end() {
         .after(secs(0.2))
         .call(|w: &mut World, _| {
             let snap = w.resource::<Checkpoint>().0.clone();
-            tickflow_bevy::restore(w, &snap, &mut Owned).expect("restores");
+            tickflow_bevy::restore(w, &snap, &mut owned()).expect("restores");
             w.resource_mut::<Log>().0.push("loaded".into());
         });
     run(&mut app, 3);
@@ -167,16 +164,13 @@ fn a_restore_from_inside_a_frame_takes_effect_at_its_end() {
 #[derive(Resource)]
 struct Checkpoint(SchedulerSnapshot);
 
-struct Owned;
-impl Resolver<World> for Owned {
-    fn timer(
-        &mut self,
-        _: &tickflow::timer::TimerInfo,
-    ) -> Option<tickflow::timer::TimerCallback<World>> {
+/// Binds every timer to one that logs "owned".
+fn owned() -> Registry<World> {
+    Registry::new().other_timers(|_| {
         Some(Box::new(|w: &mut World, _: &mut TimerCx<World>| {
             w.resource_mut::<Log>().0.push("owned".into())
         }))
-    }
+    })
 }
 
 #[test]

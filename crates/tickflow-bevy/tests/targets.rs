@@ -5,8 +5,7 @@
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::RunSystemOnce;
-use tickflow::snapshot::Resolver;
-use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::snapshot::Registry;
 use tickflow_bevy::prelude::*;
 
 mod app;
@@ -231,19 +230,14 @@ fn commands_set_timers_that_are_entities() {
 /// resolver, `commands.tickflow()` timers by their entities, and both worlds go on alike.
 #[test]
 fn snapshot_and_restore_round_trip() {
-    struct Names;
-    impl Resolver<World> for Names {
-        fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
-            match info.name.as_deref()? {
-                "tick tock" => Some(Box::new(
-                    |world: &mut World, cx: &mut TimerCx<'_, World>| {
-                        log(world, format!("tock {}", cx.clocks().frame()))
-                    },
-                )),
-                _ => None,
-            }
-        }
-    }
+    let names = || {
+        Registry::new().timer(
+            "tick tock",
+            |world: &mut World, cx: &mut TimerCx<'_, World>| {
+                log(world, format!("tock {}", cx.clocks().frame()))
+            },
+        )
+    };
     let mut app = app();
     app.add_observer(|ping: On<Ping>, world_log: ResMut<Log>| {
         let mut log = world_log;
@@ -269,7 +263,7 @@ fn snapshot_and_restore_round_trip() {
     let original: Vec<String> = lines(&app)[log_at_save.len()..].to_vec();
 
     // Back to the snapshot (the world's entities are still there), and the same 8 frames.
-    let report = tickflow_bevy::restore(app.world_mut(), &saved, &mut Names).unwrap();
+    let report = tickflow_bevy::restore(app.world_mut(), &saved, &mut names()).unwrap();
     assert!(report.is_complete(), "{report}");
     assert_eq!(tickflow_bevy::state_hash(app.world_mut()), hash);
     app.world_mut().resource_mut::<Log>().0.clear();

@@ -136,10 +136,13 @@ fn sn1(n: usize) {
         let snap = t.snapshot();
         snap_ms.push(s.elapsed().as_secs_f64() * 1e3);
         let s = Instant::now();
-        let m = TimerManager::restore(&snap, |info| {
-            let id = info.tag? as u32;
-            Some(Box::new(counting(id)) as tickflow::timer::TimerCallback<u64>)
-        })
+        let m = TimerManager::restore(
+            &snap,
+            &mut tickflow::snapshot::Registry::new().other_timers(|info| {
+                let id = info.tag? as u32;
+                Some(Box::new(counting(id)) as tickflow::timer::TimerCallback<u64>)
+            }),
+        )
         .expect("restore");
         restore_ms.push(s.elapsed().as_secs_f64() * 1e3);
         drop(m);

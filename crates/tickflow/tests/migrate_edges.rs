@@ -8,9 +8,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::Value;
 use tickflow::prelude::*;
-use tickflow::snapshot::Resolver;
+use tickflow::snapshot::Registry;
 use tickflow::tick::{TickBody, TickInfo};
-use tickflow::timer::{TimerCallback, TimerInfo};
 
 const ORC: OwnerId = OwnerId::new(7);
 const BOMB: OwnerId = OwnerId::new(9);
@@ -29,25 +28,26 @@ fn think(g: &mut Game, cx: &mut TickCx<Game>) {
     ));
 }
 
-struct Bind;
-impl Resolver<Game> for Bind {
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
-        let name = info.settings.name.clone();
-        Some(TickBody::serial(
-            move |g: &mut Game, cx: &mut TickCx<Game>| {
-                if name == "think" {
-                    think(g, cx)
-                } else {
-                    g.log.push(format!("{name} {}", cx.clocks().frame()))
-                }
-            },
-        ))
-    }
-    fn timer(&mut self, _: &TimerInfo) -> Option<TimerCallback<Game>> {
-        Some(Box::new(|g: &mut Game, cx: &mut TimerCx<Game>| {
-            g.log.push(format!("timer {}", cx.call_index()))
-        }))
-    }
+/// Binds every function by its name, and every timer to one that logs its call.
+fn bind() -> Registry<Game> {
+    Registry::new()
+        .other_ticks(|info: &TickInfo| {
+            let name = info.settings.name.clone();
+            Some(TickBody::serial(
+                move |g: &mut Game, cx: &mut TickCx<Game>| {
+                    if name == "think" {
+                        think(g, cx)
+                    } else {
+                        g.log.push(format!("{name} {}", cx.clocks().frame()))
+                    }
+                },
+            ))
+        })
+        .other_timers(|_| {
+            Some(Box::new(|g: &mut Game, cx: &mut TimerCx<Game>| {
+                g.log.push(format!("timer {}", cx.call_index()))
+            }))
+        })
 }
 
 /// The record a scheduler snapshot keeps of the function named `name`, without what a move
@@ -106,7 +106,7 @@ fn a_function_overdue_or_just_run_when_it_leaves_moves_as_it_was() {
             frame(&mut to, &mut g2);
         }
         let moved = from.export_owner(ORC);
-        to.import_owner(&moved, &mut Bind).unwrap();
+        to.import_owner(&moved, &mut bind()).unwrap();
         assert_eq!(
             record(&stay, "think"),
             record(&to, "think"),
@@ -155,7 +155,7 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     let moved = s.export_owner(ORC);
 
     let mut dest = Scheduler::<Game>::new();
-    let map = dest.import_owner(&moved, &mut Bind).unwrap();
+    let map = dest.import_owner(&moved, &mut bind()).unwrap();
     let new_aim = map.tick(aim).unwrap();
     assert_eq!(
         map.unlinked_prerequisites(),
@@ -164,7 +164,7 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     let mut g = Game::default();
     dest.tick(millis(100), &mut g);
     assert_eq!(g.log, ["aim 1", "target 1"]);
-    Scheduler::restore(&dest.snapshot(), &mut Bind).expect("the graph has no cycle");
+    Scheduler::restore(&dest.snapshot(), &mut bind()).expect("the graph has no cycle");
 
     // With one at the destination, that one is linked.
     let mut dest = Scheduler::<Game>::new();
@@ -172,7 +172,7 @@ fn an_outside_prerequisite_is_never_linked_to_a_moved_function() {
     let there = dest.ticks().add(there, |g: &mut Game, cx| {
         g.log.push(format!("there {}", cx.clocks().frame()))
     });
-    let map = dest.import_owner(&moved, &mut Bind).unwrap();
+    let map = dest.import_owner(&moved, &mut bind()).unwrap();
     assert!(map.unlinked_prerequisites().is_empty());
     assert!(dest
         .ticks()
@@ -191,7 +191,7 @@ fn a_timer_with_every_call_left_moves() {
     assert!(left.is_some_and(|n| n > u64::MAX - 2));
     let moved = s.export_owner(ORC);
     let mut dest = Scheduler::<Game>::new();
-    let map = dest.import_owner(&moved, &mut Bind).unwrap();
+    let map = dest.import_owner(&moved, &mut bind()).unwrap();
     let new = map.timer(h).unwrap();
     assert_eq!(dest.timers().info_of(new).unwrap().calls_left, left);
     let new = map.timer(fresh).unwrap();
@@ -213,7 +213,7 @@ fn an_import_beside_items_the_owner_has_here_keeps_both() {
         .owner(ORC)
         .name("welcome")
         .call(|_, _| {});
-    dest.import_owner(&moved, &mut Bind).unwrap();
+    dest.import_owner(&moved, &mut bind()).unwrap();
     let mut names: Vec<_> = (dest.timers().list().into_iter())
         .map(|t| t.name.unwrap())
         .collect();

@@ -360,31 +360,19 @@ fn timers_the_fire_budget_left_due_move_late_and_catch_up_in_order() {
     same(&ga.of(ORC), &gb.of(ORC), "late timers");
 }
 
-/// Binds everything, but builds the tickable for another owner.
-struct WrongHud;
-impl Resolver<Game> for WrongHud {
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
-        Bind::default().timer(info)
-    }
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
-        Bind::default().tick(info)
-    }
-    fn tickable(&mut self, _: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
-        Some(Box::new(Hud {
-            owner: ELF,
-            ticks: 0,
-        }))
-    }
-    fn latent(&mut self, info: &LatentInfo) -> Option<tickflow::latent::Completion<Game>> {
-        Bind::default().latent(info)
-    }
-}
-
 #[test]
 fn a_tickable_built_for_another_owner_is_refused() {
     let (mut a, mut b) = (world(), Scheduler::<Game>::new());
     let snap = a.export_owner(ORC);
-    let err = b.import_owner(&snap, &mut WrongHud).unwrap_err();
+    let err = b
+        .import_owner(
+            &snap,
+            &mut Bind {
+                hud_for: Some(ELF),
+                ..Bind::default()
+            },
+        )
+        .unwrap_err();
     assert!(
         matches!(&err, ImportError::Restore(RestoreError::Unbound { kind: "tickable", detail, .. }) if detail.contains("another owner")),
         "{err}"

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
-use tickflow::snapshot::{HandleMap, OwnerSnapshot, Resolver};
+use tickflow::snapshot::{HandleMap, OwnerSnapshot, Registry};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
 use tickflow::timer::{TimerBuilder, TimerCallback, TimerInfo};
@@ -125,32 +125,29 @@ impl Tickable<Game> for Watch {
     }
 }
 
-/// Binds callbacks by name; the tickable's id is kept in the game's table.
-struct Bind<'a> {
-    tickable_ids: &'a mut HashMap<u64, Vec<u64>>,
-}
-
-impl Resolver<Game> for Bind<'_> {
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
-        let (o, id) = key(info.name.as_deref()?)?;
-        Some(timer_cb(o, id))
-    }
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
-        let (o, id) = key(&info.settings.name)?;
-        Some(TickBody::serial(tick_cb(o, id)))
-    }
-    fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
-        let o = info.owner?.get();
-        // Tickables of an owner move in registration order: hand their ids out in turn.
-        let id = self.tickable_ids.get_mut(&o)?.remove(0);
-        Some(Box::new(Watch(o, id)))
-    }
-    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
-        let (o, uuid) = (info.owner.get(), info.uuid);
-        Some(Box::new(move |g: &mut Game, _| {
-            g.push(o, format!("latent {uuid}"))
-        }))
-    }
+/// Binds callbacks by name; the tickables' ids are kept in the game's table (`ids`).
+fn bind(mut ids: HashMap<u64, Vec<u64>>) -> Registry<Game> {
+    Registry::new()
+        .other_timers(|info: &TimerInfo| {
+            let (o, id) = key(info.name.as_deref()?)?;
+            Some(timer_cb(o, id))
+        })
+        .other_ticks(|info: &TickInfo| {
+            let (o, id) = key(&info.settings.name)?;
+            Some(TickBody::serial(tick_cb(o, id)))
+        })
+        .other_tickables(move |info: &TickableInfo| {
+            let o = info.owner?.get();
+            // Tickables of an owner move in registration order: hand their ids out in turn.
+            let id = ids.get_mut(&o)?.remove(0);
+            Some(Box::new(Watch(o, id)) as Box<dyn Tickable<Game>>)
+        })
+        .other_latent(|info: &LatentInfo| {
+            let (o, uuid) = (info.owner.get(), info.uuid);
+            Some(Box::new(move |g: &mut Game, _: &mut LatentCx<Game>| {
+                g.push(o, format!("latent {uuid}"))
+            }) as Completion<Game>)
+        })
 }
 
 /// One world: its schedulers, where each owner is, and the handles the game holds.
@@ -307,12 +304,8 @@ impl World {
                 #[cfg(feature = "serde")]
                 let snap: OwnerSnapshot =
                     postcard::from_bytes(&postcard::to_stdvec(&snap).unwrap()).unwrap();
-                let mut ids = self.tickables.clone();
-                let mut bind = Bind {
-                    tickable_ids: &mut ids,
-                };
                 let map = self.scheds[to]
-                    .import_owner(&snap, &mut bind)
+                    .import_owner(&snap, &mut bind(self.tickables.clone()))
                     .expect("imports");
                 self.at.insert(owner, to);
                 self.fix_up(owner, &map, &snap);

@@ -136,3 +136,70 @@ fn custom_latent_actions_from_bytes_that_make_none_are_refused() {
     );
     assert!(format!("{r:?}").contains("\"blink\""));
 }
+
+/// A name in a table wins; what no table names goes to the fallback of its kind, which may
+/// refuse it (then the restore fails naming it, and nothing changes).
+#[test]
+fn fallbacks_bind_what_no_table_names() {
+    let mut s = Scheduler::<Vec<String>>::new();
+    for name in ["a", "b"] {
+        s.timers()
+            .every(millis(100))
+            .name(name)
+            .tag(7)
+            .call(|_, _| {});
+        s.ticks()
+            .add(TickSettings::named(name), |_: &mut Vec<String>, _| {});
+    }
+    s.latent()
+        .delay(OwnerId::new(1), 9, millis(100), |_: &mut Vec<String>, _| {});
+    let snap = s.snapshot();
+    let log = |what: String| {
+        move |l: &mut Vec<String>, _: &mut TimerCx<Vec<String>>| l.push(what.clone())
+    };
+    let mut r = Registry::new()
+        .timer("a", log("table a".into()))
+        .other_timers(move |info| {
+            let what = format!("fallback {} tag {:?}", info.name.as_deref()?, info.tag);
+            Some(Box::new(log(what)))
+        })
+        .tick("a", |l: &mut Vec<String>, _: &mut TickCx<Vec<String>>| {
+            l.push("tick a".into())
+        })
+        .other_ticks(|info| {
+            let name = info.settings.name.clone();
+            Some(TickBody::serial(
+                move |l: &mut Vec<String>, _: &mut TickCx<Vec<String>>| {
+                    l.push(format!("tick {name} by fallback"))
+                },
+            ))
+        })
+        .other_latent(|info| {
+            let uuid = info.uuid;
+            Some(Box::new(
+                move |l: &mut Vec<String>, _: &mut LatentCx<Vec<String>>| {
+                    l.push(format!("latent {uuid} by fallback"))
+                },
+            ))
+        });
+    let (mut back, report) = Scheduler::restore(&snap, &mut r).unwrap();
+    assert!(report.is_complete());
+    let mut log = Vec::new();
+    back.tick(millis(100), &mut log);
+    assert_eq!(
+        log,
+        [
+            "tick a",
+            "tick b by fallback",
+            "table a",
+            "fallback b tag Some(7)",
+            "latent 9 by fallback"
+        ]
+    );
+    // A fallback that refuses leaves the item unbound.
+    let mut refusing = Registry::<Vec<String>>::new()
+        .other_timers(|_| None)
+        .other_ticks(|_| None);
+    let err = Scheduler::restore(&snap, &mut refusing).unwrap_err();
+    assert!(err.to_string().contains("tick function"), "{err}");
+}

@@ -8,13 +8,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
 use tickflow::snapshot::TimerSnapshot;
-use tickflow::snapshot::{Resolver, RestoreError, SchedulerSnapshot};
-use tickflow::tick::{TickBody, TickInfo};
-use tickflow::tickable::TickableInfo;
-use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::snapshot::{Registry, RestoreError, SchedulerSnapshot};
+use tickflow::tick::TickBody;
 
 struct Score;
 impl Tickable<u64> for Score {
@@ -31,26 +28,20 @@ fn count(n: &mut u64, _: &mut TimerCx<u64>) {
 }
 
 /// Binds whatever it is asked for, so that only the data decides whether a restore works.
-struct Anything;
-impl Resolver<u64> for Anything {
-    fn timer(&mut self, _: &TimerInfo) -> Option<TimerCallback<u64>> {
-        Some(Box::new(count))
-    }
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<u64>> {
-        Some(if info.parallel {
-            TickBody::parallel((), |_, _: &u64, out: &mut Deferred<u64>| {
-                out.run(|n| *n += 1)
+fn anything() -> Registry<u64> {
+    Registry::new()
+        .other_timers(|_| Some(Box::new(count)))
+        .other_ticks(|info| {
+            Some(if info.parallel {
+                TickBody::parallel((), |_, _: &u64, out: &mut Deferred<u64>| {
+                    out.run(|n| *n += 1)
+                })
+            } else {
+                TickBody::serial(|n: &mut u64, _: &mut TickCx<u64>| *n += 1)
             })
-        } else {
-            TickBody::serial(|n: &mut u64, _: &mut TickCx<u64>| *n += 1)
         })
-    }
-    fn tickable(&mut self, _: &TickableInfo) -> Option<Box<dyn Tickable<u64>>> {
-        Some(Box::new(Score))
-    }
-    fn latent(&mut self, _: &LatentInfo) -> Option<Completion<u64>> {
-        Some(Box::new(|n: &mut u64, _: &mut LatentCx<'_, u64>| *n += 1))
-    }
+        .other_tickables(|_| Some(Box::new(Score)))
+        .other_latent(|_| Some(Box::new(|n: &mut u64, _: &mut LatentCx<'_, u64>| *n += 1)))
 }
 
 /// A scheduler with some of everything, including removed items (free lists) and a pending
@@ -113,7 +104,7 @@ fn no_panic(f: impl FnOnce() -> bool) -> Result<bool, String> {
 /// when restore refused it, `Err` when something panicked.
 fn exercise(snap: &SchedulerSnapshot) -> Result<bool, String> {
     no_panic(|| {
-        let Ok((mut s, _)) = Scheduler::restore(snap, &mut Anything) else {
+        let Ok((mut s, _)) = Scheduler::restore(snap, &mut anything()) else {
             return false;
         };
         // A damaged period may ask for billions of catch-up calls: that is not a fault.
@@ -135,7 +126,10 @@ fn exercise(snap: &SchedulerSnapshot) -> Result<bool, String> {
 /// [`exercise`] for a timer manager on its own.
 fn exercise_timers(snap: &TimerSnapshot) -> Result<bool, String> {
     no_panic(|| {
-        let Ok(mut t) = TimerManager::restore(snap, |_| Some(Box::new(count))) else {
+        let Ok(mut t) = TimerManager::restore(
+            snap,
+            &mut tickflow::snapshot::Registry::new().other_timers(|_| Some(Box::new(count))),
+        ) else {
             return false;
         };
         t.set_fire_budget(Some(1_000));
@@ -253,7 +247,7 @@ fn values_no_running_scheduler_reaches_are_corrupt() {
         let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
         *leaf(&mut edited, &path) = value;
         let snap: SchedulerSnapshot = serde_json::from_value(edited).unwrap();
-        let err = Scheduler::restore(&snap, &mut Anything)
+        let err = Scheduler::restore(&snap, &mut anything())
             .map(|_| ())
             .unwrap_err();
         assert!(

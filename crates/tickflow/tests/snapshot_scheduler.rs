@@ -199,39 +199,10 @@ fn sync_test_passes_a_deterministic_world_and_catches_hidden_state() {
             count += 1;
             g.hp += count;
         });
-    struct Hidden(World);
-    impl Resolver<Game> for Hidden {
-        fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
-            if info.name.as_deref() == Some("hidden") {
-                let mut count = 0;
-                return Some(Box::new(move |g: &mut Game, _: &mut TimerCx<Game>| {
-                    count += 1;
-                    g.hp += count;
-                }));
-            }
-            self.0.timer(info)
-        }
-        fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
-            self.0.tick(info)
-        }
-        fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
-            self.0.tickable(info)
-        }
-        fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
-            self.0.latent(info)
-        }
-        fn latent_action(
-            &mut self,
-            kind: &str,
-            data: &[u8],
-        ) -> Option<Box<dyn LatentAction<Game>>> {
-            self.0.latent_action(kind, data)
-        }
-    }
     let err = sync_test(
         &mut b,
         &mut game,
-        &mut Hidden(World::default()),
+        &mut World::default(),
         120,
         30,
         dt(0),

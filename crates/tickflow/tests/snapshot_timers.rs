@@ -208,7 +208,7 @@ proptest! {
             apply(&mut a, &mut handles_a, &mut log_a, op);
         }
         let snap = a.snapshot();
-        let mut b = TimerManager::restore(&snap, resolve).unwrap();
+        let mut b = TimerManager::restore(&snap, &mut tickflow::snapshot::Registry::new().other_timers(resolve)).unwrap();
         prop_assert_eq!(b.snapshot(), snap);
         prop_assert_eq!(b.list(), a.list());
         let (mut handles_b, mut log_b) = (handles_a.clone(), Log::new());
@@ -253,9 +253,12 @@ fn sample() -> TimerManager<Log> {
 #[test]
 fn an_unknown_callback_is_named_and_nothing_is_built() {
     let t = sample();
-    let err = TimerManager::restore(&t.snapshot(), |info| {
-        (info.name.as_deref() != Some("bomb")).then(|| callback(info.tag.unwrap()))
-    })
+    let err = TimerManager::restore(
+        &t.snapshot(),
+        &mut tickflow::snapshot::Registry::new().other_timers(|info| {
+            (info.name.as_deref() != Some("bomb")).then(|| callback(info.tag.unwrap()))
+        }),
+    )
     .unwrap_err();
     assert!(
         matches!(&err, RestoreError::Unbound { kind: "timer", name, .. } if name == "bomb"),
@@ -271,14 +274,17 @@ fn an_unknown_callback_is_named_and_nothing_is_built() {
 #[test]
 fn the_resolver_sees_each_timer_once_in_set_order() {
     let t = sample();
-    let mut seen = Vec::new();
-    TimerManager::restore(&t.snapshot(), |info| {
-        seen.push((info.tag, info.state, info.remaining));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut registry = tickflow::snapshot::Registry::new().other_timers(move |info| {
+        log.lock()
+            .unwrap()
+            .push((info.tag, info.state, info.remaining));
         resolve(info)
-    })
-    .unwrap();
+    });
+    TimerManager::restore(&t.snapshot(), &mut registry).unwrap();
     assert_eq!(
-        seen,
+        *seen.lock().unwrap(),
         [
             (Some(10), TimerState::Active, millis(80)),
             (Some(20), TimerState::Active, millis(130)),
@@ -310,18 +316,30 @@ mod serde_round_trip {
         let from_bytes: TimerSnapshot = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(from_json, snap);
         assert_eq!(from_bytes, snap);
-        let expected = run(TimerManager::restore(&snap, resolve).unwrap());
+        let expected = run(TimerManager::restore(
+            &snap,
+            &mut tickflow::snapshot::Registry::new().other_timers(resolve),
+        )
+        .unwrap());
         assert!(
             expected.len() > 20,
             "the sample keeps firing: {}",
             expected.len()
         );
         assert_eq!(
-            run(TimerManager::restore(&from_json, resolve).unwrap()),
+            run(TimerManager::restore(
+                &from_json,
+                &mut tickflow::snapshot::Registry::new().other_timers(resolve)
+            )
+            .unwrap()),
             expected
         );
         assert_eq!(
-            run(TimerManager::restore(&from_bytes, resolve).unwrap()),
+            run(TimerManager::restore(
+                &from_bytes,
+                &mut tickflow::snapshot::Registry::new().other_timers(resolve)
+            )
+            .unwrap()),
             expected
         );
         assert_eq!(run(t), expected);
@@ -337,7 +355,11 @@ mod serde_round_trip {
         let current = format!("\"version\":{FORMAT_VERSION}");
         let older = json.replacen(&current, "\"version\":1", 1);
         let older: TimerSnapshot = serde_json::from_str(&older).unwrap();
-        let err = TimerManager::restore(&older, resolve).unwrap_err();
+        let err = TimerManager::restore(
+            &older,
+            &mut tickflow::snapshot::Registry::new().other_timers(resolve),
+        )
+        .unwrap_err();
         assert_eq!(
             err,
             RestoreError::Version {
@@ -356,14 +378,22 @@ mod serde_round_trip {
         let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
         value["container"] = 0.into();
         let zero: TimerSnapshot = serde_json::from_value(value).unwrap();
-        let err = TimerManager::restore(&zero, resolve).unwrap_err();
+        let err = TimerManager::restore(
+            &zero,
+            &mut tickflow::snapshot::Registry::new().other_timers(resolve),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("container id"), "{err}");
 
         // Two timers claiming the same slot.
         let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
         value["timers"][1]["slot"] = value["timers"][0]["slot"].clone();
         let twice: TimerSnapshot = serde_json::from_value(value).unwrap();
-        let err = TimerManager::restore(&twice, resolve).unwrap_err();
+        let err = TimerManager::restore(
+            &twice,
+            &mut tickflow::snapshot::Registry::new().other_timers(resolve),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("holds two timers"), "{err}");
 
         // Truncated bytes do not even deserialize.

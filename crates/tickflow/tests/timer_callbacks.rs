@@ -172,14 +172,17 @@ fn restored_boxed_callbacks_are_called_and_dropped() {
     t.every(secs(0.01)).name("tick").call(|n, _| *n += 1);
     let snap = t.snapshot();
     let c2 = c.clone();
-    let mut r = TimerManager::<u64>::restore(&snap, |info: &TimerInfo| {
-        assert_eq!(info.name.as_deref(), Some("tick"));
-        let tok = Token(c2.clone());
-        Some(Box::new(move |n: &mut u64, _: &mut TimerCx<'_, u64>| {
-            let _ = &tok;
-            *n += 10
-        }) as TimerCallback<u64>)
-    })
+    let mut r = TimerManager::<u64>::restore(
+        &snap,
+        &mut tickflow::snapshot::Registry::new().other_timers(move |info: &TimerInfo| {
+            assert_eq!(info.name.as_deref(), Some("tick"));
+            let tok = Token(c2.clone());
+            Some(Box::new(move |n: &mut u64, _: &mut TimerCx<'_, u64>| {
+                let _ = &tok;
+                *n += 10
+            }) as TimerCallback<u64>)
+        }),
+    )
     .expect("restores");
     let mut n = 0;
     r.tick(frame(), &mut n);

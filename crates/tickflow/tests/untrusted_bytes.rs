@@ -5,25 +5,19 @@
 #![cfg(feature = "serde")]
 
 use serde_json::Value;
-use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
-use tickflow::snapshot::{ImportError, OwnerSnapshot, Resolver, RestoreError, SchedulerSnapshot};
+use tickflow::snapshot::{ImportError, OwnerSnapshot, Registry, RestoreError, SchedulerSnapshot};
 use tickflow::tick::{TickBody, TickInfo};
-use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::timer::TimerInfo;
 
 const ORC: OwnerId = OwnerId::new(7);
 
-struct Anything;
-impl Resolver<u64> for Anything {
-    fn timer(&mut self, _: &TimerInfo) -> Option<TimerCallback<u64>> {
-        Some(Box::new(|n: &mut u64, _: &mut TimerCx<u64>| *n += 1))
-    }
-    fn tick(&mut self, _: &TickInfo) -> Option<TickBody<u64>> {
-        Some(TickBody::serial(|n: &mut u64, _: &mut TickCx<u64>| *n += 1))
-    }
-    fn latent(&mut self, _: &LatentInfo) -> Option<Completion<u64>> {
-        Some(Box::new(|n: &mut u64, _| *n += 1))
-    }
+/// Binds every saved item to a callback that counts.
+fn anything() -> Registry<u64> {
+    Registry::new()
+        .other_timers(|_| Some(Box::new(|n: &mut u64, _: &mut TimerCx<u64>| *n += 1)))
+        .other_ticks(|_| Some(TickBody::serial(|n: &mut u64, _: &mut TickCx<u64>| *n += 1)))
+        .other_latent(|_| Some(Box::new(|n: &mut u64, _: &mut LatentCx<u64>| *n += 1)))
 }
 
 fn orc_world() -> Scheduler<u64> {
@@ -58,7 +52,7 @@ fn an_epoch_past_the_last_is_refused_and_none_wraps() {
     let before = dest.state_hash();
     for epoch in [u64::MAX, i64::MAX as u64 + 1] {
         let forged = edit(&moved, |v| v["epoch"] = epoch.into());
-        let err = dest.import_owner(&forged, &mut Anything).unwrap_err();
+        let err = dest.import_owner(&forged, &mut anything()).unwrap_err();
         assert!(
             matches!(err, ImportError::Restore(RestoreError::Corrupt { .. })),
             "{err}"
@@ -72,11 +66,11 @@ fn an_epoch_past_the_last_is_refused_and_none_wraps() {
     // The last epoch is accepted; the next export saturates (no wrap to 0, no panic) and is
     // refused everywhere, so the owner's items are never duplicated.
     let last = edit(&moved, |v| v["epoch"] = (i64::MAX as u64).into());
-    dest.import_owner(&last, &mut Anything).unwrap();
+    dest.import_owner(&last, &mut anything()).unwrap();
     let onward = dest.export_owner(ORC);
     assert!(onward.epoch() > i64::MAX as u64);
     assert!(Scheduler::<u64>::new()
-        .import_owner(&onward, &mut Anything)
+        .import_owner(&onward, &mut anything())
         .is_err());
 }
 
@@ -100,21 +94,21 @@ fn a_prerequisite_handle_the_scheduler_never_made_is_refused() {
     s.ticks().add_prerequisite(waits, gone).unwrap();
     s.ticks().remove(gone);
     let snap = s.snapshot();
-    let (back, _) = Scheduler::restore(&snap, &mut Anything).unwrap();
-    Scheduler::restore(&back.snapshot(), &mut Anything).unwrap();
+    let (back, _) = Scheduler::restore(&snap, &mut anything()).unwrap();
+    Scheduler::restore(&back.snapshot(), &mut anything()).unwrap();
 
     // Generation 0, one past the 20-bit range (one flipped bit), and the generation the
     // freed slot hands out next (the next function there would be aliased).
     for (name, gen) in [("think", 0), ("think", 1 << 20), ("waits", 2)] {
         let damaged = damage_prereq(&snap, name, gen);
-        match Scheduler::restore(&damaged, &mut Anything) {
+        match Scheduler::restore(&damaged, &mut anything()) {
             Err(RestoreError::Corrupt { reason: why }) => {
                 assert!(why.contains("never made"), "{why}")
             }
             Err(e) => panic!("{name} gen {gen}: {e}"),
             Ok((s, _)) => {
                 // Had it been accepted, the next save would have to restore too.
-                Scheduler::restore(&s.snapshot(), &mut Anything).unwrap();
+                Scheduler::restore(&s.snapshot(), &mut anything()).unwrap();
                 panic!("{name} gen {gen}: accepted");
             }
         }
@@ -133,7 +127,7 @@ fn a_prerequisite_listed_twice_is_refused() {
         f["prereqs"].as_array_mut().unwrap().push(p);
     });
     assert!(matches!(
-        Scheduler::restore(&twice, &mut Anything),
+        Scheduler::restore(&twice, &mut anything()),
         Err(RestoreError::Corrupt { .. })
     ));
     let moved = orc_world().export_owner(ORC);
@@ -143,7 +137,7 @@ fn a_prerequisite_listed_twice_is_refused() {
         f.as_array_mut().unwrap().push(p);
     });
     assert!(Scheduler::<u64>::new()
-        .import_owner(&twice, &mut Anything)
+        .import_owner(&twice, &mut anything())
         .is_err());
 }
 
@@ -175,16 +169,16 @@ fn a_dense_owner_imports_whole_and_runs_in_order() {
     let mut dest = Scheduler::<Vec<usize>>::new();
     dest.ticks()
         .add(TickSettings::named("world"), |log, _| log.push(usize::MAX));
-    struct Log;
-    impl Resolver<Vec<usize>> for Log {
-        fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Vec<usize>>> {
+    // Each function logs the number in its name.
+    let log_registry = || {
+        Registry::new().other_ticks(|info: &TickInfo| {
             let k: usize = info.settings.name[1..].parse().unwrap_or(usize::MAX);
             Some(TickBody::serial(
                 move |log: &mut Vec<usize>, _: &mut TickCx<_>| log.push(k),
             ))
-        }
-    }
-    let map = dest.import_owner(&moved, &mut Log).unwrap();
+        })
+    };
+    let map = dest.import_owner(&moved, &mut log_registry()).unwrap();
     assert!(
         map.unlinked_prerequisites().is_empty(),
         "`world` is linked by name"
@@ -196,7 +190,8 @@ fn a_dense_owner_imports_whole_and_runs_in_order() {
     assert_eq!(log, expected);
     // The imported graph is the scheduler's own: it saves and restores.
     let saved = dest.snapshot();
-    let (back, _) = Scheduler::restore(&saved, &mut Log).unwrap_or_else(|e| panic!("{e}"));
+    let (back, _) =
+        Scheduler::restore(&saved, &mut log_registry()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(back.state_hash(), dest.state_hash());
 }
 
@@ -213,12 +208,19 @@ fn a_catch_up_cap_past_the_max_is_refused() {
     for cap in [0, MAX_CATCH_UP_CAP + 1, 16_495_720] {
         let forged: TimerSnapshot = edit(&snap, |v| v["catch_up_cap"] = cap.into());
         assert!(matches!(
-            TimerManager::<u64>::restore(&forged, bind),
+            TimerManager::<u64>::restore(
+                &forged,
+                &mut tickflow::snapshot::Registry::new().other_timers(bind)
+            ),
             Err(RestoreError::Corrupt { .. })
         ));
     }
     let at_max: TimerSnapshot = edit(&snap, |v| v["catch_up_cap"] = MAX_CATCH_UP_CAP.into());
-    let restored = TimerManager::<u64>::restore(&at_max, bind).unwrap();
+    let restored = TimerManager::<u64>::restore(
+        &at_max,
+        &mut tickflow::snapshot::Registry::new().other_timers(bind),
+    )
+    .unwrap();
     assert_eq!(restored.catch_up_cap(), MAX_CATCH_UP_CAP);
     let refused = std::panic::catch_unwind(|| {
         TimerManager::<u64>::new().set_catch_up_cap(MAX_CATCH_UP_CAP + 1)
@@ -240,10 +242,10 @@ fn a_function_that_ran_after_the_saved_frame_is_refused() {
     }
     let snap = s.snapshot();
     let future = edit(&snap, |v| v["ticks"]["functions"][0]["last_run"] = 8.into());
-    match Scheduler::restore(&future, &mut Anything) {
+    match Scheduler::restore(&future, &mut anything()) {
         Err(RestoreError::Corrupt { reason }) => assert!(reason.contains("last ran in frame 8")),
         other => panic!("{:?}", other.map(|_| ())),
     }
     let now = edit(&snap, |v| v["ticks"]["functions"][0]["last_run"] = 5.into());
-    assert!(Scheduler::restore(&now, &mut Anything).is_ok());
+    assert!(Scheduler::restore(&now, &mut anything()).is_ok());
 }

@@ -16,7 +16,7 @@ use tickflow::snapshot::SchedulerSnapshot;
 
 use super::director::{rebind_director, Board, BossMode, Director};
 use super::shard::{region, standing_in_transit, Inbound, Outbound, Shard};
-use super::{Arena, Rebind, Seen, Stats, View};
+use super::{rebind, Arena, Seen, Stats, View};
 
 /// A shard, run here or on a thread of its own.
 enum Worker {
@@ -272,7 +272,7 @@ impl Cluster {
         let mut workers = Vec::with_capacity(n);
         for (k, (snap, arena)) in saved.shards.iter().enumerate() {
             let (sched, report) =
-                Scheduler::restore(snap, &mut Rebind).map_err(|e| e.to_string())?;
+                Scheduler::restore(snap, &mut rebind()).map_err(|e| e.to_string())?;
             if !report.is_complete() {
                 return Err(format!("shard {k}: {report}"));
             }

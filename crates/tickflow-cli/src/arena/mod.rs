@@ -24,7 +24,7 @@ mod shard;
 
 pub(crate) use cluster::{Cluster, Moved};
 pub(crate) use director::BossMode;
-pub(crate) use shard::Rebind;
+pub(crate) use shard::rebind;
 
 use actor::{Actor, Actors};
 pub(crate) use actor::{Seen, View};
@@ -299,7 +299,7 @@ impl Arena {
 
 // The callbacks of actors, timers and projectiles. Each is made from its key alone (an actor
 // id, a shot number), so an import or a restore binds them again by name and owner (see
-// `Rebind`).
+// `rebind`).
 
 /// An actor's movement tick function ("move {id}").
 pub(crate) fn move_fn(id: u32) -> impl FnMut(&mut Arena, &mut TickCx<'_, Arena>) {

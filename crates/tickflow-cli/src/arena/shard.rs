@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tickflow::latent::{Completion, LatentInfo};
 use tickflow::prelude::*;
-use tickflow::snapshot::{OwnerSnapshot, Resolver};
+use tickflow::snapshot::{OwnerSnapshot, Registry};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::timer::{TimerCallback, TimerInfo};
 
@@ -164,7 +164,7 @@ impl Shard {
         arrivals.sort_by_key(|d| d.id);
         let arrived = !arrivals.is_empty();
         for d in arrivals {
-            let map = (self.sched.import_owner(&d.owned, &mut Rebind))
+            let map = (self.sched.import_owner(&d.owned, &mut rebind()))
                 .expect("an actor's callbacks are bound by name");
             debug_assert!(map.unlinked_prerequisites().is_empty());
             if d.actor.dying {
@@ -273,32 +273,29 @@ impl Shard {
 
 /// Binds a shard's callbacks again (after an actor moved in, or a rollback): systems and
 /// actor functions by name, timers by name and owner, projectiles by their key.
-pub(crate) struct Rebind;
-
-impl Resolver<Arena> for Rebind {
-    fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Arena>> {
-        let name = info.settings.name.as_str();
-        let actor = |prefix: &str| name.strip_prefix(prefix)?.parse::<u32>().ok();
-        if let Some(id) = actor("move ") {
-            Some(TickBody::serial(move_fn(id)))
-        } else if let Some(id) = actor("think ") {
-            Some(TickBody::serial(think_fn(id)))
-        } else {
-            system(name).map(TickBody::serial)
-        }
-    }
-
-    fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Arena>> {
-        let id = u32::try_from(info.owner?.get()).ok()?;
-        match info.name.as_deref()? {
-            "recharge" => Some(Box::new(recharge_fn(id))),
-            "poison" => Some(Box::new(poison_fn(id))),
-            _ => None,
-        }
-    }
-
-    fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Arena>> {
-        let id = u32::try_from(info.owner.get()).ok()?;
-        Some(Box::new(land_fn(id, info.uuid)))
-    }
+pub(crate) fn rebind() -> Registry<Arena> {
+    Registry::new()
+        .other_ticks(|info: &TickInfo| {
+            let name = info.settings.name.as_str();
+            let actor = |prefix: &str| name.strip_prefix(prefix)?.parse::<u32>().ok();
+            if let Some(id) = actor("move ") {
+                Some(TickBody::serial(move_fn(id)))
+            } else if let Some(id) = actor("think ") {
+                Some(TickBody::serial(think_fn(id)))
+            } else {
+                system(name).map(TickBody::serial)
+            }
+        })
+        .other_timers(|info: &TimerInfo| -> Option<TimerCallback<Arena>> {
+            let id = u32::try_from(info.owner?.get()).ok()?;
+            match info.name.as_deref()? {
+                "recharge" => Some(Box::new(recharge_fn(id))),
+                "poison" => Some(Box::new(poison_fn(id))),
+                _ => None,
+            }
+        })
+        .other_latent(|info: &LatentInfo| -> Option<Completion<Arena>> {
+            let id = u32::try_from(info.owner.get()).ok()?;
+            Some(Box::new(land_fn(id, info.uuid)))
+        })
 }

@@ -104,21 +104,16 @@ impl OwnerSnapshot {
 ///
 /// ```
 /// use tickflow::prelude::*;
-/// use tickflow::snapshot::Resolver;
-/// use tickflow::timer::{TimerCallback, TimerInfo};
+/// use tickflow::snapshot::Registry;
 ///
-/// struct Bind;
-/// impl Resolver<u32> for Bind {
-///     fn timer(&mut self, _: &TimerInfo) -> Option<TimerCallback<u32>> {
-///         Some(Box::new(|n: &mut u32, _: &mut TimerCx<u32>| *n += 1))
-///     }
+/// fn open(n: &mut u32, _: &mut TimerCx<u32>) {
+///     *n += 1;
 /// }
-///
 /// let door = OwnerId::new(7);
 /// let (mut a, mut b) = (Scheduler::<u32>::new(), Scheduler::<u32>::new());
-/// let old = a.timers().after(secs(1.0)).owner(door).call(|n, _| *n += 1);
+/// let old = a.timers().after(secs(1.0)).owner(door).name("open").call(open);
 /// let moved = a.export_owner(door);
-/// let map = b.import_owner(&moved, &mut Bind).unwrap();
+/// let map = b.import_owner(&moved, &mut Registry::new().timer("open", open)).unwrap();
 /// let new = map.timer(old).unwrap();
 /// assert!(b.timers().exists(new) && !a.timers().exists(old));
 /// ```

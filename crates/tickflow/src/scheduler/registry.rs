@@ -11,6 +11,7 @@ use crate::tickable::{Tickable, TickableInfo};
 use crate::timer::{CancelHook, TimerCallback, TimerCx, TimerInfo};
 
 type Make<I, T> = Box<dyn FnMut(&I) -> T + Send>;
+type Other<I, T> = Option<Make<I, Option<T>>>;
 type MakeAction<C> = Make<[u8], Option<Box<dyn LatentAction<C>>>>;
 type AfterRestore<C> = Box<dyn FnMut(&Scheduler<C>, &mut C) + Send>;
 
@@ -30,6 +31,10 @@ type AfterRestore<C> = Box<dyn FnMut(&Scheduler<C>, &mut C) + Send>;
 /// | tickable | [`Tickable::name`] | [`tickable`](Self::tickable) |
 /// | latent completion | its uuid | [`latent`](Self::latent), [`latent_with`](Self::latent_with) |
 /// | custom latent action | its saved kind | [`latent_action`](Self::latent_action) |
+///
+/// Items whose key is in no table go to the fallback of their kind, when there is one:
+/// [`other_timers`](Self::other_timers) (to bind by tag or owner), [`other_ticks`](Self::other_ticks),
+/// [`other_tickables`](Self::other_tickables), [`other_latent`](Self::other_latent).
 ///
 /// ```
 /// use tickflow::prelude::*;
@@ -64,6 +69,10 @@ pub struct Registry<C: 'static> {
     tickables: HashMap<String, Make<TickableInfo, Box<dyn Tickable<C>>>>,
     latent: HashMap<u64, Make<LatentInfo, Completion<C>>>,
     actions: HashMap<String, MakeAction<C>>,
+    other_timers: Other<TimerInfo, TimerCallback<C>>,
+    other_ticks: Other<TickInfo, TickBody<C>>,
+    other_tickables: Other<TickableInfo, Box<dyn Tickable<C>>>,
+    other_latent: Other<LatentInfo, Completion<C>>,
     after_restore: Option<AfterRestore<C>>,
 }
 
@@ -77,6 +86,10 @@ impl<C: 'static> Registry<C> {
             tickables: HashMap::new(),
             latent: HashMap::new(),
             actions: HashMap::new(),
+            other_timers: None,
+            other_ticks: None,
+            other_tickables: None,
+            other_latent: None,
             after_restore: None,
         }
     }
@@ -172,6 +185,64 @@ impl<C: 'static> Registry<C> {
         self
     }
 
+    /// Timers whose name is in no table (or that have none) call what `make` returns for
+    /// each (bound by their tag or owner, say); `None` leaves one unbound.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    /// use tickflow::snapshot::Registry;
+    /// use tickflow::timer::TimerCallback;
+    ///
+    /// fn heal(id: u64) -> TimerCallback<Vec<u64>> {
+    ///     Box::new(move |log: &mut Vec<u64>, _: &mut TimerCx<Vec<u64>>| log.push(id))
+    /// }
+    /// let mut timers = TimerManager::<Vec<u64>>::new();
+    /// for id in [7, 9] {
+    ///     timers.every(secs(1.0)).tag(id).call(heal(id));
+    /// }
+    /// let mut by_tag = Registry::new().other_timers(|info| info.tag.map(heal));
+    /// let mut restored = TimerManager::restore(&timers.snapshot(), &mut by_tag).unwrap();
+    /// let mut log = Vec::new();
+    /// restored.tick(secs(1.0), &mut log);
+    /// assert_eq!(log, [7, 9]);
+    /// ```
+    pub fn other_timers(
+        mut self,
+        make: impl FnMut(&TimerInfo) -> Option<TimerCallback<C>> + Send + 'static,
+    ) -> Self {
+        self.other_timers = Some(Box::new(make));
+        self
+    }
+
+    /// Tick functions whose name is in no table run what `make` returns for each; `None`
+    /// leaves one unbound.
+    pub fn other_ticks(
+        mut self,
+        make: impl FnMut(&TickInfo) -> Option<TickBody<C>> + Send + 'static,
+    ) -> Self {
+        self.other_ticks = Some(Box::new(make));
+        self
+    }
+
+    /// Tickables whose name is in no table are rebuilt by `make`; `None` leaves one unbound.
+    pub fn other_tickables(
+        mut self,
+        make: impl FnMut(&TickableInfo) -> Option<Box<dyn Tickable<C>>> + Send + 'static,
+    ) -> Self {
+        self.other_tickables = Some(Box::new(make));
+        self
+    }
+
+    /// Latent actions whose uuid is in no table complete with what `make` returns for each
+    /// (it reads the owner and uuid from the [`LatentInfo`]); `None` leaves one unbound.
+    pub fn other_latent(
+        mut self,
+        make: impl FnMut(&LatentInfo) -> Option<Completion<C>> + Send + 'static,
+    ) -> Self {
+        self.other_latent = Some(Box::new(make));
+        self
+    }
+
     /// Runs `f` after each restore of [`sync_test`](crate::snapshot::sync_test) (see
     /// [`Resolver::after_restore`]).
     pub fn after_restore(mut self, f: impl FnMut(&Scheduler<C>, &mut C) + Send + 'static) -> Self {
@@ -208,8 +279,10 @@ impl<C: 'static> fmt::Debug for Registry<C> {
 
 impl<C: 'static> Resolver<C> for Registry<C> {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<C>> {
-        let make = self.timers.get_mut(info.name.as_deref()?)?;
-        Some(make(info))
+        match info.name.as_deref().and_then(|n| self.timers.get_mut(n)) {
+            Some(make) => Some(make(info)),
+            None => self.other_timers.as_mut()?(info),
+        }
     }
 
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<C>> {
@@ -218,18 +291,24 @@ impl<C: 'static> Resolver<C> for Registry<C> {
     }
 
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<C>> {
-        let make = self.ticks.get_mut(info.settings.name.as_str())?;
-        Some(make(info))
+        match self.ticks.get_mut(info.settings.name.as_str()) {
+            Some(make) => Some(make(info)),
+            None => self.other_ticks.as_mut()?(info),
+        }
     }
 
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<C>>> {
-        let make = self.tickables.get_mut(info.name.as_str())?;
-        Some(make(info))
+        match self.tickables.get_mut(info.name.as_str()) {
+            Some(make) => Some(make(info)),
+            None => self.other_tickables.as_mut()?(info),
+        }
     }
 
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<C>> {
-        let make = self.latent.get_mut(&info.uuid)?;
-        Some(make(info))
+        match self.latent.get_mut(&info.uuid) {
+            Some(make) => Some(make(info)),
+            None => self.other_latent.as_mut()?(info),
+        }
     }
 
     fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<C>>> {

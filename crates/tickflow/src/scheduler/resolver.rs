@@ -8,7 +8,9 @@ use crate::format::RestoreError;
 use crate::latent::{Completion, LatentAction, LatentInfo, SavedAction};
 use crate::tick::{TickBody, TickInfo};
 use crate::tickable::{Tickable, TickableInfo};
-use crate::timer::{Callback, CancelHook, TimerCallback, TimerInfo};
+use crate::timer::{
+    Callback, CancelHook, TimerCallback, TimerInfo, TimerManager, TimerSnapshot, Timers,
+};
 
 #[cfg(doc)]
 use crate::snapshot::{sync_test, SchedulerSnapshot};
@@ -68,6 +70,31 @@ pub trait Resolver<C> {
     /// own rollback loop does the same after [`Scheduler::restore`]. The default does nothing.
     fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
         let _ = (sched, ctx);
+    }
+}
+
+impl<C: 'static> TimerManager<C> {
+    /// Builds a manager from a snapshot, asking `resolver` for each timer's callback (in set
+    /// order, with the timer's [`TimerInfo`]: its name, tag, owner, ...) and for the
+    /// `on_cancel` hook of each that had one, as [`Scheduler::restore`] does: a
+    /// [`Registry`](crate::snapshot::Registry) of callbacks by name, or by tag with
+    /// [`other_timers`](crate::snapshot::Registry::other_timers).
+    ///
+    /// The restored manager hands out the same handles and makes the same calls, in the same
+    /// order, as the one the snapshot was taken from.
+    ///
+    /// # Errors
+    ///
+    /// All or nothing: [`RestoreError::Unbound`] naming the first timer the resolver cannot
+    /// bind, [`RestoreError::Version`] for a snapshot of another format version, and
+    /// [`RestoreError::Corrupt`] for records that contradict each other.
+    pub fn restore(
+        snap: &TimerSnapshot,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<TimerManager<C>, RestoreError> {
+        let timers =
+            Timers::restore_with(snap, &mut |info, hooked| bind_timer(resolver, info, hooked))?;
+        Ok(TimerManager::from_timers(timers))
     }
 }
 

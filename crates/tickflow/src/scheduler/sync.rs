@@ -107,24 +107,17 @@ fn report_hash(r: &FrameReport) -> u64 {
 ///
 /// ```
 /// use tickflow::prelude::*;
-/// use tickflow::snapshot::{sync_test, Resolver};
-/// use tickflow::timer::{TimerCallback, TimerInfo};
+/// use tickflow::snapshot::{sync_test, Registry};
 ///
-/// struct Spawner;
-/// impl Resolver<Vec<u64>> for Spawner {
-///     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Vec<u64>>> {
-///         (info.name.as_deref() == Some("spawn")).then(|| {
-///             Box::new(|log: &mut Vec<u64>, cx: &mut TimerCx<Vec<u64>>| log.push(cx.call_index()))
-///                 as TimerCallback<Vec<u64>>
-///         })
-///     }
+/// fn spawn(log: &mut Vec<u64>, cx: &mut TimerCx<Vec<u64>>) {
+///     log.push(cx.call_index());
 /// }
-///
 /// let mut sched = Scheduler::<Vec<u64>>::new();
-/// sched.timers().every(secs(0.25)).name("spawn").call(|log, cx| log.push(cx.call_index()));
+/// sched.timers().every(secs(0.25)).name("spawn").call(spawn);
 /// let mut log = Vec::new();
 /// let checksum = |log: &Vec<u64>| tickflow::snapshot::stable_hash(log);
-/// let report = sync_test(&mut sched, &mut log, &mut Spawner, 120, 30, Span::frames(1, 60), checksum)
+/// let mut names = Registry::new().timer("spawn", spawn);
+/// let report = sync_test(&mut sched, &mut log, &mut names, 120, 30, Span::frames(1, 60), checksum)
 ///     .unwrap();
 /// assert_eq!((report.frames, report.rollbacks, report.resimulated), (120, 4, 120));
 /// assert_eq!(log.len(), 8); // two seconds at 0.25 s

@@ -193,7 +193,7 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     /// for id in [7, 9] {
     ///     timers.every(secs(1.0)).tag(id).call(heal(id));
     /// }
-    /// let mut restored = TimerManager::restore(&timers.snapshot(), |info| info.tag.map(heal)).unwrap();
+    /// let mut restored = TimerManager::restore(&timers.snapshot(), &mut tickflow::snapshot::Registry::new().other_timers(|info| info.tag.map(heal))).unwrap();
     /// let mut log = Vec::new();
     /// restored.tick(secs(1.0), &mut log);
     /// assert_eq!(log, [7, 9]);

@@ -51,10 +51,10 @@ use crate::time::Domain;
 /// let saved = timers.snapshot();
 ///
 /// // Callbacks are bound again by name.
-/// let mut restored = TimerManager::restore(&saved, |info| match info.name.as_deref() {
+/// let mut restored = TimerManager::restore(&saved, &mut tickflow::snapshot::Registry::new().other_timers(|info| match info.name.as_deref() {
 ///     Some("ping") => Some(Box::new(ping) as TimerCallback<Vec<u64>>),
 ///     _ => None,
-/// })
+/// }))
 /// .unwrap();
 /// for _ in 0..3 {
 ///     timers.tick(millis(200), &mut log);
@@ -474,7 +474,11 @@ mod tests {
         timers.clear(hs[3]);
         timers.clear(hs[1]);
         let snap = timers.snapshot();
-        let mut restored = TimerManager::restore(&snap, |_| noop()).unwrap();
+        let mut restored = TimerManager::restore(
+            &snap,
+            &mut crate::snapshot::Registry::new().other_timers(|_| noop()),
+        )
+        .unwrap();
         for _ in 0..3 {
             let a = timers.after(secs(1.0)).call(|_, _| {});
             let b = restored.after(secs(1.0)).call(|_, _| {});
@@ -489,7 +493,11 @@ mod tests {
         let h = timers.after(secs(1.0)).call(|_, _| {});
         let mut snap = timers.snapshot();
         snap.free.push(h.index());
-        let err = TimerManager::restore(&snap, |_| noop()).unwrap_err();
+        let err = TimerManager::restore(
+            &snap,
+            &mut crate::snapshot::Registry::new().other_timers(|_| noop()),
+        )
+        .unwrap_err();
         assert!(matches!(err, RestoreError::Corrupt { .. }), "{err}");
     }
 }

@@ -4,8 +4,7 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-use super::{Callback, TimerCallback, TimerInfo, TimerSnapshot, Timers};
-use crate::format::RestoreError;
+use super::Timers;
 use crate::time::Span;
 
 /// Timers on their own: [`Timers`] (every method to set, clear, pause and query timers,
@@ -98,26 +97,9 @@ impl<C: 'static> TimerManager<C> {
         self.timers.run_tick(&to, ctx, &mut |_| {})
     }
 
-    /// Builds a manager from a snapshot, asking `resolve` for each timer's callback (in set
-    /// order, with the timer's [`TimerInfo`]: its name, tag, owner, ...).
-    ///
-    /// The restored manager hands out the same handles and makes the same calls, in the same
-    /// order, as the one the snapshot was taken from. `on_cancel` hooks are not restored
-    /// (the scheduler's [`Resolver`](crate::snapshot::Resolver) can bind them again).
-    ///
-    /// # Errors
-    ///
-    /// All or nothing: [`RestoreError::Unbound`] naming the first timer `resolve` returned
-    /// `None` for, [`RestoreError::Version`] for a snapshot of another format version, and
-    /// [`RestoreError::Corrupt`] for records that contradict each other.
-    pub fn restore(
-        snap: &TimerSnapshot,
-        mut resolve: impl FnMut(&TimerInfo) -> Option<TimerCallback<C>>,
-    ) -> Result<TimerManager<C>, RestoreError> {
-        let timers = Timers::restore_with(snap, &mut |info, _| {
-            resolve(info).map(|cb| (Callback::from_box(cb), None))
-        })?;
-        Ok(TimerManager { timers })
+    /// A manager holding `timers` (a restore builds them).
+    pub(crate) fn from_timers(timers: Timers<C>) -> Self {
+        TimerManager { timers }
     }
 }
 

@@ -164,7 +164,11 @@ mod tests {
         assert!(!tm.move_wake(TimerHandle::default(), None));
         let snap = tm.snapshot();
         assert_eq!(snap.len(), 1, "the wake timer is not saved");
-        let back = TimerManager::<u32>::restore(&snap, |_| Some(Box::new(|_, _| {}))).unwrap();
+        let back = TimerManager::<u32>::restore(
+            &snap,
+            &mut crate::snapshot::Registry::new().other_timers(|_| Some(Box::new(|_, _| {}))),
+        )
+        .unwrap();
         assert!(back.exists(plain) && !back.exists(wake));
     }
 

@@ -116,6 +116,8 @@ pub struct Bind {
     pub asked: usize,
     /// Leaves timers with this name unbound (to make an import fail).
     pub refuse: Option<&'static str>,
+    /// Builds every tickable for this owner instead of its own (to make an import fail).
+    pub hud_for: Option<OwnerId>,
 }
 
 impl Resolver<Game> for Bind {
@@ -139,7 +141,7 @@ impl Resolver<Game> for Bind {
     }
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
         self.asked += 1;
-        let owner = info.owner?;
+        let owner = self.hud_for.or(info.owner)?;
         Some(Box::new(Hud { owner, ticks: 0 }))
     }
     fn latent(&mut self, info: &LatentInfo) -> Option<tickflow::latent::Completion<Game>> {

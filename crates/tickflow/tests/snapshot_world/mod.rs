@@ -68,6 +68,15 @@ pub fn timer_cb(name: &str) -> Option<TimerCallback<Game>> {
                 .name("boom")
                 .call(timer_cb("boom").unwrap());
         }),
+        // A callback with state of its own, which no snapshot holds (a rollback test finds
+        // it: the restored one counts from zero again).
+        "hidden" => {
+            let mut count = 0;
+            Box::new(move |g: &mut Game, _: &mut TimerCx<Game>| {
+                count += 1;
+                g.hp += count;
+            })
+        }
         "regen" | "poison" | "boom" | "frozen" | "late" => {
             Box::new(move |g: &mut Game, cx: &mut TimerCx<Game>| {
                 g.hp += 1;
