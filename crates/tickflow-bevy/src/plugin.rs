@@ -56,7 +56,7 @@ use crate::timer_entity::LaterQueue;
 /// for _ in 0..3 {
 ///     app.update(); // the first update starts Bevy's clocks (no steps)
 /// }
-/// let now = app.world_mut().resource_mut::<Tickflow>().scheduler().now();
+/// let now = app.world_mut().resource_mut::<Tickflow>().scheduler().clocks().now(Domain::Game);
 /// assert_eq!(now.since_start(), millis(80)); // 4 frames of exactly 20 ms
 ///
 /// app.world_mut().resource_mut::<Time<Virtual>>().pause();

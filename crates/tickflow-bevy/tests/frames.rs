@@ -33,7 +33,7 @@ fn sched(app: &mut App) -> Mut<'_, Tickflow> {
 }
 
 fn frame(app: &mut App) -> u64 {
-    sched(app).scheduler().frame()
+    sched(app).scheduler().clocks().frame()
 }
 
 /// Pauses or resumes Bevy's virtual clock.
@@ -69,7 +69,14 @@ fn one_frame_per_fixed_step_of_exactly_one_period() {
     for _ in 0..1198 {
         app.update();
     }
-    assert_eq!(sched(&mut app).scheduler().now().since_start(), secs(60.0));
+    assert_eq!(
+        sched(&mut app)
+            .scheduler()
+            .clocks()
+            .now(Domain::Game)
+            .since_start(),
+        secs(60.0)
+    );
 }
 
 #[test]
@@ -98,10 +105,10 @@ fn timers_latent_actions_and_tasks_fire_on_exact_frames() {
         });
     sched.tasks().spawn(None, |cx: TaskCx<World>| async move {
         cx.delay(Frames(4)).await;
-        let frame = cx.frame();
+        let frame = cx.clocks().frame();
         cx.with(|world| log(world, format!("task 4 frames {frame}")));
         cx.delay(millis(200)).await;
-        let frame = cx.frame();
+        let frame = cx.clocks().frame();
         cx.with(|world| log(world, format!("task +200 ms {frame}")));
     });
     for _ in 0..7 {
@@ -153,7 +160,14 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
         app.world().resource::<Log>().0,
         ["menu (paused)", "real", "menu (paused)", "real"]
     );
-    assert_eq!(sched(&mut app).scheduler().now().since_start(), millis(100));
+    assert_eq!(
+        sched(&mut app)
+            .scheduler()
+            .clocks()
+            .now(Domain::Game)
+            .since_start(),
+        millis(100)
+    );
     app.world_mut().resource_mut::<Log>().0.clear();
 
     set_paused(&mut app, false);
@@ -237,9 +251,13 @@ fn relative_speed_is_the_game_clock_speed() {
     }
     let mut tf = sched(&mut app);
     let sched = tf.scheduler();
-    assert_eq!(sched.frame(), 100, "1 s of game time in 0.5 s of real time");
-    assert_eq!(sched.now().since_start(), secs(1.0));
-    assert_eq!(sched.real_now().since_start(), millis(500));
+    assert_eq!(
+        sched.clocks().frame(),
+        100,
+        "1 s of game time in 0.5 s of real time"
+    );
+    assert_eq!(sched.clocks().now(Domain::Game).since_start(), secs(1.0));
+    assert_eq!(sched.clocks().now(Domain::Real).since_start(), millis(500));
 }
 
 #[test]
@@ -292,7 +310,11 @@ fn variable_mode_runs_one_frame_per_update_of_virtual_time() {
     }
     // 999 updates of 7,000,001 ns after the first: the nanoseconds are carried, never
     // rounded away.
-    let now = sched(&mut app).scheduler().now().since_start();
+    let now = sched(&mut app)
+        .scheduler()
+        .clocks()
+        .now(Domain::Game)
+        .since_start();
     assert_eq!(now.flicks(), 999 * 7_000_001 * 441 / 625);
     assert_eq!(frame(&mut app), 1000);
     set_paused(&mut app, true);

@@ -71,7 +71,7 @@ fn open_room(id: u32, players: u32) -> (Scheduler<Room>, Room) {
             cx.with(|room: &mut Room| room.log.push(format!("{left}...")));
             cx.delay(secs(0.5)).await;
         }
-        let frame = cx.frame();
+        let frame = cx.clocks().frame();
         cx.with(|room: &mut Room| room.log.push(format!("go at frame {frame}")));
     });
     (sched, room)

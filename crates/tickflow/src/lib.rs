@@ -38,8 +38,8 @@
 //!     let _draw_between_the_last_two_states_at = due.alpha;
 //! }
 //! // 150 frames of 33 ms: 4.95 s, so 297 steps have run and 0.0 s are carried.
-//! assert_eq!(sched.frame(), 297);
-//! assert_eq!(sched.now().since_start(), Span::frames(297, 60));
+//! assert_eq!(sched.clocks().frame(), 297);
+//! assert_eq!(sched.clocks().now(Domain::Game).since_start(), Span::frames(297, 60));
 //! assert_eq!((game.waves, game.boss_said.len()), (2, 1));
 //! assert!((game.x - 60.0 * 4.95).abs() < 1e-9);
 //! ```
@@ -64,13 +64,13 @@
 //!
 //! **Callbacks kept in variables.** A closure passed straight to `call` or `ticks().add` gets
 //! its argument types from there. One stored in a variable first does not, and Rust asks for
-//! the types of `|g, cx|`; wrap it in [`timer::callback`] or [`tick::callback`], which give
-//! it the callback's type without naming the lifetimes:
+//! the types of `|g, cx|`: write them (the context's lifetime can stay elided), or use a
+//! function:
 //!
 //! ```
 //! use tickflow::prelude::*;
 //!
-//! let regen = tickflow::timer::callback(|hp: &mut u32, _cx| *hp += 1);
+//! let regen = |hp: &mut u32, _: &mut TimerCx<u32>| *hp += 1;
 //! let mut sched = Scheduler::<u32>::new();
 //! sched.timers().every(secs(1.0)).call(regen);
 //! let mut hp = 0;

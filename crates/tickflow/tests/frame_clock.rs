@@ -31,10 +31,10 @@ fn world(pauses: bool) -> Scheduler<Game> {
         .call(|g: &mut Game, cx| g.log.push(format!("timer @{}", cx.clocks().frame())));
     sched.tasks().spawn(None, |cx| async move {
         cx.delay(Frames(3)).await;
-        let f = cx.frame();
+        let f = cx.clocks().frame();
         cx.with(|g| g.log.push(format!("task @{f}")));
         cx.next_frame().await;
-        let f = cx.frame();
+        let f = cx.clocks().frame();
         cx.with(|g| g.log.push(format!("next @{f}")));
     });
     sched

@@ -81,8 +81,12 @@ fn paused_frames_run_only_what_ticks_when_paused() {
     assert!(report.paused);
     assert_eq!(report.game_dt, Span::ZERO);
     assert_eq!(*log.lock().unwrap(), ["menu 0.1", "real timer", "ui 0.1"]);
-    assert_eq!(sched.now(), Time::ZERO + secs(0.1), "the game clock froze");
-    assert_eq!(sched.real_now(), Time::ZERO + secs(0.2));
+    assert_eq!(
+        sched.clocks().now(Domain::Game),
+        Time::ZERO + secs(0.1),
+        "the game clock froze"
+    );
+    assert_eq!(sched.clocks().now(Domain::Real), Time::ZERO + secs(0.2));
     log.lock().unwrap().clear();
     sched.set_paused(false);
     sched.tick(secs(0.1), &mut ());
@@ -107,12 +111,12 @@ fn split_frames_advance_each_clock_by_its_own_delta() {
     let report = sched.tick_split(secs(0.1), secs(0.05), &mut ());
     assert_eq!(report.game_dt, Span::ZERO);
     assert_eq!(*log.lock().unwrap(), ["menu 0.05", "real timer", "ui 0.05"]);
-    assert_eq!(sched.now(), Time::ZERO + secs(0.1));
-    assert_eq!(sched.real_now(), Time::ZERO + secs(0.1));
+    assert_eq!(sched.clocks().now(Domain::Game), Time::ZERO + secs(0.1));
+    assert_eq!(sched.clocks().now(Domain::Real), Time::ZERO + secs(0.1));
     sched.set_paused(false);
     let report = sched.tick_split(secs(1.0), secs(1.0), &mut ());
     assert_eq!((report.game_dt, report.discarded), (secs(0.25), secs(0.75)));
-    assert_eq!(sched.frame(), 3);
+    assert_eq!(sched.clocks().frame(), 3);
 }
 
 #[test]
@@ -134,7 +138,7 @@ fn time_dilation_scales_the_game_clock_and_each_function() {
     assert_eq!(report.game_dt, secs(0.1));
     assert_eq!(report.real_dt, secs(0.2));
     assert_eq!(v, [0.1, 0.2]);
-    assert_eq!(sched.now(), Time::ZERO + secs(0.1));
+    assert_eq!(sched.clocks().now(Domain::Game), Time::ZERO + secs(0.1));
 }
 
 #[test]
@@ -147,9 +151,9 @@ fn max_delta_clamps_the_game_clock_only() {
     sched.set_max_delta(secs(2.0));
     let report = sched.tick(secs(1.0), &mut ());
     assert_eq!((report.game_dt, report.discarded), (secs(1.0), Span::ZERO));
-    assert_eq!(sched.now(), Time::ZERO + secs(1.25));
-    assert_eq!(sched.real_now(), Time::ZERO + secs(2.0));
-    assert_eq!(sched.frame(), 2);
+    assert_eq!(sched.clocks().now(Domain::Game), Time::ZERO + secs(1.25));
+    assert_eq!(sched.clocks().now(Domain::Real), Time::ZERO + secs(2.0));
+    assert_eq!(sched.clocks().frame(), 2);
 }
 
 #[test]

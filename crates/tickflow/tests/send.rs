@@ -132,5 +132,5 @@ fn a_scheduler_moved_to_another_thread_plays_on_the_same() {
     }
     assert_eq!(mover_game.log, stay_game.log);
     assert_eq!(mover.state_hash(), stay.state_hash());
-    assert_eq!(mover.frame(), 80);
+    assert_eq!(mover.clocks().frame(), 80);
 }

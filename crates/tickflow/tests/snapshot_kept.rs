@@ -105,7 +105,7 @@ fn a_task_spawned_after_a_restore_waits_from_the_restored_time() {
     for s in [&mut sched, &mut restored] {
         s.tasks().spawn(None, |cx| async move {
             cx.delay(secs(1.0)).await;
-            let at = cx.now().since_start().as_secs_f64();
+            let at = cx.clocks().now(Domain::Game).since_start().as_secs_f64();
             cx.with(|log: &mut Vec<String>| log.push(format!("woke at {at:.1}")));
         });
     }

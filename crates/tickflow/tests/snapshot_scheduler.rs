@@ -185,7 +185,7 @@ fn sync_test_passes_a_deterministic_world_and_catches_hidden_state() {
         (report.frames, report.rollbacks, report.resimulated),
         (150, 3, 150)
     );
-    assert_eq!(a.frame(), 150);
+    assert_eq!(a.clocks().frame(), 150);
     assert_eq!(report.final_hash, a.state_hash());
 
     // A callback that keeps state of its own (not in the context) cannot be rolled back:

@@ -14,7 +14,7 @@ struct Game {
 }
 
 fn log(cx: &TaskCx<Game>, what: &str) {
-    let line = format!("{what} @{}", cx.frame());
+    let line = format!("{what} @{}", cx.clocks().frame());
     cx.with(|g| g.log.push(line));
 }
 

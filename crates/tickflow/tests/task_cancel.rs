@@ -136,7 +136,7 @@ fn dropping_the_scheduler_drops_every_task() {
     sched.tick(secs(0.1), &mut 0);
     drop(sched);
     assert_eq!(drops.load(Ordering::SeqCst), 5);
-    assert!(handles.iter().all(TaskHandle::is_cancelled));
+    assert!(handles.iter().all(|h| h.is_cancelled()));
     assert!(!handles[0].cancel(), "nothing left to cancel");
 }
 
@@ -240,5 +240,5 @@ fn ten_thousand_tasks_leave_nothing_behind() {
     assert_eq!(drops.load(Ordering::SeqCst), 2 * n as u32);
     assert_eq!(sched.tasks().len(), 0);
     assert_eq!(sched.timers().len(), 0);
-    assert!(doomed.iter().all(TaskHandle::is_cancelled));
+    assert!(doomed.iter().all(|h| h.is_cancelled()));
 }

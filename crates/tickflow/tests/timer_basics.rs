@@ -18,7 +18,7 @@ fn run(timers: &mut TimerManager<Log>, log: &mut Log, frames: usize) {
 }
 
 fn frame_no(t: &TimerManager<Log>) -> u64 {
-    t.frame()
+    t.clocks().frame()
 }
 
 #[test]
@@ -151,8 +151,8 @@ fn real_domain_timers_use_the_real_delta() {
     assert_eq!(log, vec![("real", 0)]);
     timers.tick_step(secs(1.0), Span::ZERO, &mut log);
     assert_eq!(log, vec![("real", 0), ("game", 0)]);
-    assert_eq!(timers.now(), Time::ZERO + secs(1.0));
-    assert_eq!(timers.real_now(), Time::ZERO + secs(1.0));
+    assert_eq!(timers.clocks().now(Domain::Game), Time::ZERO + secs(1.0));
+    assert_eq!(timers.clocks().now(Domain::Real), Time::ZERO + secs(1.0));
 }
 
 #[test]

@@ -138,7 +138,7 @@ pub(crate) enum BossMode {
 /// The boss script as a tick function ("boss").
 fn boss_fn() -> impl FnMut(&mut Board, &mut TickCx<'_, Board>) + Send {
     |b: &mut Board, cx: &mut TickCx<Board>| {
-        let now = cx.timers().now();
+        let now = cx.timers().clocks().now(Domain::Game);
         b.boss_step(now)
     }
 }

@@ -81,7 +81,7 @@ pub(crate) fn run() {
 
     sched.tasks().spawn(Some(BOSS), |cx| async move {
         let say = |what: String| {
-            let (f, t) = (cx.frame(), cx.now());
+            let (f, t) = (cx.clocks().frame(), cx.clocks().now(Domain::Game));
             cx.with(|a| {
                 a.log.push(format!(
                     "  frame {f:3}  {:6.3} s  boss script: {what}",

@@ -55,7 +55,7 @@ pub(crate) fn run() {
             g.say(cx.scheduled(), "looping (Once): ability ready");
         });
     timers.after(Frames(30)).call(|g, cx| {
-        let (frame, game_time) = (cx.now().flicks(), cx.timers().now());
+        let (frame, game_time) = (cx.now().flicks(), cx.timers().clocks().now(Domain::Game));
         g.say(
             game_time,
             format!("frame timer: 30 frames later (frame {frame})"),
@@ -86,11 +86,17 @@ pub(crate) fn run() {
         if n == 45 {
             timers.clear(doomed);
             timers.pause(ability);
-            game.say(timers.now(), "paused the ability cooldown");
+            game.say(
+                timers.clocks().now(Domain::Game),
+                "paused the ability cooldown",
+            );
         }
         if n == 70 {
             timers.unpause(ability);
-            game.say(timers.now(), "unpaused the ability cooldown");
+            game.say(
+                timers.clocks().now(Domain::Game),
+                "unpaused the ability cooldown",
+            );
         }
         fired += timers.tick(frame, &mut game);
     }
@@ -102,8 +108,8 @@ pub(crate) fn run() {
     println!(
         "\nsummary: {} calls in {} frames, game time {}, {} timers still live, hp {}, ability {}",
         fired,
-        timers.frame(),
-        timers.now(),
+        timers.clocks().frame(),
+        timers.clocks().now(Domain::Game),
         timers.len(),
         game.hp,
         if game.cooldown_ready {

@@ -92,7 +92,7 @@ pub(crate) fn run() {
     let saved = game.clone();
     println!(
         "\nSave games and rollback: a snapshot at frame {} (0.6 s)",
-        sched.frame()
+        sched.clocks().frame()
     );
     println!(
         "  saved {} timers, {} tick function, {} latent action; state hash {:016x} (plain data: with the `serde` feature, any serde format)",

@@ -376,7 +376,7 @@ mod tests {
         let mut n = 0;
         let report = runner.run(&mut sched, &mut n);
         stopper.join().unwrap();
-        assert!(report.frames > 0 && sched.frame() == report.frames);
+        assert!(report.frames > 0 && sched.clocks().frame() == report.frames);
         // The same handle stops the next run, after the frame it came in even when more
         // frames are due at once: a 20 ms stall at frame 2 makes frame 3 one of 20 catch-up
         // frames.

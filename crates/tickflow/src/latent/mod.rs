@@ -81,9 +81,9 @@
 //! let mut sched = Scheduler::<Boss>::new();
 //! sched.tasks().spawn(None, |cx| async move {
 //!     cx.delay(secs(0.5)).await;
-//!     cx.with(|b| b.log.push(format!("roar at {:.1} s", cx.now().as_secs_f64())));
+//!     cx.with(|b| b.log.push(format!("roar at {:.1} s", cx.clocks().now(Domain::Game).as_secs_f64())));
 //!     cx.until(|b: &Boss| b.hp < 50).await;
-//!     cx.with(|b| b.log.push(format!("enraged in frame {}", cx.frame())));
+//!     cx.with(|b| b.log.push(format!("enraged in frame {}", cx.clocks().frame())));
 //! });
 //!
 //! let mut boss = Boss { hp: 100, ..Boss::default() };

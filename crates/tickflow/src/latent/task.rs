@@ -13,7 +13,7 @@ use super::lend;
 use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
 use crate::commands::Commands;
-use crate::time::{Clocks, Domain, Interval, Span, Time};
+use crate::time::{Clocks, Domain, Interval, Span};
 use crate::timer::Timers;
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
@@ -138,30 +138,6 @@ impl<C: 'static> TaskCx<C> {
         })
     }
 
-    /// The game clock as of this frame's timer stage.
-    #[track_caller]
-    pub fn now(&self) -> Time {
-        self.clock(Domain::Game)
-    }
-
-    /// The real clock as of this frame's timer stage.
-    #[track_caller]
-    pub fn real_now(&self) -> Time {
-        self.clock(Domain::Real)
-    }
-
-    /// One clock as of this frame's timer stage (frames count on [`Domain::Frames`]).
-    #[track_caller]
-    pub fn clock(&self, domain: Domain) -> Time {
-        Time::from_flicks(self.exec(|e| e.clock(domain)))
-    }
-
-    /// The number of the frame being run.
-    #[track_caller]
-    pub fn frame(&self) -> u64 {
-        self.exec(|e| e.clocks().frame())
-    }
-
     /// Every clock, and how far each moved in this frame (see [`Clocks`]).
     #[track_caller]
     pub fn clocks(&self) -> Clocks {
@@ -178,7 +154,8 @@ impl<C: 'static> TaskCx<C> {
 }
 
 /// A running task, from [`Tasks::spawn`](crate::latent::Tasks::spawn): cancel it,
-/// ask whether it ended, or await its output (tokio's `JoinHandle`). Dropping it does not
+/// ask whether it ended (the methods of [`TaskRef`], through `Deref`), or await its output
+/// (tokio's `JoinHandle`). Dropping it does not
 /// cancel the task. [`task_ref`](Self::task_ref) gives a cloneable handle to cancel or await
 /// the end from many places.
 ///
@@ -217,26 +194,19 @@ impl<T> TaskHandle<T> {
         }
     }
 
-    /// Cancels the task; `true` when this call cancelled it, `false` when it had ended or was
-    /// cancelled already. See [`TaskRef::cancel`] for when its destructors run.
-    pub fn cancel(&self) -> bool {
-        self.task.cancel()
-    }
-
-    /// `true` once the task has ended: finished, cancelled or panicked.
-    pub fn is_finished(&self) -> bool {
-        self.task.is_finished()
-    }
-
-    /// `true` when the task ended without finishing (cancelled, its owner removed, its
-    /// scheduler dropped, or it panicked).
-    pub fn is_cancelled(&self) -> bool {
-        self.task.is_cancelled()
-    }
-
     /// A cloneable handle on the same task (to cancel it, or await its end, from many places).
     pub fn task_ref(&self) -> TaskRef {
         self.task.clone()
+    }
+}
+
+/// A task handle is a [`TaskRef`] that also knows the task's output type: `cancel`,
+/// `is_finished` and `is_cancelled` are [`TaskRef`]'s.
+impl<T> std::ops::Deref for TaskHandle<T> {
+    type Target = TaskRef;
+
+    fn deref(&self) -> &TaskRef {
+        &self.task
     }
 }
 

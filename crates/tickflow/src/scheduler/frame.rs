@@ -45,7 +45,7 @@ impl<C: 'static> Scheduler<C> {
     /// let report = sched.tick_split(Span::frames(1, 64), millis(40), &mut ());
     /// assert_eq!(report.game_dt, Span::frames(1, 64));
     /// assert_eq!(report.real_dt, millis(40));
-    /// assert_eq!(sched.real_now().since_start(), millis(40));
+    /// assert_eq!(sched.clocks().now(Domain::Real).since_start(), millis(40));
     /// ```
     ///
     /// # Panics
@@ -90,7 +90,7 @@ impl<C: 'static> Scheduler<C> {
     /// assert_eq!(fired, 0);
     /// sched.tick(millis(16), &mut fired); // the third running frame
     /// assert_eq!(fired, 1);
-    /// assert_eq!((sched.frame(), sched.clocks().now(Domain::Frames).flicks()), (13, 3));
+    /// assert_eq!((sched.clocks().frame(), sched.clocks().now(Domain::Frames).flicks()), (13, 3));
     /// ```
     pub fn set_frame_clock_pauses(&mut self, on: bool) {
         self.frame_clock_pauses = on;

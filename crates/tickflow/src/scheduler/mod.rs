@@ -126,7 +126,7 @@ use crate::latent::{LatentActions, Tasks};
 use crate::owner::OwnerId;
 use crate::tick::{TickError, TickFunctions};
 use crate::tickable::Tickables;
-use crate::time::{Clocks, Span, Time};
+use crate::time::{Clocks, Span};
 use crate::timer::Timers;
 use apply::{Parts, Shared};
 
@@ -347,25 +347,10 @@ impl<C: 'static> Scheduler<C> {
         self.max_delta
     }
 
-    /// The number of the last frame run (0 before the first).
-    pub fn frame(&self) -> u64 {
-        self.clocks.frame()
-    }
-
-    /// The game clock.
-    pub fn now(&self) -> Time {
-        self.timers.now()
-    }
-
     /// Every clock, and how far each moved in the last frame (see [`Clocks`]): the value
     /// every callback of that frame saw.
     pub fn clocks(&self) -> Clocks {
         self.clocks
-    }
-
-    /// The real clock.
-    pub fn real_now(&self) -> Time {
-        self.timers.real_now()
     }
 
     /// `false` stops timing each stage of a frame: [`FrameReport::stage_times`] stays zero,

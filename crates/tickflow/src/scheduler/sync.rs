@@ -190,7 +190,12 @@ pub fn sync_test<C: Clone + 'static>(
                 }
             }
         }
-        if let Some(e) = desync(replay.frame(), "state hash", end_hash, replay.state_hash()) {
+        if let Some(e) = desync(
+            replay.clocks().frame(),
+            "state hash",
+            end_hash,
+            replay.state_hash(),
+        ) {
             return Err(e);
         }
         out.rollbacks += 1;

@@ -30,8 +30,9 @@
 //!    group's planned functions. Functions spawned in the last group run in extra passes, at
 //!    most [`MAX_SPAWN_PASSES`]; the rest run next frame and the
 //!    [`FrameReport`](crate::scheduler::FrameReport) says how many were held back.
-//! 6. **Structural changes** made from a tick function through [`TickCx`] apply at once (a
-//!    function disabled or removed by an earlier one in the same group does not run); the
+//! 6. **Structural changes** made from a tick function through its
+//!    [`cx.commands()`](TickCx::commands) apply as soon as it returns (a function disabled or
+//!    removed by an earlier one in the same group does not run); the
 //!    frame's order is fixed when it starts, so new or removed prerequisites shape the order
 //!    from the next frame. Parallel functions queue their changes in a [`Deferred`] buffer,
 //!    applied at the end of their group in registration order.
@@ -75,24 +76,6 @@ pub use run::TickFunctions;
 
 use crate::owner::OwnerId;
 use crate::time::Span;
-
-/// Returns `f` unchanged, typed as a tick function: wrap a closure that is stored in a
-/// variable before it is registered (see "Callbacks stored in variables" in the
-/// [timer docs](crate::timer)).
-///
-/// ```
-/// use tickflow::prelude::*;
-///
-/// let mut sched = Scheduler::<u32>::new();
-/// let count = tickflow::tick::callback(|n: &mut u32, _| *n += 1);
-/// sched.ticks().add(TickSettings::default(), count);
-/// ```
-pub fn callback<C, F>(f: F) -> F
-where
-    F: FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
-{
-    f
-}
 
 /// How many extra passes run newly spawned functions after the last group, before the rest
 /// wait for the next frame. Unreal allows 100; a chain this long is a bug in the game, and the

@@ -49,7 +49,6 @@
 //!
 //! ```
 //! use tickflow::prelude::*;
-//! use tickflow::timer;
 //!
 //! struct Game { hp: u32 }
 //! let mut timers = TimerManager::<Game>::new();
@@ -57,15 +56,12 @@
 //! // Write both argument types...
 //! let regen = |g: &mut Game, _: &mut TimerCx<Game>| g.hp += 1;
 //! timers.every(secs(1.0)).call(regen);
-//! // ...or wrap the closure in `timer::callback`, which gives Rust the signature.
-//! let poison = timer::callback(|g: &mut Game, _| g.hp -= 1);
-//! timers.every(secs(1.0)).call(poison);
-//! // A function works as it is.
+//! // ...or use a function, which works as it is.
 //! fn shield(g: &mut Game, _: &mut TimerCx<Game>) { g.hp += 5 }
 //! timers.after(secs(2.0)).call(shield);
 //! ```
 //!
-//! The same holds for tick functions ([`tick::callback`](crate::tick::callback)).
+//! The same holds for tick functions (`|g: &mut Game, cx: &mut TickCx<Game>|`).
 //!
 //! # Engine and limits
 //!
@@ -148,16 +144,6 @@ pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCx<'_, C>) + Send>;
 
 /// A boxed `on_cancel` hook ([`TimerBuilder::on_cancel`]).
 pub type CancelHook<C> = Box<dyn FnOnce(&mut C) + Send>;
-
-/// Returns `f` unchanged, typed as a timer callback. Wrap a closure that is stored in a
-/// variable before it is passed to [`call`](TimerBuilder::call): see "Callbacks stored in
-/// variables" in the [module docs](self).
-pub fn callback<C, F>(f: F) -> F
-where
-    F: FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static,
-{
-    f
-}
 
 /// The default of [`Timers::set_catch_up_cap`]: at most 1,000 calls per timer per tick.
 ///

@@ -5,7 +5,7 @@ use super::manager::Extras;
 use super::slot::{Entry, State, NEVER};
 use super::wheel::Wheel;
 use super::{TimerHandle, TimerInfo, TimerState, Timers};
-use crate::time::{Clocks, Domain, Span, Time};
+use crate::time::{Clocks, Span};
 
 impl<C: 'static> Timers<C> {
     /// Whether the handle names a live timer (pending, active, paused or running).
@@ -143,23 +143,6 @@ impl<C: 'static> Timers<C> {
         self.len() == 0
     }
 
-    /// The game clock.
-    pub fn now(&self) -> Time {
-        Time::from_flicks(self.span.now[0])
-    }
-
-    /// The real clock.
-    pub fn real_now(&self) -> Time {
-        Time::from_flicks(self.span.now[1])
-    }
-
-    /// Ticks so far (the frame number; in a [`Scheduler`](crate::Scheduler) whose
-    /// [frame clock pauses](crate::Scheduler::set_frame_clock_pauses) it counts paused frames,
-    /// which the [`Domain::Frames`] clock does not).
-    pub fn frame(&self) -> u64 {
-        self.span.frame
-    }
-
     /// `true` once a clock has reached the end of representable time (about 829 years after
     /// it started; only a huge delta or time dilation gets there). The clock stops there, and
     /// timers on it that are not due yet never fire.
@@ -172,11 +155,6 @@ impl<C: 'static> Timers<C> {
     /// ```
     pub fn at_end_of_time(&self) -> bool {
         self.span.now.contains(&(NEVER - 1)) || self.span.frame == NEVER - 1
-    }
-
-    /// The current time of one clock (frames count as flicks on [`Domain::Frames`]).
-    pub fn clock(&self, domain: Domain) -> Time {
-        Time::from_flicks(self.span.now[domain.index()])
     }
 
     /// Every clock, and how far each moved in the last tick.
