@@ -155,8 +155,8 @@ impl TickflowPlugin {
     ///
     /// A paused frame does not count on the [`Domain::Frames`](tickflow::Domain::Frames)
     /// clock: frame timers (`after(Frames(n))`, `every(Frames(n))`) count fixed steps only, and wait
-    /// through a pause. The frame number ([`Scheduler::frame`](tickflow::Scheduler::frame),
-    /// `cx.frame()`) counts every tickflow frame, paused ones included.
+    /// through a pause. The frame number ([`Clocks::frame`](tickflow::Clocks::frame), as
+    /// `cx.clocks().frame()`) counts every tickflow frame, paused ones included.
     pub fn frames_while_paused(mut self, on: bool) -> Self {
         self.frames_while_paused = on;
         self

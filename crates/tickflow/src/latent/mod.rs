@@ -57,7 +57,7 @@
 //!   Each task that has awaited a game-clock delay keeps one timer there, re-armed for every
 //!   delay, until it ends (so `timers().len()` counts it); other delays are one-shot timers.
 //!   Clearing those timers behind the scheduler's back (`clear_all`) leaves the task waiting.
-//! - [`TaskHandle::cancel`], [`Scheduler::remove_owner`](crate::scheduler::Scheduler::remove_owner)
+//! - [`TaskRef::cancel`] (a [`TaskHandle`] is one), [`Scheduler::remove_owner`](crate::scheduler::Scheduler::remove_owner)
 //!   and dropping the scheduler drop the task's future, so its destructors run (its pending
 //!   delay timers are cleared too). A task that panics ends as cancelled; the panic reaches
 //!   the caller of `Scheduler::tick`, and the other tasks go on next frame.

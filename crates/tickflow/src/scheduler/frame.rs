@@ -70,8 +70,8 @@ impl<C: 'static> Scheduler<C> {
     /// game ran. Use it when paused frames only keep a pause menu alive (the plugin of
     /// `tickflow-bevy` sets it: its frames are fixed steps, and a paused app makes none).
     ///
-    /// [`frame`](Self::frame) (and `cx.frame()`, and `next_frame` in tasks) counts every frame
-    /// either way. Saved in snapshots.
+    /// The frame number ([`Clocks::frame`](crate::time::Clocks::frame), and `next_frame` in
+    /// tasks) counts every frame either way. Saved in snapshots.
     ///
     /// ```
     /// use tickflow::prelude::*;
