@@ -267,7 +267,7 @@ impl TickSettings {
     }
 
     /// Registered disabled ([`enabled`](Self::enabled) `false`): it waits for
-    /// `set_tick_enabled`.
+    /// `ticks().set_enabled`.
     pub fn disabled(self) -> TickSettings {
         TickSettings {
             enabled: false,

@@ -77,7 +77,7 @@ pub struct TickInfo {
     pub handle: TickHandle,
     /// Its settings; `settings.name` is the usual key.
     pub settings: TickSettings,
-    /// It was registered with `add_parallel_tick`: the body must be [`TickBody::parallel`].
+    /// It was registered with `ticks().add_parallel`: the body must be [`TickBody::parallel`].
     pub parallel: bool,
 }
 
