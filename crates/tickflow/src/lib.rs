@@ -199,7 +199,7 @@ pub use time::{
     MAX_TIME_DILATION,
 };
 pub use timer::{
-    CatchUp, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers,
+    CatchUp, Cx, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers,
 };
 
 /// The names most programs use, for `use tickflow::prelude::*`.
@@ -213,7 +213,7 @@ pub mod prelude {
     pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::tickable::{Tickable, TickableCx, TickableHandle};
     pub use crate::time::{millis, secs, Clocks, Domain, Frames, Span, Time};
-    pub use crate::timer::{CatchUp, TimerCx, TimerHandle, TimerManager, Timers};
+    pub use crate::timer::{CatchUp, Cx, TimerCx, TimerHandle, TimerManager, Timers};
 }
 
 /// The README's example, compiled and run as a doctest so the front page cannot rot.

@@ -40,7 +40,7 @@ mod cx;
 mod moved;
 mod save;
 
-pub use cx::TickableCx;
+pub use cx::{TickableCall, TickableCx};
 
 pub(crate) use moved::MovedTickable;
 pub use save::TickableInfo;
@@ -290,7 +290,7 @@ impl<C: 'static> Tickables<C> {
                 && (!paused || obj.tick_when_paused());
             let result = if wants {
                 ticked += 1;
-                let mut cx = TickableCx::new(dt, clocks, timers);
+                let mut cx = TickableCx::new(clocks, timers, TickableCall { dt });
                 panic::catch_unwind(AssertUnwindSafe(|| obj.tick(ctx, &mut cx)))
             } else {
                 Ok(())

@@ -21,7 +21,7 @@ use crate::timer::Timers;
 /// A latent action's completion callback.
 pub type Completion<C> = Box<dyn FnMut(&mut C, &mut LatentCx<'_, C>) + Send>;
 
-pub use cx::LatentCx;
+pub use cx::{LatentCall, LatentCx};
 pub use handle::LatentHandle;
 pub use manager::LatentActionManager;
 pub(crate) use moved::MovedLatent;
@@ -456,7 +456,7 @@ impl<C: 'static> LatentActions<C> {
             if e.trigger {
                 e.trigger = false;
                 self.carry = e.late_by.take().map(|by| (e.domain, by));
-                (e.on_complete)(ctx, &mut LatentCx::new(clocks, timers));
+                (e.on_complete)(ctx, &mut LatentCx::new(clocks, timers, LatentCall));
                 completed += 1;
                 after_call(self, timers);
                 self.carry = None;

@@ -111,7 +111,7 @@ pub use action::{
     WaitUntil,
 };
 pub use actions::{
-    Completion, LatentActionManager, LatentActions, LatentCx, LatentHandle, LatentInfo,
+    Completion, LatentActionManager, LatentActions, LatentCall, LatentCx, LatentHandle, LatentInfo,
 };
 pub use poll::MAX_TASK_PASSES;
 pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};

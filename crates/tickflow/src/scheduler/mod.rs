@@ -22,8 +22,10 @@
 //!
 //! # One context for every callback
 //!
-//! Every kind of callback receives the context `&mut C` and a context of its kind, and
-//! reaches the scheduler's services through it by the same three names:
+//! Every kind of callback receives the context `&mut C` and a [`Cx`](crate::Cx) of its kind
+//! (one generic type: `TimerCx`, `TickCx`, `TickableCx` and `LatentCx` are `Cx<'_, C, K>`
+//! for their kind `K`), and reaches the scheduler's services through it by the same three
+//! names, documented once on [`Cx`](crate::Cx):
 //!
 //! - `cx.clocks()`: every clock as this frame sees it ([`Clocks`]): one value per frame, the
 //!   same for every stage, the time the frame reaches;

@@ -4,12 +4,11 @@
 use std::fmt;
 
 use super::{TickGroup, TickHandle};
-use crate::commands::Commands;
 use crate::time::{Clocks, Span};
-use crate::timer::Timers;
+use crate::timer::Cx;
 
-/// The second argument of a tick function: its delta, group and handle, and by the names
-/// every callback context uses, the frame's clocks, the timers and the scheduler's commands.
+/// The second argument of a tick function: its delta, group and handle, and, as every
+/// [`Cx`], the frame's clocks, the timers and the scheduler's commands.
 ///
 /// Commands queued here are applied as soon as this function returns: a function removed or
 /// disabled then does not run later in this frame, and a function added or enabled runs
@@ -33,59 +32,32 @@ use crate::timer::Timers;
 /// sched.tick(secs(0.1), &mut log);
 /// assert_eq!(log, ["spawner in PrePhysics", "child in DuringPhysics"]);
 /// ```
-pub struct TickCx<'a, C> {
+pub type TickCx<'a, C> = Cx<'a, C, TickCall>;
+
+/// What a [`TickCx`] knows of its call.
+#[derive(Clone, Debug)]
+pub struct TickCall {
     pub(crate) dt: Span,
-    pub(crate) clocks: &'a Clocks,
     pub(crate) group: TickGroup,
     pub(crate) handle: TickHandle,
-    pub(crate) timers: &'a mut Timers<C>,
 }
 
-impl<C: 'static> TickCx<'_, C> {
+impl<C: 'static> Cx<'_, C, TickCall> {
     /// The delta this function receives: the frame's game delta (the real delta while
     /// paused), accumulated since the previous tick for interval functions, times the
     /// function's own time dilation.
     pub fn dt(&self) -> Span {
-        self.dt
-    }
-
-    /// Every clock as this frame sees it (the time the frame reaches), and how far each moved
-    /// in it (see [`Clocks`]).
-    pub fn clocks(&self) -> Clocks {
-        *self.clocks
+        self.kind().dt
     }
 
     /// The group this function actually runs in (after demotion, or where it was spawned).
     pub fn group(&self) -> TickGroup {
-        self.group
+        self.kind().group
     }
 
     /// This function's handle.
     pub fn handle(&self) -> TickHandle {
-        self.handle
-    }
-
-    /// The scheduler's timers. Timers set before the frame's timer stage are pending and count
-    /// from the time that stage reaches (the frame's delta never counts).
-    pub fn timers(&mut self) -> &mut Timers<C> {
-        self.timers
-    }
-
-    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, tasks and
-    /// owners, changed as soon as this function returns.
-    pub fn commands(&self) -> &Commands<C> {
-        self.timers.commands()
-    }
-}
-
-impl<C> fmt::Debug for TickCx<'_, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TickCx")
-            .field("handle", &self.handle)
-            .field("frame", &self.clocks.frame())
-            .field("group", &self.group)
-            .field("dt", &self.dt)
-            .finish_non_exhaustive()
+        self.kind().handle
     }
 }
 

@@ -68,7 +68,7 @@ mod service;
 use std::fmt;
 
 pub(crate) use body::Body;
-pub use cx::{Deferred, TickCx};
+pub use cx::{Deferred, TickCall, TickCx};
 pub(crate) use graph::{MovedTick, TickSnapshot};
 pub use graph::{TickBody, TickInfo};
 pub(crate) use run::Env;

@@ -1,4 +1,4 @@
-//! [`TimerCx`]: what a running timer callback can see and do.
+//! [`Cx`], the one context every callback receives, and [`TimerCx`], its timer kind.
 
 use std::fmt;
 
@@ -6,11 +6,102 @@ use super::{TimerHandle, Timers};
 use crate::commands::Commands;
 use crate::time::{Clocks, Span, Time};
 
-/// The context of one timer call: which timer, when it was due, how late it is, how many calls
-/// its timer gets in this tick, and full access to the manager.
+/// The context every callback receives beside the user's `&mut C`: one type for every kind of
+/// callback, as `bevy_time` has one `Time<T>` for every clock. `K` is the kind — [`TimerCx`],
+/// [`TickCx`](crate::tick::TickCx), [`TickableCx`](crate::tickable::TickableCx),
+/// [`LatentCx`](crate::latent::LatentCx) — and brings what is particular to it (a timer's
+/// `scheduled()`, a tick function's `dt()`). Every kind reaches the same three services by
+/// the same names:
 ///
-/// Times are on the timer's own clock (frame numbers for a [`Domain::Frames`](crate::time::Domain)
-/// timer).
+/// - [`clocks`](Self::clocks): every clock as this frame sees it;
+/// - [`timers`](Self::timers): set, clear, pause and query timers at once;
+/// - [`commands`](Self::commands): every other change (tick functions, tickables, latent
+///   actions, tasks, owners), applied as soon as the callback returns.
+///
+/// ```
+/// use tickflow::prelude::*;
+///
+/// // One helper serves every kind of callback.
+/// fn arm<K>(log: &mut Vec<String>, cx: &mut Cx<'_, Vec<String>, K>) {
+///     let frame = cx.clocks().frame();
+///     log.push(format!("armed in frame {frame}"));
+///     cx.timers().after(Frames(1)).call(|log, cx| {
+///         log.push(format!("fired in frame {}", cx.clocks().frame()))
+///     });
+/// }
+/// let mut sched = Scheduler::<Vec<String>>::new();
+/// sched.ticks().add(TickSettings::named("arm"), |log, cx| {
+///     if cx.clocks().frame() == 1 {
+///         arm(log, cx);
+///     }
+/// });
+/// sched.latent().delay(OwnerId::new(1), 0, secs(0.25), arm);
+/// let mut log = vec![];
+/// for _ in 0..4 {
+///     sched.tick(secs(0.1), &mut log);
+/// }
+/// assert_eq!(log, ["armed in frame 1", "fired in frame 2", "armed in frame 3", "fired in frame 4"]);
+/// ```
+pub struct Cx<'a, C, K> {
+    clocks: Clocks,
+    timers: &'a mut Timers<C>,
+    kind: K,
+}
+
+impl<'a, C: 'static, K> Cx<'a, C, K> {
+    pub(crate) fn new(clocks: Clocks, timers: &'a mut Timers<C>, kind: K) -> Self {
+        Cx {
+            clocks,
+            timers,
+            kind,
+        }
+    }
+
+    /// What is particular to this kind of callback.
+    pub(crate) fn kind(&self) -> &K {
+        &self.kind
+    }
+
+    pub(crate) fn kind_mut(&mut self) -> &mut K {
+        &mut self.kind
+    }
+
+    /// Every clock as this frame sees it (the time the frame reaches), and how far each moved
+    /// in it (see [`Clocks`]): one value per frame, the same for every stage.
+    pub fn clocks(&self) -> Clocks {
+        self.clocks
+    }
+
+    /// The timers: set, clear, pause or query any timer now. In a scheduler, a timer set
+    /// before the frame's timer stage counts from the time that stage reaches; one set from a
+    /// timer callback counts from that call's scheduled time and never fires in the same tick.
+    pub fn timers(&mut self) -> &mut Timers<C> {
+        self.timers
+    }
+
+    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, tasks and
+    /// owners, changed as soon as this callback returns (for timer callbacks, when the timer
+    /// stage ends). A standalone [`TimerManager`](super::TimerManager) or
+    /// [`LatentActionManager`](crate::latent::LatentActionManager) has no scheduler: its
+    /// commands do nothing.
+    pub fn commands(&self) -> &Commands<C> {
+        self.timers.commands()
+    }
+}
+
+impl<C, K: fmt::Debug> fmt::Debug for Cx<'_, C, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cx")
+            .field("frame", &self.clocks.frame())
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The context of one timer call: which timer, when it was due, how late it is, how many calls
+/// its timer gets in this tick, and, as every [`Cx`], the clocks, the timers and the commands.
+///
+/// Times are on the timer's own clock (frame numbers for a frame timer).
 ///
 /// # Examples
 ///
@@ -32,8 +123,11 @@ use crate::time::{Clocks, Span, Time};
 /// assert_eq!(log, [(0, 4), (1, 4), (2, 4)]);
 /// assert!(timers.is_empty());
 /// ```
-pub struct TimerCx<'a, C> {
-    mgr: &'a mut Timers<C>,
+pub type TimerCx<'a, C> = Cx<'a, C, TimerCall>;
+
+/// What a [`TimerCx`] knows of its call.
+#[derive(Clone, Debug)]
+pub struct TimerCall {
     handle: TimerHandle,
     now: u64,
     scheduled: u64,
@@ -41,8 +135,8 @@ pub struct TimerCx<'a, C> {
     calls_this_tick: u64,
 }
 
-impl<'a, C: 'static> TimerCx<'a, C> {
-    pub(crate) fn new(
+impl<'a, C: 'static> Cx<'a, C, TimerCall> {
+    pub(crate) fn timer(
         mgr: &'a mut Timers<C>,
         handle: TimerHandle,
         now: u64,
@@ -50,41 +144,29 @@ impl<'a, C: 'static> TimerCx<'a, C> {
         call_index: u64,
         calls_this_tick: u64,
     ) -> Self {
-        TimerCx {
-            mgr,
+        let call = TimerCall {
             handle,
             now,
             scheduled,
             call_index,
             calls_this_tick,
-        }
-    }
-
-    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, tasks and
-    /// owners, changed when this timer stage ends. A standalone
-    /// [`TimerManager`](super::TimerManager) has no scheduler: its commands do nothing.
-    pub fn commands(&self) -> &Commands<C> {
-        self.mgr.commands()
+        };
+        Cx::new(mgr.clocks(), mgr, call)
     }
 
     /// The running timer's handle.
     pub fn handle(&self) -> TimerHandle {
-        self.handle
+        self.kind().handle
     }
 
     /// The time the tick reached on this timer's clock.
     pub fn now(&self) -> Time {
-        Time::from_flicks(self.now)
+        Time::from_flicks(self.kind().now)
     }
 
     /// The time this call was due (for [`fire_now`](Timers::fire_now): now).
     pub fn scheduled(&self) -> Time {
-        Time::from_flicks(self.scheduled)
-    }
-
-    /// Every clock of the manager, and how far each moved in this tick (see [`Clocks`]).
-    pub fn clocks(&self) -> Clocks {
-        self.mgr.clocks()
+        Time::from_flicks(self.kind().scheduled)
     }
 
     /// How late this call runs: `now - scheduled`.
@@ -94,56 +176,39 @@ impl<'a, C: 'static> TimerCx<'a, C> {
 
     /// 0 for the first call of this timer, then 1, 2, ...
     pub fn call_index(&self) -> u64 {
-        self.call_index
+        self.kind().call_index
     }
 
     /// The calls this timer gets in this tick, this one and earlier ones of the same burst
     /// included (1 unless a [`CatchUp::Burst`](super::CatchUp::Burst) timer is late).
     pub fn calls_this_tick(&self) -> u64 {
-        self.calls_this_tick
+        self.kind().calls_this_tick
     }
 
     /// The tag given with [`TimerBuilder::tag`](super::TimerBuilder::tag), if any: a callback
     /// shared by many timers finds its own data with it (an entity, a slot in a table)
     /// without capturing it, which keeps the callback allocation-free.
     pub fn tag(&self) -> Option<u64> {
-        self.mgr
-            .find(self.handle)
-            .and_then(|idx| self.mgr.tag_of(idx))
+        let mgr = &*self.timers;
+        mgr.find(self.kind().handle).and_then(|idx| mgr.tag_of(idx))
     }
 
     /// `true` when the timer makes no call after this one by its schedule: a one-shot, or
     /// the last of [`times(n)`](super::TimerBuilder::times) (also when the callback has
     /// cleared it already).
     pub fn is_last_call(&self) -> bool {
-        let Some(idx) = self.mgr.find(self.handle) else {
+        let mgr = &*self.timers;
+        let Some(idx) = mgr.find(self.kind().handle) else {
             return true;
         };
-        let looping = self.mgr.slots.at(idx).flags.looping();
-        let times_left = self.mgr.extras_of(idx).and_then(|x| x.times_left);
+        let looping = mgr.slots.at(idx).flags.looping();
+        let times_left = mgr.extras_of(idx).and_then(|x| x.times_left);
         !looping || times_left == Some(1)
-    }
-
-    /// The manager: set, clear, pause or query any timer. Timers set here count from this
-    /// call's scheduled time (on the same clock) and never fire in the current tick.
-    pub fn timers(&mut self) -> &mut Timers<C> {
-        self.mgr
     }
 
     /// Clears the running timer: no further calls, the rest of a burst included.
     pub fn clear_self(&mut self) {
-        self.mgr.clear(self.handle);
-    }
-}
-
-impl<C> fmt::Debug for TimerCx<'_, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimerCx")
-            .field("handle", &self.handle)
-            .field("now", &Time::from_flicks(self.now))
-            .field("scheduled", &Time::from_flicks(self.scheduled))
-            .field("call_index", &self.call_index)
-            .field("calls_this_tick", &self.calls_this_tick)
-            .finish()
+        let h = self.kind().handle;
+        self.timers.clear(h);
     }
 }

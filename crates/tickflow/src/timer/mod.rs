@@ -129,7 +129,7 @@ use crate::time::{Domain, Span};
 pub(crate) use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub(crate) use callback::Callback;
-pub use cx::TimerCx;
+pub use cx::{Cx, TimerCall, TimerCx};
 pub use manager::Timers;
 pub(crate) use moved::MovedTimer;
 pub(crate) use snapshot::unbound;

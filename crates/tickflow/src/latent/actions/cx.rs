@@ -1,13 +1,9 @@
-//! [`LatentCx`]: what a latent completion can see and do.
+//! [`LatentCx`]: the context of a latent completion.
 
-use std::fmt;
+use crate::timer::Cx;
 
-use crate::commands::Commands;
-use crate::time::Clocks;
-use crate::timer::Timers;
-
-/// The second argument of a latent completion: the frame's clocks, the timers and the
-/// scheduler's commands, by the names every callback context uses.
+/// The second argument of a latent completion: as every [`Cx`], the frame's clocks, the
+/// timers and the scheduler's commands.
 ///
 /// ```
 /// use tickflow::prelude::*;
@@ -23,36 +19,8 @@ use crate::timer::Timers;
 /// }
 /// assert_eq!(seen, [2, 3]);
 /// ```
-pub struct LatentCx<'a, C> {
-    clocks: Clocks,
-    timers: &'a mut Timers<C>,
-}
+pub type LatentCx<'a, C> = Cx<'a, C, LatentCall>;
 
-impl<'a, C: 'static> LatentCx<'a, C> {
-    pub(crate) fn new(clocks: Clocks, timers: &'a mut Timers<C>) -> Self {
-        LatentCx { clocks, timers }
-    }
-
-    /// Every clock as this frame sees it (see [`Clocks`]).
-    pub fn clocks(&self) -> Clocks {
-        self.clocks
-    }
-
-    /// The timers: a timer set here counts from this frame's timer stage, which has run.
-    pub fn timers(&mut self) -> &mut Timers<C> {
-        self.timers
-    }
-
-    /// The scheduler's [`Commands`], applied right after this completion returns.
-    pub fn commands(&self) -> &Commands<C> {
-        self.timers.commands()
-    }
-}
-
-impl<C: 'static> fmt::Debug for LatentCx<'_, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LatentCx")
-            .field("frame", &self.clocks.frame())
-            .finish_non_exhaustive()
-    }
-}
+/// What a [`LatentCx`] knows of its call: nothing beyond what every [`Cx`] has.
+#[derive(Clone, Debug, Default)]
+pub struct LatentCall;

@@ -10,7 +10,7 @@ use crate::tick::body::{Body, ParJob};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::interval::{next_due, Clock};
 use crate::tick::plan::Placed;
-use crate::tick::{Deferred, TickCx, TickGroup, TickHandle};
+use crate::tick::{Deferred, TickCall, TickCx, TickGroup, TickHandle};
 use crate::time::Span;
 
 /// Where the fast path stopped.
@@ -113,13 +113,12 @@ impl<C: 'static> TickFunctions<C> {
         let wake = env.wake;
         let start = list.len();
         let mut skipped = 0;
-        let mut cx = TickCx {
+        let call = TickCall {
             dt: Span::from_flicks(if self.paused { unpaused } else { game }),
-            clocks,
             group,
             handle: TickHandle::default(),
-            timers: &mut *env.timers,
         };
+        let mut cx = TickCx::new(*clocks, &mut *env.timers, call);
         let hot_list = &mut self.graph.hot;
         while let Some(&(h, p)) = list.next() {
             let i = p as usize;
@@ -139,7 +138,7 @@ impl<C: 'static> TickFunctions<C> {
             let Some(Some(Body::Serial(f))) = bodies.get_mut(i) else {
                 continue;
             };
-            cx.handle = h;
+            cx.kind_mut().handle = h;
             f(env.ctx, &mut cx);
             if must_settle(wake) {
                 *ran += start - list.len() - skipped;
@@ -189,13 +188,12 @@ impl<C: 'static> TickFunctions<C> {
         let Some(Some(Body::Serial(f))) = self.bodies.get_mut(i) else {
             return;
         };
-        let mut cx = TickCx {
+        let call = TickCall {
             dt,
-            clocks: env.clocks,
             group,
             handle: h,
-            timers: &mut *env.timers,
         };
+        let mut cx = TickCx::new(*env.clocks, &mut *env.timers, call);
         f(env.ctx, &mut cx);
         if must_settle(env.wake) {
             self.after_call(env);
@@ -345,13 +343,12 @@ impl<C: 'static> TickFunctions<C> {
         let mut first_panic = None;
         for (_, out) in deferred {
             for f in out.later {
-                let mut cx = TickCx {
+                let call = TickCall {
                     dt: out.dt,
-                    clocks: env.clocks,
                     group,
                     handle: out.handle,
-                    timers: &mut *env.timers,
                 };
+                let mut cx = TickCx::new(*env.clocks, &mut *env.timers, call);
                 let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
                 let settled = panic::catch_unwind(AssertUnwindSafe(|| self.after_call(env)));
                 if let Err(p) = result.and(settled) {
