@@ -1,4 +1,4 @@
-//! Snapshot benchmark SN3 (issue 29: bytes from a peer cannot stall a server): importing an
+//! Snapshot benchmark SN3 (bytes from a peer cannot stall a server): importing an
 //! owner whose tick functions are as densely linked as a graph without a cycle can be (each
 //! waits for every earlier one, n(n-1)/2 edges, and for one function of another owner by
 //! name), into a destination that holds 2,000 functions of other owners; then the first

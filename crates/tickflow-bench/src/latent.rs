@@ -1,4 +1,4 @@
-//! Latent benchmarks L1–L2 (issue: latent actions and async tasks).
+//! Latent benchmarks L1–L2.
 //!
 //! A plain harness (`harness = false`), like the others: each workload runs 600 frames; the
 //! versions run in turn, five rounds, and the medians (of times, and of per-round ratios) are

@@ -1,4 +1,4 @@
-//! Snapshot benchmark SN2 (issue: moving an entity between schedulers): what moving one
+//! Snapshot benchmark SN2: what moving one
 //! owner costs, and its size on the wire.
 //!
 //! The owner is shaped like an actor of the demo's arena: a movement tick function every

@@ -1,4 +1,4 @@
-//! Real-time service benchmarks (issue: real-time timers), peers in the same run.
+//! Real-time service benchmarks, peers in the same run.
 //!
 //! `cargo bench -p tickflow --bench realtime` (add `-- quick` for 1 s runs).
 //!

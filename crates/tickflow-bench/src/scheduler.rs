@@ -1,4 +1,4 @@
-//! Scheduler benchmarks S1–S3 against peers measured in the same run (issue: scheduler).
+//! Scheduler benchmarks S1–S3 against peers measured in the same run.
 //!
 //! A plain harness (`harness = false`), like `timers.rs`: each workload runs a few hundred
 //! frames, three times, and the median is reported. Run:

@@ -1,4 +1,4 @@
-//! Snapshot benchmark SN1 (issue: snapshots): save and restore a manager of 1e6 timers. The
+//! Snapshot benchmark SN1: save and restore a manager of 1e6 timers. The
 //! same run prints SN2, moving owners between schedulers (`migrate.rs`), and SN3, importing a
 //! densely linked owner (`dense.rs`).
 //!

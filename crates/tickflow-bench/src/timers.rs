@@ -1,4 +1,4 @@
-//! Timer benchmarks W1–W4 against peers measured in the same run (issue: foundation).
+//! Timer benchmarks W1–W4 against peers measured in the same run.
 //!
 //! A plain harness (`harness = false`): each workload is a whole-run macro benchmark (seconds
 //! at 1e6 timers), so it runs a few times and reports the median instead of criterion's many

@@ -57,8 +57,8 @@ impl Recs {
     #[inline]
     pub(super) fn push(&mut self, rec: Rec) {
         // The block `len` falls in takes the push, unless it is the first block at its
-        // capacity or a block not yet allocated (`push_slow`). The fast path used to serve only
-        // the first block, so every push into a slot past 16,384 records took the slow one.
+        // capacity or a block not yet allocated (`push_slow`): a push into any block takes the
+        // fast path, however many records the slot holds.
         let k = self.len >> SHIFT;
         let tail = match k {
             0 if self.first.len() < self.first.capacity() => Some(&mut self.first),
