@@ -243,13 +243,12 @@ fn an_owner_removed_by_a_completion_loses_its_later_completions() {
 fn paused_freezes_game_delays_but_not_real_ones() {
     let (mut sched, mut game) = world();
     sched.latent().delay(O, 1, secs(0.3), done("game"));
-    sched.latent().add(
-        O,
-        2,
-        Delay::new(secs(0.3)).in_domain(Domain::Real),
-        done("real"),
-    );
-    sched.latent().add(O, 3, Delay::frames(2), done("frames"));
+    sched
+        .latent()
+        .add(O, 2, Delay::real(secs(0.3)), done("real"));
+    sched
+        .latent()
+        .add(O, 3, Delay::new(Frames(2)), done("frames"));
     sched.set_paused(true);
     run(&mut sched, &mut game, 5, 0.1);
     assert_eq!(game.log, ["frames @2", "real @3"]);

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::time::{Domain, Span};
+use crate::time::{Domain, Interval, Span};
 
 /// What one update of a [`LatentAction`] decided. Made fresh for every update.
 #[derive(Debug)]
@@ -222,24 +222,23 @@ pub struct Delay {
 }
 
 impl Delay {
-    /// A delay of `duration` on the game clock.
-    pub fn new(duration: Span) -> Self {
+    /// A delay of `duration` on the game clock, or of `n` frames for
+    /// [`Frames(n)`](crate::time::Frames).
+    pub fn new(duration: impl Interval) -> Self {
+        let (domain, amount) = duration.clock_amount();
         Delay {
-            duration,
+            duration: Span::from_flicks(amount),
             elapsed: Span::ZERO,
-            domain: Domain::Game,
+            domain,
         }
     }
 
-    /// A delay of `n` frames (the frame clock).
-    pub fn frames(n: u64) -> Self {
-        Delay::new(Span::from_flicks(n)).in_domain(Domain::Frames)
-    }
-
-    /// The same delay on another clock ([`Domain::Real`] keeps counting while paused).
-    pub fn in_domain(mut self, domain: Domain) -> Self {
-        self.domain = domain;
-        self
+    /// A delay of `duration` on the real clock, which keeps counting while paused.
+    pub fn real(duration: Span) -> Self {
+        Delay {
+            domain: Domain::Real,
+            ..Delay::new(duration)
+        }
     }
 
     /// Time left (frames on the frame clock).
@@ -298,14 +297,15 @@ impl<C> LatentAction<C> for Delay {
 pub struct RetriggerableDelay(Delay);
 
 impl RetriggerableDelay {
-    /// A retriggerable delay of `duration` on the game clock.
-    pub fn new(duration: Span) -> Self {
+    /// A retriggerable delay of `duration` on the game clock, or of `n` frames for
+    /// [`Frames(n)`](crate::time::Frames).
+    pub fn new(duration: impl Interval) -> Self {
         RetriggerableDelay(Delay::new(duration))
     }
 
-    /// The same delay on another clock.
-    pub fn in_domain(self, domain: Domain) -> Self {
-        RetriggerableDelay(self.0.in_domain(domain))
+    /// A retriggerable delay of `duration` on the real clock.
+    pub fn real(duration: Span) -> Self {
+        RetriggerableDelay(Delay::real(duration))
     }
 
     /// Time left.

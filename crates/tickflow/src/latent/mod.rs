@@ -21,7 +21,7 @@
 //! (a Blueprint Delay loop takes four frames, 0.12 s, every lap). A wait never ends in the
 //! frame it started in, so a loop runs at most one lap per frame. Game-clock waits are
 //! dilated and stop while paused; real-clock waits ([`TaskCx::delay_real`],
-//! [`Delay::in_domain`]`(Domain::Real)`) keep going.
+//! [`Delay::real`]) keep going.
 //!
 //! # Latent actions
 //!

@@ -143,7 +143,7 @@ impl<C> Deferred<C> {
     }
 
     /// `true` when nothing was asked for.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.later.is_empty()
     }
 }
