@@ -65,9 +65,11 @@ pub trait Resolver<C> {
     }
 
     /// Called by [`sync_test`] after each restore with the restored scheduler and the copy of
-    /// the context it will run: a context that holds handles to its scheduler (such as
-    /// [`Commands`](crate::scheduler::Commands)) points them at the restored one here. Your
-    /// own rollback loop does the same after [`Scheduler::restore`]. The default does nothing.
+    /// the context it will run: a context that holds something of its scheduler's (a
+    /// [`Commands`](crate::scheduler::Commands) it hands to other threads, say) points it at
+    /// the restored one here; callbacks need nothing of the kind, their `cx.commands()`
+    /// reaches the scheduler that runs them. Your own rollback loop does the same after
+    /// [`Scheduler::restore`]. The default does nothing.
     fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
         let _ = (sched, ctx);
     }

@@ -170,9 +170,11 @@ impl<C: 'static> Scheduler<C> {
     /// they run). The restored scheduler hands out the same handles and, for everything the
     /// report does not list, makes the same calls in the same order as the original.
     ///
-    /// [`Commands`](super::Commands) of the scheduler the snapshot came from keep reaching
-    /// that one while it lives (kept for a comparison, say): point the context's at the
-    /// restored one in [`Resolver::after_restore`].
+    /// Callbacks of the restored scheduler reach it through their `cx.commands()`. A
+    /// [`Commands`](super::Commands) taken from the original with
+    /// [`commands()`](Scheduler::commands) (for another thread, say) keeps reaching the
+    /// original while it lives, and does nothing once it is dropped: take a new one from the
+    /// restored scheduler.
     ///
     /// # Untrusted bytes
     ///
