@@ -36,6 +36,15 @@ fn frame(app: &mut App) -> u64 {
     sched(app).scheduler().clocks().frame()
 }
 
+/// The game time the scheduler has reached.
+fn game_time(app: &mut App) -> Span {
+    sched(app)
+        .scheduler()
+        .clocks()
+        .now(Domain::Game)
+        .since_start()
+}
+
 /// Pauses or resumes Bevy's virtual clock.
 fn set_paused(app: &mut App, on: bool) {
     let mut virt = app.world_mut().resource_mut::<Time<Virtual>>();
@@ -69,14 +78,7 @@ fn one_frame_per_fixed_step_of_exactly_one_period() {
     for _ in 0..1198 {
         app.update();
     }
-    assert_eq!(
-        sched(&mut app)
-            .scheduler()
-            .clocks()
-            .now(Domain::Game)
-            .since_start(),
-        secs(60.0)
-    );
+    assert_eq!(game_time(&mut app), secs(60.0));
 }
 
 #[test]
@@ -160,14 +162,7 @@ fn pause_stops_the_game_clock_and_real_time_goes_on() {
         app.world().resource::<Log>().0,
         ["menu (paused)", "real", "menu (paused)", "real"]
     );
-    assert_eq!(
-        sched(&mut app)
-            .scheduler()
-            .clocks()
-            .now(Domain::Game)
-            .since_start(),
-        millis(100)
-    );
+    assert_eq!(game_time(&mut app), millis(100));
     app.world_mut().resource_mut::<Log>().0.clear();
 
     set_paused(&mut app, false);
@@ -310,11 +305,7 @@ fn variable_mode_runs_one_frame_per_update_of_virtual_time() {
     }
     // 999 updates of 7,000,001 ns after the first: the nanoseconds are carried, never
     // rounded away.
-    let now = sched(&mut app)
-        .scheduler()
-        .clocks()
-        .now(Domain::Game)
-        .since_start();
+    let now = game_time(&mut app);
     assert_eq!(now.flicks(), 999 * 7_000_001 * 441 / 625);
     assert_eq!(frame(&mut app), 1000);
     set_paused(&mut app, true);

@@ -269,7 +269,7 @@ impl<C: 'static> Tickables<C> {
         &mut self,
         dt: Span,
         paused: bool,
-        (ctx, clocks, timers): (&mut C, Clocks, &mut Timers<C>),
+        (ctx, clocks, timers): (&mut C, &Clocks, &mut Timers<C>),
         after_each: &mut dyn FnMut(&mut Self, &mut Timers<C>),
     ) -> usize {
         let mut ticked = 0;
@@ -355,7 +355,7 @@ mod tests {
         let mut log = Vec::new();
         let mut timers = Timers::new();
         let clocks = Clocks::default();
-        let env = (&mut log, clocks, &mut timers);
+        let env = (&mut log, &clocks, &mut timers);
         assert_eq!(t.run(Span::ZERO, false, env, &mut |_, _| {}), 2);
         assert_eq!(log, ["a", "b"]);
         assert!(t.remove(a));
@@ -366,7 +366,7 @@ mod tests {
         t.run(
             Span::ZERO,
             false,
-            (&mut log, clocks, &mut timers),
+            (&mut log, &clocks, &mut timers),
             &mut |_, _| {},
         );
         assert_eq!(log, ["b", "c"]);

@@ -406,7 +406,7 @@ impl<C: 'static> LatentActions<C> {
     pub(crate) fn run(
         &mut self,
         dts: [u64; 3],
-        (ctx, clocks, timers): (&mut C, Clocks, &mut Timers<C>),
+        (ctx, clocks, timers): (&mut C, &Clocks, &mut Timers<C>),
         after_call: &mut dyn FnMut(&mut Self, &mut Timers<C>),
     ) -> usize {
         self.settle();

@@ -4,15 +4,36 @@
 
 use std::fmt;
 use std::future::Future;
+use std::num::NonZeroU32;
 
-use super::apply::Command;
+use super::apply::{Command, Shared};
 use crate::commands::Commands;
-use crate::handle::lock_alloc;
-use crate::latent::{Completion, LatentAction, LatentHandle, TaskCx, TaskFactory, TaskHandle};
+use crate::handle::{lock_alloc, SharedAlloc};
+use crate::latent::{
+    Completion, LatentAction, LatentCx, LatentHandle, TaskCx, TaskFactory, TaskHandle,
+};
 use crate::owner::OwnerId;
 use crate::tick::{Body, TickCx, TickError, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle};
 use crate::time::Span;
+
+/// Queues `c` if `key` (index, tag) is live in the allocator `alloc` picks; says whether it
+/// was (a stale handle, or no scheduler, queues nothing).
+fn push_if_live<C: 'static>(
+    cmds: &Commands<C>,
+    alloc: impl FnOnce(&Shared<C>) -> &SharedAlloc,
+    (index, tag): (u32, NonZeroU32),
+    c: Command<C>,
+) -> bool {
+    let Some(shared) = cmds.shared() else {
+        return false;
+    };
+    let live = lock_alloc(alloc(&shared)).is_live(index, tag);
+    if live {
+        shared.push(c);
+    }
+    live
+}
 
 macro_rules! view {
     ($(#[$doc:meta])* $name:ident) => {
@@ -92,14 +113,7 @@ impl<C: 'static> TickCommands<'_, C> {
 
     /// Queues `c` if `h` names a live function; says whether it did.
     fn if_live(&self, h: TickHandle, c: Command<C>) -> bool {
-        let Some(shared) = self.cmds.shared() else {
-            return false;
-        };
-        let live = lock_alloc(&shared.ticks).is_live(h.index(), h.tag());
-        if live {
-            shared.push(c);
-        }
-        live
+        push_if_live(self.cmds, |s| &s.ticks, (h.index(), h.tag()), c)
     }
 
     /// Queues the removal of a tick function. `false` when the handle names no function.
@@ -153,14 +167,8 @@ impl<C: 'static> TickableCommands<'_, C> {
     /// Queues the removal of a tickable (skipped at once when applied mid-stage). `false` when
     /// the handle names no tickable.
     pub fn remove(&self, h: TickableHandle) -> bool {
-        let Some(shared) = self.cmds.shared() else {
-            return false;
-        };
-        let live = lock_alloc(&shared.tickables).is_live(h.index(), h.tag());
-        if live {
-            shared.push(Command::RemoveTickable(h));
-        }
-        live
+        let key = (h.index(), h.tag());
+        push_if_live(self.cmds, |s| &s.tickables, key, Command::RemoveTickable(h))
     }
 }
 
@@ -198,7 +206,7 @@ impl<C: 'static> LatentCommands<'_, C> {
         owner: OwnerId,
         uuid: u64,
         action: impl LatentAction<C> + 'static,
-        on_complete: impl FnMut(&mut C, &mut crate::latent::LatentCx<'_, C>) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) {
         let f: Completion<C> = Box::new(on_complete);
         self.cmds
@@ -211,7 +219,7 @@ impl<C: 'static> LatentCommands<'_, C> {
         owner: OwnerId,
         uuid: u64,
         d: Span,
-        on_complete: impl FnMut(&mut C, &mut crate::latent::LatentCx<'_, C>) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) {
         self.add(owner, uuid, crate::latent::Delay::new(d), on_complete);
     }
@@ -222,7 +230,7 @@ impl<C: 'static> LatentCommands<'_, C> {
         owner: OwnerId,
         uuid: u64,
         d: Span,
-        on_complete: impl FnMut(&mut C, &mut crate::latent::LatentCx<'_, C>) + Send + 'static,
+        on_complete: impl FnMut(&mut C, &mut LatentCx<'_, C>) + Send + 'static,
     ) {
         let f: Completion<C> = Box::new(on_complete);
         self.cmds

@@ -277,12 +277,23 @@ impl<C: 'static> fmt::Debug for Registry<C> {
     }
 }
 
+/// What `named` (the table's entry for the item's key, if any) makes for `info`, else what the
+/// kind's fallback makes (if there is one).
+fn bind<I: ?Sized, T>(
+    named: Option<&mut Make<I, T>>,
+    other: &mut Other<I, T>,
+    info: &I,
+) -> Option<T> {
+    match named {
+        Some(make) => Some(make(info)),
+        None => other.as_mut()?(info),
+    }
+}
+
 impl<C: 'static> Resolver<C> for Registry<C> {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<C>> {
-        match info.name.as_deref().and_then(|n| self.timers.get_mut(n)) {
-            Some(make) => Some(make(info)),
-            None => self.other_timers.as_mut()?(info),
-        }
+        let named = info.name.as_deref().and_then(|n| self.timers.get_mut(n));
+        bind(named, &mut self.other_timers, info)
     }
 
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<C>> {
@@ -291,24 +302,21 @@ impl<C: 'static> Resolver<C> for Registry<C> {
     }
 
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<C>> {
-        match self.ticks.get_mut(info.settings.name.as_str()) {
-            Some(make) => Some(make(info)),
-            None => self.other_ticks.as_mut()?(info),
-        }
+        let named = self.ticks.get_mut(info.settings.name.as_str());
+        bind(named, &mut self.other_ticks, info)
     }
 
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<C>>> {
-        match self.tickables.get_mut(info.name.as_str()) {
-            Some(make) => Some(make(info)),
-            None => self.other_tickables.as_mut()?(info),
-        }
+        let named = self.tickables.get_mut(info.name.as_str());
+        bind(named, &mut self.other_tickables, info)
     }
 
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<C>> {
-        match self.latent.get_mut(&info.uuid) {
-            Some(make) => Some(make(info)),
-            None => self.other_latent.as_mut()?(info),
-        }
+        bind(
+            self.latent.get_mut(&info.uuid),
+            &mut self.other_latent,
+            info,
+        )
     }
 
     fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<C>>> {

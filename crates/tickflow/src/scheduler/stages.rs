@@ -210,7 +210,7 @@ impl<C: 'static> Stages<'_, C> {
             ..
         } = self;
         let errors = &mut report.errors;
-        let env = (&mut **ctx, **clocks, &mut **timers);
+        let env = (&mut **ctx, *clocks, &mut **timers);
         let ticked = tickables.run(clocks.unpaused_delta(), *paused, env, &mut |tk, tm| {
             let parts = Parts {
                 ticks: &mut **ticks,
@@ -239,7 +239,7 @@ impl<C: 'static> Stages<'_, C> {
             ..
         } = self;
         let errors = &mut report.errors;
-        let env = (&mut **ctx, **clocks, &mut **timers);
+        let env = (&mut **ctx, *clocks, &mut **timers);
         let completed = latent.run(clocks.raw_deltas(), env, &mut |la, tm| {
             let parts = Parts {
                 ticks: &mut **ticks,

@@ -181,7 +181,8 @@ mod tests {
     /// Calls `cb` once through a real `TimerCx` (made by a manager firing a timer).
     fn call_once(cb: &mut Callback<u64>, ctx: &mut u64) {
         let mut m = TimerManager::<u64>::new();
-        let mut cx = TimerCx::timer(&mut m, Default::default(), 0, 0, 0, 1);
+        let clocks = m.clocks();
+        let mut cx = TimerCx::timer(&clocks, &mut m, Default::default(), 0, 0, 0, 1);
         cb.call(ctx, &mut cx);
     }
 

@@ -43,13 +43,14 @@ use crate::time::{Clocks, Span, Time};
 /// assert_eq!(log, ["armed in frame 1", "fired in frame 2", "armed in frame 3", "fired in frame 4"]);
 /// ```
 pub struct Cx<'a, C, K> {
-    clocks: Clocks,
+    /// The frame's one value (a timer call's: its manager's, read when the call starts).
+    clocks: &'a Clocks,
     timers: &'a mut Timers<C>,
     kind: K,
 }
 
 impl<'a, C: 'static, K> Cx<'a, C, K> {
-    pub(crate) fn new(clocks: Clocks, timers: &'a mut Timers<C>, kind: K) -> Self {
+    pub(crate) fn new(clocks: &'a Clocks, timers: &'a mut Timers<C>, kind: K) -> Self {
         Cx {
             clocks,
             timers,
@@ -69,7 +70,7 @@ impl<'a, C: 'static, K> Cx<'a, C, K> {
     /// Every clock as this frame sees it (the time the frame reaches), and how far each moved
     /// in it (see [`Clocks`]): one value per frame, the same for every stage.
     pub fn clocks(&self) -> Clocks {
-        self.clocks
+        *self.clocks
     }
 
     /// The timers: set, clear, pause or query any timer now. In a scheduler, a timer set
@@ -136,7 +137,9 @@ pub struct TimerCall {
 }
 
 impl<'a, C: 'static> Cx<'a, C, TimerCall> {
+    /// The context of one call; `clocks` are `mgr`'s.
     pub(crate) fn timer(
+        clocks: &'a Clocks,
         mgr: &'a mut Timers<C>,
         handle: TimerHandle,
         now: u64,
@@ -151,7 +154,7 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
             call_index,
             calls_this_tick,
         };
-        Cx::new(mgr.clocks(), mgr, call)
+        Cx::new(clocks, mgr, call)
     }
 
     /// The running timer's handle.

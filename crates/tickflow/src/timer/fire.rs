@@ -165,7 +165,16 @@ impl<C: 'static> Timers<C> {
         let outer = self.firing.replace((domain, scheduled));
         let now = self.span.now[domain.index()];
         let result = {
-            let mut cx = TimerCx::timer(self, handle, now, scheduled, call_index, calls_this_tick);
+            let clocks = self.clocks();
+            let mut cx = TimerCx::timer(
+                &clocks,
+                self,
+                handle,
+                now,
+                scheduled,
+                call_index,
+                calls_this_tick,
+            );
             panic::catch_unwind(AssertUnwindSafe(|| cb.call(ctx, &mut cx)))
         };
         self.firing = outer;

@@ -94,7 +94,7 @@ impl<C: 'static> LatentActionManager<C> {
         let dts = [game_dt.flicks(), real_dt.flicks(), 1];
         let clocks = self.timers.clocks();
         self.actions
-            .run(dts, (ctx, clocks, &mut self.timers), &mut |_, _| {})
+            .run(dts, (ctx, &clocks, &mut self.timers), &mut |_, _| {})
     }
 }
 

@@ -118,7 +118,7 @@ impl<C: 'static> TickFunctions<C> {
             group,
             handle: TickHandle::default(),
         };
-        let mut cx = TickCx::new(*clocks, &mut *env.timers, call);
+        let mut cx = TickCx::new(clocks, &mut *env.timers, call);
         let hot_list = &mut self.graph.hot;
         while let Some(&(h, p)) = list.next() {
             let i = p as usize;
@@ -193,7 +193,7 @@ impl<C: 'static> TickFunctions<C> {
             group,
             handle: h,
         };
-        let mut cx = TickCx::new(*env.clocks, &mut *env.timers, call);
+        let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
         f(env.ctx, &mut cx);
         if must_settle(env.wake) {
             self.after_call(env);
@@ -348,7 +348,7 @@ impl<C: 'static> TickFunctions<C> {
                     group,
                     handle: out.handle,
                 };
-                let mut cx = TickCx::new(*env.clocks, &mut *env.timers, call);
+                let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
                 let result = panic::catch_unwind(AssertUnwindSafe(|| f(env.ctx, &mut cx)));
                 let settled = panic::catch_unwind(AssertUnwindSafe(|| self.after_call(env)));
                 if let Err(p) = result.and(settled) {
