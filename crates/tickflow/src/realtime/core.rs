@@ -276,6 +276,11 @@ impl Shared {
         };
         let mut n = 0;
         for (call, dispatch) in buf.drain(..) {
+            // A call of this batch may have stopped the service (dropped it from its own
+            // callback): no call starts after a stop, the rest of the batch is dropped.
+            if self.flags.stopped.load(Ordering::Acquire) {
+                continue;
+            }
             n += usize::from(match dispatch {
                 Dispatch::TimerThread => call.run_counted(),
                 other => other.send(call),
