@@ -8,11 +8,11 @@ use std::hash::{Hash, Hasher};
 /// The snapshot format this build writes and reads. Restoring a snapshot of another version
 /// fails with [`RestoreError::Version`].
 ///
-/// Version 3 (this one) saves the frame number beside the `Frames` clock (which paused frames
+/// Version 4 (this one) saves a timer's payload bytes and whether it is durable. Version 3 saved the frame number beside the `Frames` clock (which paused frames
 /// may leave behind) and whether a scheduler's pause stops it. Version 2 added the container
 /// id that ties handles to their container, 20-bit generations and the timer manager's
 /// catch-up cap. Snapshots of other versions are refused.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Why a snapshot could not be restored. Nothing was built or changed.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 use crate::latent::{LatentActions, LatentInfo, LatentSnapshot};
 use crate::tick::TickSnapshot;
 use crate::tickable::TickableSnapshot;
-use crate::time::{Domain, Span};
+use crate::time::{Domain, Span, Time};
 use crate::timer::{TimerSnapshot, Timers};
 
 /// A [`Scheduler`] saved as plain data: clocks, frame number, pause (and whether it stops the
@@ -247,6 +247,34 @@ impl<C: 'static> Scheduler<C> {
             ..snap.not_saved()
         };
         Ok((sched, report))
+    }
+
+    /// A new scheduler whose clocks read `game` and `real` and whose last frame was number
+    /// `frame` (its frame clock too): a server that restarts resumes its world's time where it
+    /// stopped, so saved due times (a store's durable timers) need no rebasing and late ones
+    /// keep all their lateness. Everything else is as [`new`](Self::new) makes it.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<()>::resumed(Time::ZERO + secs(60.0), Time::ZERO + secs(90.0), 3600);
+    /// assert_eq!(sched.clocks().now(Domain::Game), Time::ZERO + secs(60.0));
+    /// sched.tick(secs(0.5), &mut ());
+    /// assert_eq!(sched.clocks().frame(), 3601);
+    /// assert_eq!(sched.clocks().now(Domain::Real), Time::ZERO + secs(90.5));
+    /// ```
+    pub fn resumed(game: Time, real: Time, frame: u64) -> Scheduler<C> {
+        let cap = |t: u64| t.min(u64::MAX - 1); // a running clock stops one short of never
+        let (game, real, frame) = (cap(game.flicks()), cap(real.flicks()), cap(frame));
+        let mut snap = Scheduler::<C>::new().snapshot();
+        snap.frame = frame;
+        snap.unpaused = game;
+        snap.timers = snap.timers.at_clocks([game, real, frame], frame);
+        snap.ticks = snap.ticks.at_clock(game);
+        snap.latent = snap.latent.at_frame(frame);
+        let (sched, _) = Scheduler::restore(&snap, &mut crate::snapshot::Registry::new())
+            .expect("an empty scheduler at valid clocks restores");
+        sched
     }
 
     /// A hash of all scheduling state (the snapshot's contents), equal for equal states on

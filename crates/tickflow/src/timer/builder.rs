@@ -3,7 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use super::{Callback, CancelHook, CatchUp, OwnerId, TimerCx, TimerHandle, Timers};
+use super::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerCx, TimerHandle, Timers};
 use crate::time::{Domain, Interval, Span};
 
 /// A timer's settings before [`call`](TimerBuilder::call) stores it.
@@ -22,6 +22,8 @@ pub(crate) struct Spec<C> {
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `wake.rs`).
     pub(super) start: Option<u64>,
+    pub(super) payload: Option<Box<[u8]>>,
+    pub(super) durable: Option<Offline>,
 }
 
 impl<C> Spec<C> {
@@ -35,6 +37,8 @@ impl<C> Spec<C> {
             && self.times.is_none()
             && self.tag.is_none()
             && self.start.is_none()
+            && self.payload.is_none()
+            && self.durable.is_none()
             && self.delay == self.period
     }
 
@@ -59,6 +63,8 @@ impl<C> Spec<C> {
             tag: None,
             on_cancel: None,
             start: None,
+            payload: None,
+            durable: None,
         }
     }
 }
@@ -207,6 +213,35 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     /// cleared before it finished. It never runs when the timer completes.
     pub fn on_cancel(mut self, f: impl FnOnce(&mut C) + Send + 'static) -> Self {
         self.spec.on_cancel = Some(Box::new(f));
+        self
+    }
+
+    /// Makes the timer durable: a store (the `tickflow-store` crate) keeps it as a row keyed
+    /// by its [owner](Self::owner) and [name](Self::name), so it survives the process, and a
+    /// restart treats the time that passed as `offline` says
+    /// ([`Offline::default_for`] its clock is the usual choice). One durable timer per key:
+    /// setting another with the same owner and name clears this one. See
+    /// [`Timers::durable_changes`].
+    pub fn durable(mut self, offline: Offline) -> Self {
+        self.spec.durable = Some(offline);
+        self
+    }
+
+    /// Bytes of yours that travel with the timer — in snapshots, owner moves and a durable
+    /// timer's row — for its callback to read with
+    /// [`TimerCx::payload`](super::TimerCx::payload) (which item the auction sells, say).
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut timers = TimerManager::<Vec<u8>>::new();
+    /// timers.after(secs(1.0)).payload([7, 9]).call(|got, cx| got.extend(cx.payload()));
+    /// let mut got = Vec::new();
+    /// timers.tick(secs(1.0), &mut got);
+    /// assert_eq!(got, [7, 9]);
+    /// ```
+    pub fn payload(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.spec.payload = Some(bytes.into().into_boxed_slice());
         self
     }
 

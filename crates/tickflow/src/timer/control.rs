@@ -131,6 +131,7 @@ impl<C: 'static> Timers<C> {
         let e = self.slots.at_mut(idx);
         e.state = State::Paused;
         e.due = remaining;
+        self.touch(idx);
         true
     }
 
@@ -193,6 +194,7 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let len = self.countdown_len(idx);
+        self.touch(idx);
         match self.slots.at(idx).state {
             State::Pending | State::Paused => self.slots.at_mut(idx).due = len,
             State::Active | State::Ready => {
@@ -224,6 +226,7 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let rate = rate.flicks();
+        self.touch(idx);
         let in_first_delay =
             self.calls_at(idx) == 0 && self.extras_of(idx).is_some_and(|x| x.first_delay.is_some());
         let elapsed = self.elapsed_at(idx);

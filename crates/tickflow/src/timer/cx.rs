@@ -196,6 +196,16 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
         mgr.find(self.kind().handle).and_then(|idx| mgr.tag_of(idx))
     }
 
+    /// The bytes given with [`TimerBuilder::payload`](super::TimerBuilder::payload) (empty
+    /// when none): a durable timer's data, back after a restart with its row.
+    pub fn payload(&self) -> &[u8] {
+        let mgr = &*self.timers;
+        (mgr.find(self.kind().handle))
+            .and_then(|idx| mgr.extras_of(idx))
+            .and_then(|x| x.payload.as_deref())
+            .unwrap_or_default()
+    }
+
     /// `true` when the timer makes no call after this one by its schedule: a one-shot, or
     /// the last of [`times(n)`](super::TimerBuilder::times) (also when the callback has
     /// cleared it already).

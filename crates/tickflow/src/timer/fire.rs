@@ -186,6 +186,7 @@ impl<C: 'static> Timers<C> {
 
     /// Counts a call; returns `true` if that was the timer's last one.
     fn count_call(&mut self, idx: u32) -> bool {
+        self.touch(idx);
         let e = self.slots.at_mut(idx);
         let looping = e.flags.looping();
         e.calls = e.calls.wrapping_add(1);

@@ -10,7 +10,7 @@ use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, Slots, State, NEVER};
 use super::wheel::Wheel;
-use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerHandle};
+use super::{Callback, CancelHook, Journal, Offline, OwnerId, TimerBuilder, TimerHandle};
 use crate::commands::Commands;
 use crate::handle::ContainerId;
 use crate::owner::OwnerIndex;
@@ -29,6 +29,12 @@ pub(crate) struct Extras<C> {
     pub(super) first_delay: Option<u64>,
     /// High 32 bits of the call count.
     pub(super) calls_hi: u32,
+    /// Bytes of the user's that travel with the timer (its row, when durable).
+    pub(super) payload: Option<Box<[u8]>>,
+    /// Durable: a store keeps it, and what a restart does with the time that passed.
+    pub(super) durable: Option<Offline>,
+    /// Durable and in the journal since the last drain.
+    pub(super) dirty: bool,
 }
 
 impl<C> Default for Extras<C> {
@@ -40,6 +46,9 @@ impl<C> Default for Extras<C> {
             times_left: None,
             first_delay: None,
             calls_hi: 0,
+            payload: None,
+            durable: None,
+            dirty: false,
         }
     }
 }
@@ -52,6 +61,8 @@ impl<C> Extras<C> {
             && self.times_left.is_none()
             && self.first_delay.is_none()
             && self.calls_hi == 0
+            && self.payload.is_none()
+            && self.durable.is_none()
     }
 }
 
@@ -107,6 +118,8 @@ pub struct Timers<C> {
     pub(super) tags: Vec<u64>,
     /// What callbacks reach with `cx.commands()`: the scheduler's, or none when standalone.
     commands: Commands<C>,
+    /// Durable timers' keys and the changes a store has not taken yet (`durable.rs`).
+    pub(super) journal: Journal,
 }
 
 impl<C> fmt::Debug for Timers<C> {
@@ -143,6 +156,7 @@ impl<C: 'static> Timers<C> {
             woken: Vec::new(),
             tags: Vec::new(),
             commands: Commands::disconnected(),
+            journal: Journal::default(),
         }
     }
 
@@ -217,6 +231,9 @@ impl<C: 'static> Timers<C> {
             times_left: spec.times,
             first_delay: (spec.delay != spec.period).then_some(spec.delay),
             calls_hi: 0,
+            payload: spec.payload,
+            durable: spec.durable,
+            dirty: false,
         };
         let mut flags = Flags::new(spec.domain, spec.catch_up, spec.looping);
         flags.set_extras(!extras.is_empty());
@@ -228,8 +245,12 @@ impl<C: 'static> Timers<C> {
         if let Some(owner) = extras.owner {
             self.owners.add(owner, idx);
         }
+        let durable = extras.durable.is_some();
         if flags.has_extras() {
             self.extras.insert(idx, extras);
+        }
+        if durable {
+            self.claim_key(idx);
         }
         self.schedule(idx, spec.delay, spec.start.map_or(Base::Call, Base::At));
         handle
@@ -264,6 +285,7 @@ impl<C: 'static> Timers<C> {
             e.state = State::Pending;
             e.due = delay;
             self.pending.push(idx);
+            self.touch(idx);
             return;
         }
         let start = match (base, self.firing) {
@@ -278,6 +300,7 @@ impl<C: 'static> Timers<C> {
     /// queue (deferred to the next tick while calls are running).
     #[inline]
     pub(crate) fn place(&mut self, idx: u32, due: u64) {
+        self.touch(idx);
         let d = self.slots.at(idx).flags.domain().index();
         let e = self.slots.at_mut(idx);
         e.due = due;
@@ -318,6 +341,9 @@ impl<C: 'static> Timers<C> {
             if let Some(ex) = self.extras.remove(&idx) {
                 if let Some(owner) = ex.owner {
                     self.forget_owner(owner, idx);
+                }
+                if ex.durable.is_some() {
+                    self.journal.ended(idx, ex.owner, ex.name.as_deref());
                 }
                 if let (true, Some(hook)) = (cancelled, ex.on_cancel) {
                     self.cancelled.push_back(hook);
@@ -430,6 +456,10 @@ impl<C: 'static> Timers<C> {
         let slots = &self.slots;
         self.ready.rebuild(|c| c.current(slots).map(|e| e.seq));
         self.next_seq = idxs.len() as u32;
+        // Stored rows carry set order: every durable timer's changed.
+        for idx in idxs {
+            self.touch(idx);
+        }
     }
 }
 

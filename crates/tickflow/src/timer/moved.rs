@@ -36,6 +36,15 @@ pub(crate) struct MovedTimer {
 pub(crate) type TakenTimer<C> = (MovedTimer, Callback<C>, Option<CancelHook<C>>);
 
 impl MovedTimer {
+    /// A timer made from a record with relative times (a durable row's), late by `late`.
+    pub(super) fn from_record(record: TimerRecord, late: u64) -> MovedTimer {
+        MovedTimer {
+            handle: (0, 0),
+            late,
+            record,
+        }
+    }
+
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TimerHandle> {
         TimerHandle::from_raw(self.handle)
@@ -120,6 +129,7 @@ impl<C: 'static> Timers<C> {
             };
             let cb = self.slots.at_mut(idx).callback.take();
             let hook = self.extras_mut(idx).on_cancel.take();
+            self.unjournal(idx); // moved, not ended: its row is the destination's now
             self.remove(idx, false);
             out.push((moved, cb.expect("no callback runs between ticks"), hook));
         }
@@ -157,6 +167,9 @@ impl<C: 'static> Timers<C> {
         self.slots.at_mut(idx).callback = Some(cb);
         if let Some(hook) = hook {
             self.extras_mut(idx).on_cancel = Some(hook);
+        }
+        if self.extras_of(idx).is_some_and(|x| x.durable.is_some()) {
+            self.claim_key(idx);
         }
         debug_assert_ne!(self.slots.at(idx).state, State::Free);
         self.handle_of(idx)

@@ -21,7 +21,7 @@
 use super::manager::{Extras, Timers};
 use super::slot::{Entry, Flags, State, NEVER};
 use super::wheel::SlotCounts;
-use super::{Callback, CancelHook, CatchUp, OwnerId, TimerInfo};
+use super::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerInfo};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::time::Domain;
@@ -127,6 +127,10 @@ pub(super) struct ExtraRecord {
     pub(super) first_delay: Option<u64>,
     /// The timer had an `on_cancel` hook (hooks are closures: bound again or dropped).
     pub(super) on_cancel: bool,
+    /// The user's bytes.
+    pub(super) payload: Option<Vec<u8>>,
+    /// Durable, with this offline policy.
+    pub(super) durable: Option<Offline>,
 }
 
 /// Binds a timer's callback and, when it had one (the `bool`), its `on_cancel` hook.
@@ -163,6 +167,14 @@ impl TimerSnapshot {
     /// closures cannot be saved, so a restored manager does not run them.
     pub fn dropped_hooks(&self) -> u64 {
         self.dropped_hooks
+    }
+
+    /// This snapshot with the clocks moved to `clocks` and the tick count to `frame`: for a
+    /// scheduler that resumes a saved time (its timers' due times are the saved ones).
+    pub(crate) fn at_clocks(mut self, clocks: [u64; 3], frame: u64) -> TimerSnapshot {
+        self.clocks = clocks;
+        self.frame = frame;
+        self
     }
 
     /// Checks everything a restore relies on, so that a corrupted or edited snapshot is
@@ -323,6 +335,8 @@ impl<C: 'static> Timers<C> {
                 times_left: x.times_left,
                 first_delay: x.first_delay,
                 on_cancel: x.on_cancel.is_some(),
+                payload: x.payload.as_deref().map(<[u8]>::to_vec),
+                durable: x.durable,
             })
         });
         TimerRecord {
@@ -389,6 +403,7 @@ impl<C: 'static> Timers<C> {
             }
         }
         m.frame_open = snap.frame_open;
+        m.rekey_durable();
         Ok(m)
     }
 
@@ -405,6 +420,9 @@ impl<C: 'static> Timers<C> {
             times_left: x.and_then(|x| x.times_left),
             first_delay: x.and_then(|x| x.first_delay),
             calls_hi,
+            payload: x.and_then(|x| x.payload.as_deref().map(Box::from)),
+            durable: x.and_then(|x| x.durable),
+            dirty: false,
         });
         let mut flags = Flags::new(r.domain, r.catch_up, r.looping);
         if let Some(tag) = r.tag {

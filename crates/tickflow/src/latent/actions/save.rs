@@ -39,6 +39,14 @@ struct SavedLatent {
 }
 
 /// Turns a saved action back into one (built-in kinds, or the resolver's custom ones).
+impl LatentSnapshot {
+    /// This snapshot at frame number `frame` (a resumed scheduler).
+    pub(crate) fn at_frame(mut self, frame: u64) -> LatentSnapshot {
+        self.frame = frame;
+        self
+    }
+}
+
 pub(crate) type MakeAction<'a, C> =
     &'a mut dyn FnMut(&SavedAction) -> Option<Box<dyn LatentAction<C>>>;
 /// Finds the completion of an action.

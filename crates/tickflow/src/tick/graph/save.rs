@@ -139,6 +139,12 @@ impl<C: 'static> TickBody<C> {
 }
 
 impl TickSnapshot {
+    /// This snapshot with its game and unpaused clocks at `game` (a resumed scheduler).
+    pub(crate) fn at_clock(mut self, game: u64) -> TickSnapshot {
+        self.clocks = [game, game];
+        self
+    }
+
     /// `true` when the saved game and unpaused times are those of `clocks` (the scheduler's,
     /// rebuilt from the rest of the snapshot).
     pub(crate) fn agrees_with(&self, clocks: &Clocks) -> bool {

@@ -1,0 +1,285 @@
+//! [`Durable`]: a scheduler's durable timers kept in a [`Store`], written at frames' ends and
+//! resumed after a restart.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tickflow::snapshot::Resolver;
+use tickflow::time::{Domain, Span, Time};
+use tickflow::timer::{DurableChange, LoadReport, Timers};
+use tickflow::{OwnerId, Scheduler};
+
+use crate::error::StoreError;
+use crate::row::NodeClocks;
+use crate::store::{wall_ns, Batch, Store};
+
+/// What [`Durable::resume`] found and did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Resumed {
+    /// The node had committed before: its clocks were resumed and its timers loaded.
+    pub resumed: bool,
+    /// The frame number the node had committed last (0 for a new node): the next frame is
+    /// this plus one.
+    pub frame: u64,
+    /// Wall-clock time between that commit and the resume.
+    pub offline: Span,
+    /// What the offline time did to each timer.
+    pub timers: LoadReport,
+}
+
+/// A node's durable timers in a store: the one way in to this crate.
+///
+/// - Mark the timers that must survive with
+///   [`TimerBuilder::durable`](tickflow::timer::TimerBuilder::durable) (a building's
+///   completion, energy regeneration); the rest of the scheduler stays in memory. A durable
+///   timer is a row keyed by its owner and name, and its callback is bound again by name
+///   after a restart (a [`Registry`](tickflow::snapshot::Registry)).
+/// - Call [`end_frame`](Self::end_frame) after each frame: every
+///   [`commit_every`](Self::commit_every) frames (1 by default) it writes the frame's changes in
+///   one transaction, with your effects in the same transaction, so an effect and its timer's
+///   removal are stored together or not at all.
+/// - At start, [`resume`](Self::resume) builds the scheduler at the clocks of the last commit
+///   (the world's game time stood still; the real clock moved by the time offline) and loads
+///   the timers: each fires on its exact frame, and timers that lapsed offline follow their
+///   [`Offline`](tickflow::timer::Offline) policy in the first frame.
+///
+/// ```
+/// use tickflow::prelude::*;
+/// use tickflow::snapshot::Registry;
+/// use tickflow::timer::Offline;
+/// use tickflow_store::{Durable, Sqlite};
+///
+/// fn built(log: &mut Vec<u64>, cx: &mut TimerCx<Vec<u64>>) {
+///     log.push(cx.clocks().frame());
+/// }
+/// let dir = std::env::temp_dir().join(format!("tickflow-durable-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("world.db");
+///
+/// // First run: a building that takes 10 frames, then the process stops after 4.
+/// let mut durable = Durable::new(Sqlite::open(&path).unwrap(), "zone-1");
+/// let mut registry = Registry::new().timer("built", built);
+/// let (mut sched, _) = durable.resume(&mut registry).unwrap();
+/// sched.timers().after(Frames(10)).owner(OwnerId::new(7)).name("built")
+///     .durable(Offline::Freeze).call(built);
+/// let mut log = Vec::new();
+/// for _ in 0..4 {
+///     sched.tick(millis(16), &mut log);
+///     durable.end_frame(sched.timers(), |_| Ok(())).unwrap();
+/// }
+/// drop((sched, durable));
+///
+/// // Second run: resumed at frame 4, the building completes on frame 11, as it would have.
+/// let mut durable = Durable::new(Sqlite::open(&path).unwrap(), "zone-1");
+/// let (mut sched, resumed) = durable.resume(&mut registry).unwrap();
+/// assert_eq!((resumed.frame, resumed.timers.on_time), (4, 1));
+/// while log.is_empty() {
+///     sched.tick(millis(16), &mut log);
+/// }
+/// assert_eq!(log, [11]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub struct Durable<S: Store> {
+    store: S,
+    node: String,
+    /// Epochs this node holds (owners it claimed); others count as 0.
+    epochs: HashMap<OwnerId, u64>,
+    every: u64,
+    frames_since: u64,
+    /// Changes taken from the timers and not committed yet (kept across a failed commit).
+    queued: Vec<DurableChange>,
+    wall: fn() -> u64,
+}
+
+impl<S: Store> Durable<S> {
+    /// The durable timers of node `node` (a process, zone or shard: the clocks its rows are
+    /// on) in `store`.
+    pub fn new(store: S, node: impl Into<String>) -> Durable<S> {
+        Durable {
+            store,
+            node: node.into(),
+            epochs: HashMap::new(),
+            every: 1,
+            frames_since: 0,
+            queued: Vec::new(),
+            wall: wall_ns,
+        }
+    }
+
+    /// Commits every `frames` frames (at least 1): fewer transactions, and a crash loses up to
+    /// `frames - 1` frames (then re-run from the last commit, with their effects).
+    pub fn commit_every(&mut self, frames: u64) {
+        self.every = frames.max(1);
+    }
+
+    /// The wall clock offline time is measured with (nanoseconds since the Unix epoch; the
+    /// system clock by default): tests and tools that replay time set their own.
+    pub fn set_wall_clock(&mut self, now_ns: fn() -> u64) {
+        self.wall = now_ns;
+    }
+
+    /// The store, for what this type does not wrap.
+    pub fn store(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Builds this node's scheduler at the clocks of its last commit and loads its durable
+    /// timers, binding callbacks with `resolver`; a node that never committed gets
+    /// [`Scheduler::new`]. The game and frame clocks resume where they were; the real clock
+    /// moves by the wall-clock time offline, which then counts for each timer by its
+    /// [`Offline`](tickflow::timer::Offline) policy.
+    ///
+    /// All or nothing: a damaged row, another schema version or a callback the resolver
+    /// cannot bind is an error naming the row, and no scheduler is made.
+    pub fn resume<C: 'static>(
+        &mut self,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<(Scheduler<C>, Resumed), StoreError> {
+        let saved = self.store.load(&self.node)?;
+        let Some(clocks) = saved.clocks else {
+            return Ok((Scheduler::new(), Resumed::default()));
+        };
+        let offline_ns = (self.wall)().saturating_sub(clocks.wall_ns);
+        let offline = Span::from(Duration::from_nanos(offline_ns));
+        let real = Time::from_flicks(clocks.real).checked_add(offline);
+        let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
+        let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
+        let timers =
+            (sched.timers()).load_durable(&saved.timers, clocks.raw(), offline, resolver)?;
+        self.frames_since = 0;
+        Ok((
+            sched,
+            Resumed {
+                resumed: true,
+                frame: clocks.frame,
+                offline,
+                timers,
+            },
+        ))
+    }
+
+    /// Loads this node's rows into timers that already run (a scheduler of your own, a
+    /// [`TimerManager`](tickflow::timer::TimerManager)), moved to their clocks: a timer with
+    /// 2 s left has 2 s left. Prefer [`resume`](Self::resume): here a timer late by more than
+    /// its clock's reading keeps only that much of its lateness.
+    pub fn load_into<C: 'static>(
+        &mut self,
+        timers: &mut Timers<C>,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<LoadReport, StoreError> {
+        let saved = self.store.load(&self.node)?;
+        let clocks = saved.clocks.unwrap_or_default();
+        let offline_ns = (self.wall)().saturating_sub(clocks.wall_ns);
+        let offline = match saved.clocks {
+            Some(_) => Span::from(Duration::from_nanos(offline_ns)),
+            None => Span::ZERO,
+        };
+        Ok(timers.load_durable(&saved.timers, clocks.raw(), offline, resolver)?)
+    }
+
+    /// Ends a frame: every [`commit_every`](Self::commit_every) frames, writes the durable
+    /// changes since the last commit and runs `effects` in the same transaction (write your
+    /// game's outcome of the frame there, from a buffer you clear when this returns
+    /// `Ok(true)`). Returns whether it committed.
+    ///
+    /// On an error nothing was written and the changes stay queued for the next commit; a
+    /// [`StoreError::Fenced`] owner moved to another process: drop it here
+    /// ([`forget_owner`](Self::forget_owner)) and in the scheduler.
+    pub fn end_frame<C: 'static>(
+        &mut self,
+        timers: &mut Timers<C>,
+        effects: impl FnMut(&mut S::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<bool, StoreError> {
+        self.frames_since += 1;
+        if self.frames_since < self.every {
+            return Ok(false);
+        }
+        self.commit(timers, effects)?;
+        Ok(true)
+    }
+
+    /// Writes the durable changes now (see [`end_frame`](Self::end_frame)); returns how many
+    /// rows were written or deleted.
+    pub fn commit<C: 'static>(
+        &mut self,
+        timers: &mut Timers<C>,
+        effects: impl FnMut(&mut S::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
+        self.queued.extend(timers.durable_changes());
+        self.write(timers, false, effects)
+    }
+
+    /// Rewrites every row of this node from the timers (after a snapshot restore or a
+    /// rollback, which journal nothing).
+    pub fn save_all<C: 'static>(
+        &mut self,
+        timers: &mut Timers<C>,
+        effects: impl FnMut(&mut S::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
+        timers.durable_changes(); // superseded
+        self.queued = timers
+            .durable_timers()
+            .into_iter()
+            .map(DurableChange::Set)
+            .collect();
+        self.write(timers, true, effects)
+    }
+
+    fn write<C: 'static>(
+        &mut self,
+        timers: &Timers<C>,
+        replace: bool,
+        mut effects: impl FnMut(&mut S::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<usize, StoreError> {
+        let c = timers.clocks();
+        let clocks = NodeClocks {
+            game: c.now(Domain::Game).flicks(),
+            real: c.now(Domain::Real).flicks(),
+            frames: c.now(Domain::Frames).flicks(),
+            frame: c.frame(),
+            wall_ns: (self.wall)(),
+        };
+        let mut fences: Vec<(OwnerId, u64)> = (self.queued.iter())
+            .map(|ch| match ch {
+                DurableChange::Set(t) => t.owner,
+                DurableChange::Removed { owner, .. } => *owner,
+            })
+            .filter(|o| o.get() != 0)
+            .map(|o| (o, self.epochs.get(&o).copied().unwrap_or(0)))
+            .collect();
+        fences.sort_unstable();
+        fences.dedup();
+        let batch = Batch {
+            node: &self.node,
+            clocks,
+            changes: &self.queued,
+            replace,
+            fences: &fences,
+        };
+        self.store.commit(&batch, &mut effects)?;
+        self.frames_since = 0;
+        let n = self.queued.len();
+        self.queued.clear();
+        Ok(n)
+    }
+
+    /// Takes `owner` for this node (its epoch in the store goes up): from now on a commit by
+    /// a process that held it before is refused ([`StoreError::Fenced`]). Call it when an
+    /// owner arrives from another process.
+    pub fn claim(&mut self, owner: OwnerId) -> Result<u64, StoreError> {
+        let epoch = self.store.claim(owner, &self.node)?;
+        self.epochs.insert(owner, epoch);
+        Ok(epoch)
+    }
+
+    /// Drops what this node queued for `owner` and the epoch it held: the owner is another
+    /// process's now.
+    pub fn forget_owner(&mut self, owner: OwnerId) {
+        self.epochs.remove(&owner);
+        self.queued.retain(|ch| match ch {
+            DurableChange::Set(t) => t.owner != owner,
+            DurableChange::Removed { owner: o, .. } => *o != owner,
+        });
+    }
+}

@@ -1,0 +1,85 @@
+//! [`Store`]: what a database gives the durable tier, and the plain data that crosses it.
+
+use tickflow::timer::{DurableChange, DurableTimer};
+use tickflow::OwnerId;
+
+use crate::error::StoreError;
+use crate::row::NodeClocks;
+
+/// The schema version this build writes and reads (the `tickflow_schema` table). A database of
+/// another version is refused with [`StoreError::Version`].
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// What one commit writes: a node's changes, its clocks, and the owner epochs that fence them.
+#[derive(Debug)]
+pub struct Batch<'a> {
+    /// The node (process) that writes: the clocks its rows' times are on.
+    pub node: &'a str,
+    /// The node's clocks at this commit.
+    pub clocks: NodeClocks,
+    /// Rows to write and keys to delete, in order.
+    pub changes: &'a [DurableChange],
+    /// Delete every row of the node first (a full save).
+    pub replace: bool,
+    /// Each owner the changes touch with the epoch this node holds for it (0: never claimed).
+    /// A commit that touches an owner whose stored epoch is higher is refused whole.
+    pub fences: &'a [(OwnerId, u64)],
+}
+
+/// What a node left in the store.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Saved {
+    /// Its clocks at its last commit (`None`: it never committed).
+    pub clocks: Option<NodeClocks>,
+    /// Its durable timers, in set order.
+    pub timers: Vec<DurableTimer>,
+}
+
+/// A database that keeps durable timers: [`Sqlite`](crate::Sqlite) and
+/// [`Postgres`](crate::Postgres). Every method is one transaction; a failed one changes
+/// nothing. Users call it through [`Durable`](crate::Durable).
+pub trait Store {
+    /// The open transaction your effects hook writes into, so that your effects and the
+    /// timers' rows commit together or not at all.
+    type Tx<'t>;
+
+    /// Writes a batch and runs `effects` in the same transaction, then commits.
+    fn commit(
+        &mut self,
+        batch: &Batch<'_>,
+        effects: impl FnMut(&mut Self::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
+
+    /// Reads what `node` left: its clocks and its rows, each checked.
+    fn load(&mut self, node: &str) -> Result<Saved, StoreError>;
+
+    /// Takes `owner` for `node`: its epoch goes up by one and is returned. From then on a
+    /// commit by a node holding an older epoch for it is refused.
+    fn claim(&mut self, owner: OwnerId, node: &str) -> Result<u64, StoreError>;
+}
+
+/// The epoch check every backend makes inside its transaction: the first fenced owner.
+pub(crate) fn fenced(
+    held: &[(OwnerId, u64)],
+    mut stored: impl FnMut(OwnerId) -> Result<Option<u64>, StoreError>,
+) -> Result<(), StoreError> {
+    for &(owner, held) in held {
+        if let Some(current) = stored(owner)? {
+            if current > held {
+                return Err(StoreError::Fenced {
+                    owner,
+                    held,
+                    current,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Unix time now, in nanoseconds.
+pub(crate) fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
