@@ -1,0 +1,331 @@
+//! Crash test: a child process runs a world of durable timers whose callbacks record effects,
+//! committed with the timers at each frame's end; it is killed with SIGKILL at random points
+//! and restarted until it finishes. The effects in the store must equal an uncrashed run's,
+//! call by call: none lost, none twice.
+//!
+//! Runs on SQLite (200 runs; `TICKFLOW_CRASH_RUNS` for more) and, when `TICKFLOW_PG_URL` is
+//! set, on PostgreSQL (50 runs; `TICKFLOW_CRASH_PG_RUNS`).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tickflow::prelude::*;
+use tickflow::snapshot::Registry;
+use tickflow::timer::Offline;
+use tickflow_store::{Durable, Postgres, Sqlite, Store, StoreError};
+
+const FRAMES: u64 = 300;
+const TIMERS: u64 = 120;
+const DT: Span = Span::from_millis(16);
+
+/// (frame, owner, name, call index, payload byte)
+type Effect = (i64, i64, String, i64, i64);
+
+#[derive(Default)]
+struct World {
+    /// Effects of the frames not committed yet.
+    pending: Vec<Effect>,
+}
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x
+}
+
+/// Every durable timer's callback: records the call; a build starts the next build of its
+/// owner (same key: it replaces itself), with a delay decided by what it knows.
+fn on_call(w: &mut World, cx: &mut TimerCx<World>) {
+    let frame = cx.clocks().frame();
+    let h = cx.handle();
+    let info = cx.timers().info_of(h).expect("running");
+    let owner = info.owner.map_or(0, OwnerId::get);
+    let name = info.name.unwrap_or_default();
+    let byte = cx.payload().first().copied().unwrap_or(0);
+    w.pending.push((
+        frame as i64,
+        owner as i64,
+        name.clone(),
+        cx.call_index() as i64,
+        i64::from(byte),
+    ));
+    if name.starts_with("build") && info.owner.is_some() {
+        let r = mix(owner ^ frame << 20);
+        (cx.timers()
+            .after(Frames(1 + r % 45))
+            .owner(OwnerId::new(owner))
+            .name(name))
+        .durable(Offline::Freeze)
+        .payload([byte.wrapping_add(1)])
+        .call(on_call);
+    }
+}
+
+fn populate(sched: &mut Scheduler<World>) {
+    for i in 0..TIMERS {
+        let r = mix(i + 1);
+        let owner = OwnerId::new(1 + i % 23);
+        let t = sched.timers();
+        let _ = match i % 3 {
+            0 => t
+                .after(Frames(1 + r % 60))
+                .owner(owner)
+                .name(format!("build{i}"))
+                .durable(Offline::Freeze)
+                .payload([i as u8])
+                .call(on_call),
+            1 => t
+                .every(Frames(1 + r % 25))
+                .owner(owner)
+                .name(format!("regen{i}"))
+                .times(1 + r % 9)
+                .durable(Offline::Freeze)
+                .payload([i as u8])
+                .call(on_call),
+            _ => t
+                .every(Span::from_millis(20 + r % 700))
+                .owner(owner)
+                .name(format!("tick{i}"))
+                .durable(Offline::Freeze)
+                .payload([i as u8])
+                .call(on_call),
+        };
+    }
+}
+
+/// How a backend keeps the effects table, in the commit's transaction.
+trait Effects: Store + Sized {
+    fn create(&mut self);
+    fn write(tx: &mut Self::Tx<'_>, effects: &[Effect]) -> Result<(), StoreError>;
+    fn read(&mut self) -> Vec<Effect>;
+}
+
+impl Effects for Sqlite {
+    fn create(&mut self) {
+        self.connection()
+            .execute_batch(
+                "CREATE TABLE IF NOT EXISTS effects (id INTEGER PRIMARY KEY AUTOINCREMENT, \
+                 frame INTEGER, owner INTEGER, name TEXT, call INTEGER, byte INTEGER)",
+            )
+            .unwrap();
+    }
+
+    fn write(tx: &mut Self::Tx<'_>, effects: &[Effect]) -> Result<(), StoreError> {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO effects (frame, owner, name, call, byte) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for e in effects {
+            stmt.execute(rusqlite::params![e.0, e.1, e.2, e.3, e.4])?;
+        }
+        Ok(())
+    }
+
+    fn read(&mut self) -> Vec<Effect> {
+        let mut stmt = (self.connection())
+            .prepare("SELECT frame, owner, name, call, byte FROM effects ORDER BY id")
+            .unwrap();
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        });
+        rows.unwrap().map(Result::unwrap).collect()
+    }
+}
+
+impl Effects for Postgres {
+    fn create(&mut self) {
+        self.client()
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS effects (id BIGSERIAL PRIMARY KEY, frame BIGINT, \
+                 owner BIGINT, name TEXT, call BIGINT, byte BIGINT)",
+            )
+            .unwrap();
+    }
+
+    fn write(tx: &mut Self::Tx<'_>, effects: &[Effect]) -> Result<(), StoreError> {
+        if effects.is_empty() {
+            return Ok(());
+        }
+        let cols: [Vec<i64>; 4] =
+            [0, 1, 3, 4].map(|c| effects.iter().map(|e| [e.0, e.1, 0, e.3, e.4][c]).collect());
+        let names: Vec<&str> = effects.iter().map(|e| e.2.as_str()).collect();
+        tx.execute(
+            "INSERT INTO effects (frame, owner, name, call, byte) SELECT a, b, c, d, e FROM UNNEST($1::BIGINT[], \
+             $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::BIGINT[]) WITH ORDINALITY AS u(a, b, c, d, e, o) \
+             ORDER BY o",
+            &[&cols[0], &cols[1], &names, &cols[2], &cols[3]],
+        )?;
+        Ok(())
+    }
+
+    fn read(&mut self) -> Vec<Effect> {
+        (self.client())
+            .query(
+                "SELECT frame, owner, name, call, byte FROM effects ORDER BY id",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+            .collect()
+    }
+}
+
+/// Runs the world to frame `FRAMES` from wherever the store left it.
+fn run_world<S: Effects>(mut store: S) {
+    store.create();
+    let mut durable = Durable::new(store, "world");
+    let mut registry = Registry::new().other_timers(|_| Some(Box::new(on_call)));
+    let (mut sched, resumed) = durable.resume(&mut registry).unwrap();
+    if !resumed.resumed {
+        populate(&mut sched);
+    }
+    let mut w = World::default();
+    while sched.clocks().frame() < FRAMES {
+        sched.tick(DT, &mut w);
+        let pending = &w.pending;
+        if durable
+            .end_frame(sched.timers(), |tx| S::write(tx, pending))
+            .unwrap()
+        {
+            w.pending.clear();
+        }
+    }
+}
+
+/// The child: runs the world named by `TICKFLOW_CRASH_CHILD` (`sqlite:PATH` or
+/// `postgres:SCHEMA`) and exits. In a normal test run it does nothing.
+#[test]
+fn child() {
+    let Ok(target) = std::env::var("TICKFLOW_CRASH_CHILD") else {
+        return;
+    };
+    if let Some(path) = target.strip_prefix("sqlite:") {
+        run_world(Sqlite::open(path).unwrap());
+    } else if let Some(schema) = target.strip_prefix("postgres:") {
+        let url = std::env::var("TICKFLOW_PG_URL").unwrap();
+        run_world(Postgres::connect_in(&url, Some(schema)).unwrap());
+    }
+    std::process::exit(0);
+}
+
+fn spawn(target: &str) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child", "--test-threads=1", "--nocapture"])
+        .env("TICKFLOW_CRASH_CHILD", target)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs `target` to the end, killing it `kills` times at random points of a run that takes
+/// about `full`; returns how many kills landed (the child had not finished).
+fn crash_and_finish(target: &str, kills: u32, full: Duration, rng: &mut u64) -> u32 {
+    let mut landed = 0;
+    for _ in 0..kills {
+        let mut child = spawn(target);
+        *rng = mix(*rng);
+        let wait = full.mul_f64((*rng % 1000) as f64 / 1000.0);
+        std::thread::sleep(wait);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            landed += 1;
+        }
+        let status = child.wait().unwrap();
+        assert!(
+            status.success() || status.code().is_none(),
+            "the child failed: {status}"
+        );
+    }
+    let status = spawn(target).wait().unwrap();
+    assert!(status.success(), "the last run failed: {status}");
+    landed
+}
+
+fn runs(var: &str, default: u32) -> u32 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn check<S: Effects>(open: impl Fn(u32) -> (S, String), runs: u32) {
+    // The reference: the same world, uncrashed, in a child of its own.
+    let (store, target) = open(u32::MAX);
+    drop(store);
+    let start = Instant::now();
+    assert!(spawn(&target).wait().unwrap().success());
+    let full = start.elapsed();
+    let reference = open(u32::MAX).0.read();
+    assert!(
+        reference.len() > 1000,
+        "a world with work in it: {}",
+        reference.len()
+    );
+
+    let mut rng = 0x5eed;
+    let mut landed = 0;
+    for run in 0..runs {
+        let (store, target) = open(run);
+        drop(store);
+        landed += crash_and_finish(&target, 1 + run % 3, full, &mut rng);
+        let got = open(run).0.read();
+        assert_eq!(
+            got.len(),
+            reference.len(),
+            "run {run}: calls lost or repeated"
+        );
+        assert!(
+            got == reference,
+            "run {run}: the effects differ from the uncrashed run"
+        );
+    }
+    eprintln!("{runs} runs, {landed} SIGKILLs landed mid-run, effects equal the uncrashed run's");
+    assert!(landed >= runs, "{landed} kills landed in {runs} runs");
+}
+
+#[test]
+fn sqlite_survives_sigkill() {
+    let dir = std::env::temp_dir().join(format!("tickflow-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let open = |run: u32| {
+        let path = dir.join(format!("run{run}.db"));
+        (
+            Sqlite::open(&path).unwrap(),
+            format!("sqlite:{}", path.display()),
+        )
+    };
+    check(open, runs("TICKFLOW_CRASH_RUNS", 200));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn postgres_survives_sigkill() {
+    let Ok(url) = std::env::var("TICKFLOW_PG_URL") else {
+        eprintln!("postgres_survives_sigkill: skipped (set TICKFLOW_PG_URL to run it)");
+        return;
+    };
+    let pid = std::process::id();
+    let mut schemas = Vec::new();
+    let open = |run: u32| {
+        let schema = format!("tf_crash_{pid}_{run}");
+        (
+            Postgres::connect_in(&url, Some(&schema)).unwrap(),
+            format!("postgres:{schema}"),
+        )
+    };
+    let n = runs("TICKFLOW_CRASH_PG_RUNS", 50);
+    check(open, n);
+    schemas.extend(
+        (0..n)
+            .chain([u32::MAX])
+            .map(|r| format!("tf_crash_{pid}_{r}")),
+    );
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for s in schemas {
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE"))
+            .unwrap();
+    }
+}
