@@ -16,6 +16,7 @@ pub mod pacing;
 pub mod realtime;
 pub mod scheduler;
 pub mod snapshot;
+pub mod store;
 pub mod timers;
 
 /// Peer implementations written for the benchmarks (not tickflow code).

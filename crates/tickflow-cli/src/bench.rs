@@ -13,7 +13,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
     };
     let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
     type Run = fn(&tickflow_bench::Options);
-    let parts: [(Part, &str, Run); 7] = [
+    let parts: [(Part, &str, Run); 8] = [
         (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
         (
             Part::Scheduler,
@@ -44,6 +44,11 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
             Part::Snapshot,
             "Snapshots (SN1–SN2)",
             tickflow_bench::snapshot::run,
+        ),
+        (
+            Part::Store,
+            "Durable timers on SQLite and PostgreSQL (ST1–ST3)",
+            tickflow_bench::store::run,
         ),
     ];
     println!(

@@ -103,6 +103,8 @@ pub(crate) enum Part {
     Pacing,
     /// SN1: snapshot and restore of 1e5/1e6 timers against setting them from scratch.
     Snapshot,
+    /// ST1–ST3: durable timers' commit throughput, reload and frame cost (tickflow-store).
+    Store,
 }
 
 /// An error the tool reports in one line.

@@ -70,14 +70,14 @@ pub struct Resumed {
 /// }
 /// drop((sched, durable));
 ///
-/// // Second run: resumed at frame 4, the building completes on frame 11, as it would have.
+/// // Second run: resumed at frame 4, the building completes on frame 10, as it would have.
 /// let mut durable = Durable::new(Sqlite::open(&path).unwrap(), "zone-1");
 /// let (mut sched, resumed) = durable.resume(&mut registry).unwrap();
 /// assert_eq!((resumed.frame, resumed.timers.on_time), (4, 1));
 /// while log.is_empty() {
 ///     sched.tick(millis(16), &mut log);
 /// }
-/// assert_eq!(log, [11]);
+/// assert_eq!(log, [10]);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub struct Durable<S: Store> {
@@ -146,7 +146,7 @@ impl<S: Store> Durable<S> {
         let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
         let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
         let timers =
-            (sched.timers()).load_durable(&saved.timers, clocks.raw(), offline, resolver)?;
+            (sched.timers()).load_durable(saved.timers, clocks.raw(), offline, resolver)?;
         self.frames_since = 0;
         Ok((
             sched,
@@ -175,7 +175,7 @@ impl<S: Store> Durable<S> {
             Some(_) => Span::from(Duration::from_nanos(offline_ns)),
             None => Span::ZERO,
         };
-        Ok(timers.load_durable(&saved.timers, clocks.raw(), offline, resolver)?)
+        Ok(timers.load_durable(saved.timers, clocks.raw(), offline, resolver)?)
     }
 
     /// Ends a frame: every [`commit_every`](Self::commit_every) frames, writes the durable

@@ -264,7 +264,7 @@ impl Store for Postgres {
             })
             .transpose()?;
         let rows = tx.query(
-            &format!("SELECT {COLUMNS} FROM tickflow_timers WHERE node = $1 ORDER BY seq"),
+            &format!("SELECT {COLUMNS} FROM tickflow_timers WHERE node = $1"),
             &[&node],
         )?;
         let mut timers = Vec::with_capacity(rows.len());

@@ -65,18 +65,21 @@ pub(crate) const NAMES: [&str; 15] = [
 macro_rules! read_row {
     ($r:expr, $get:ident) => {{
         let r = $r;
-        let key = format!(
-            "(owner {}, name {:?})",
-            r.$get::<_, i64>(0)
-                .map_or_else(|_| "?".to_string(), |o| (o as u64).to_string()),
-            r.$get::<_, String>(1).unwrap_or_default()
-        );
+        // The key only for an error: formatting it for every row would cost more than the row.
+        let key = || {
+            format!(
+                "(owner {}, name {:?})",
+                r.$get::<_, i64>(0)
+                    .map_or_else(|_| "?".to_string(), |o| (o as u64).to_string()),
+                r.$get::<_, String>(1).unwrap_or_default()
+            )
+        };
         macro_rules! col {
             ($i:expr) => {
                 r.$get($i).map_err(|e| {
                     $crate::error::StoreError::bad_row(
                         "tickflow_timers",
-                        key.clone(),
+                        key(),
                         $crate::row::NAMES[$i],
                         format!("cannot be read: {e}"),
                     )

@@ -192,7 +192,7 @@ impl Store for Sqlite {
             .map(|c| NodeClocks::from_columns(node, c))
             .transpose()?;
         let mut stmt = tx.prepare(&format!(
-            "SELECT {COLUMNS} FROM tickflow_timers WHERE node = ?1 ORDER BY seq"
+            "SELECT {COLUMNS} FROM tickflow_timers WHERE node = ?1"
         ))?;
         let mut rows = stmt.query([node])?;
         let mut timers = Vec::new();

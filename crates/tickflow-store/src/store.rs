@@ -31,7 +31,7 @@ pub struct Batch<'a> {
 pub struct Saved {
     /// Its clocks at its last commit (`None`: it never committed).
     pub clocks: Option<NodeClocks>,
-    /// Its durable timers, in set order.
+    /// Its durable timers, in no particular order (each row carries its place in set order).
     pub timers: Vec<DurableTimer>,
 }
 

@@ -161,7 +161,7 @@ proptest! {
         // Another clock reading, past the lateness of any saved timer (a late timer keeps its
         // lateness only as far back as the clock's start).
         loaded.tick(Span::from_millis(1003), &mut ());
-        let report = loaded.load_durable(&only, saved, Span::ZERO, &mut registry(&log2)).unwrap();
+        let report = loaded.load_durable(only.clone(), saved, Span::ZERO, &mut registry(&log2)).unwrap();
         prop_assert_eq!(report.loaded, only.len());
         // The original's non-durable timers would log too: drop them first.
         for h in plain {
@@ -251,7 +251,7 @@ fn reload_after(
         });
     let report = loaded
         .timers()
-        .load_durable(&rows, saved, offline, &mut registry)
+        .load_durable(rows, saved, offline, &mut registry)
         .unwrap();
     let n = loaded.timers().len();
     (loaded, n, report)
@@ -333,7 +333,7 @@ fn a_bad_or_unbound_row_loads_nothing() {
     bad[1].times_left = Some(0);
     let mut m = TimerManager::<()>::new();
     let err = m
-        .load_durable(&bad, [0; 3], Span::ZERO, &mut both())
+        .load_durable(bad, [0; 3], Span::ZERO, &mut both())
         .unwrap_err();
     assert!(
         err.to_string().contains("\"b\"") && err.to_string().contains("times_left"),
@@ -343,7 +343,7 @@ fn a_bad_or_unbound_row_loads_nothing() {
 
     let only_a = Registry::new().timer("a", |_: &mut (), _: &mut TimerCx<()>| {});
     let err = m
-        .load_durable(&rows, [0; 3], Span::ZERO, &mut { only_a })
+        .load_durable(rows.clone(), [0; 3], Span::ZERO, &mut { only_a })
         .unwrap_err();
     assert!(err.to_string().contains('b'), "{err}");
     assert!(m.is_empty() && m.durable_changes().is_empty());
@@ -351,12 +351,12 @@ fn a_bad_or_unbound_row_loads_nothing() {
     let mut twice = rows.clone();
     twice[1].name = "a".into();
     let err = m
-        .load_durable(&twice, [0; 3], Span::ZERO, &mut both())
+        .load_durable(twice, [0; 3], Span::ZERO, &mut both())
         .unwrap_err();
     assert!(err.to_string().contains("twice"), "{err}");
 
     let report = m
-        .load_durable(&rows, [0; 3], Span::ZERO, &mut both())
+        .load_durable(rows.clone(), [0; 3], Span::ZERO, &mut both())
         .unwrap();
     assert_eq!(report.loaded, 2);
     assert_eq!(

@@ -336,7 +336,7 @@ impl<C: 'static> Timers<C> {
     /// an error names the row (its owner and name) and what is wrong with it. Between ticks.
     pub fn load_durable(
         &mut self,
-        rows: &[DurableTimer],
+        mut rows: Vec<DurableTimer>,
         saved: [u64; 3],
         offline: Span,
         resolver: &mut dyn Resolver<C>,
@@ -345,35 +345,47 @@ impl<C: 'static> Timers<C> {
             !self.in_tick && self.firing.is_none(),
             "Timers::load_durable called while a timer callback runs; call it between ticks"
         );
-        let mut order: Vec<&DurableTimer> = rows.iter().collect();
-        order.sort_by_key(|r| r.seq);
-        let mut planned = Vec::with_capacity(order.len());
+        rows.sort_unstable_by_key(|r| r.seq);
         let mut keys = rustc_hash::FxHashSet::default();
-        for row in order {
+        keys.reserve(rows.len());
+        for row in &rows {
             check(row)?;
             if !keys.insert((row.owner, row.name.as_str())) {
                 return Err(bad(row, "key", "appears twice"));
             }
-            let Some(plan) = plan(row, saved, offline.flicks()) else {
-                planned.push((row, None));
+        }
+        drop(keys);
+        // Bound before anything is set, so that an unbound name changes nothing.
+        let mut planned = Vec::with_capacity(rows.len());
+        for row in rows {
+            let Some((moved, outcome)) = plan(&row, saved, offline.flicks()) else {
+                planned.push(Err(key(Some(row.owner), Some(&row.name))));
                 continue;
             };
-            let info = plan.0.info();
+            let moved = moved.with_name_and_payload(row.name, row.payload);
+            let info = moved.info();
             let Some(cb) = resolver.timer(&info) else {
                 return Err(super::unbound(&info));
             };
-            planned.push((row, Some((plan, cb))));
+            planned.push(Ok((moved, outcome, cb)));
         }
         let mut report = LoadReport::default();
-        for (row, plan) in planned {
-            let Some(((moved, outcome), cb)) = plan else {
-                report.dropped += 1;
-                self.journal
-                    .ended
-                    .push(key(Some(row.owner), Some(&row.name)));
-                continue;
+        // The tables grow once, not in doublings that move every entry (a reload is large).
+        let n = planned.len();
+        self.reserve_exact(self.slots.entries.len() + n);
+        self.extras.reserve(n);
+        self.journal.keys.reserve(n);
+        self.journal.changed.reserve(n);
+        for plan in planned {
+            let (moved, outcome, cb) = match plan {
+                Ok(p) => p,
+                Err(key) => {
+                    report.dropped += 1;
+                    self.journal.ended.push(key);
+                    continue;
+                }
             };
-            self.put_moved(&moved, super::Callback::from_box(cb), None);
+            self.put_moved_owned(moved, super::Callback::from_box(cb), None);
             report.loaded += 1;
             match outcome {
                 Outcome::OnTime => report.on_time += 1,
@@ -466,11 +478,11 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<(MovedTimer
 fn moved(row: &DurableTimer, phase: Phase, time: u64, late: u64) -> super::MovedTimer {
     let extras = ExtraRecord {
         owner: Some(row.owner),
-        name: Some(row.name.clone()),
+        name: None, // moved in by `with_name_and_payload`
         times_left: row.times_left,
         first_delay: row.first_delay,
         on_cancel: false,
-        payload: (!row.payload.is_empty()).then(|| row.payload.clone()),
+        payload: None,
         durable: Some(row.offline),
     };
     let record = TimerRecord {

@@ -45,6 +45,15 @@ impl MovedTimer {
         }
     }
 
+    /// This timer with its name and payload (a durable row's, moved rather than copied).
+    pub(super) fn with_name_and_payload(mut self, name: String, payload: Vec<u8>) -> MovedTimer {
+        if let Some(x) = self.record.extras.as_deref_mut() {
+            x.name = Some(name);
+            x.payload = (!payload.is_empty()).then_some(payload);
+        }
+        self
+    }
+
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TimerHandle> {
         TimerHandle::from_raw(self.handle)
@@ -144,11 +153,24 @@ impl<C: 'static> Timers<C> {
         cb: Callback<C>,
         hook: Option<CancelHook<C>>,
     ) -> TimerHandle {
+        self.put_moved_owned(m.clone(), cb, hook)
+    }
+
+    /// [`put_moved`](Self::put_moved) of a timer the caller gives up (no copy of its record).
+    pub(crate) fn put_moved_owned(
+        &mut self,
+        m: MovedTimer,
+        cb: Callback<C>,
+        hook: Option<CancelHook<C>>,
+    ) -> TimerHandle {
         if self.next_seq == u32::MAX {
             self.renumber();
         }
         let idx = self.slots.alloc();
-        let mut r = m.record.clone();
+        let mut r = m.record;
+        // Name and payload move into the side table instead of being copied by `put`.
+        let (name, payload) =
+            (r.extras.as_deref_mut()).map_or((None, None), |x| (x.name.take(), x.payload.take()));
         r.slot = idx;
         r.seq = self.next_seq;
         self.next_seq += 1;
@@ -164,6 +186,11 @@ impl<C: 'static> Timers<C> {
             };
         }
         self.put(&r);
+        if name.is_some() || payload.is_some() {
+            let x = self.extras_mut(idx);
+            x.name = name.map(String::into_boxed_str);
+            x.payload = payload.map(Vec::into_boxed_slice);
+        }
         self.slots.at_mut(idx).callback = Some(cb);
         if let Some(hook) = hook {
             self.extras_mut(idx).on_cancel = Some(hook);
