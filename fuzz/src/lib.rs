@@ -144,7 +144,7 @@ impl Resolver<Game> for Anything {
 pub const MOVER: OwnerId = OwnerId::new(7);
 
 /// Gives `owner` one of everything that can move: named timers (one-shot, looping, limited,
-/// paused, frame-counted, with a hook), tick functions with prerequisites among themselves
+/// paused, frame-counted, with a hook, durable with a payload), tick functions with prerequisites among themselves
 /// and on `other`'s functions, an interval function, a tickable and latent actions.
 pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, other: OwnerId) {
     s.timers()
@@ -152,6 +152,8 @@ pub fn populate(s: &mut Scheduler<Game>, owner: OwnerId, other: OwnerId) {
         .owner(owner)
         .name("regen")
         .tag(3)
+        .payload([1, 2, 3])
+        .durable(tickflow::timer::Offline::CatchUp)
         .call(count);
     s.timers()
         .after(millis(700))
