@@ -62,7 +62,10 @@ fn serve<S: Store>(store: S, frames: u64, world: &mut World) -> (u64, u64) {
         );
     } else {
         // A new world: three buildings and the player's energy regeneration.
-        for (i, (kind, minutes)) in [("farm", 1.0), ("forge", 2.5), ("tower", 4.0)].into_iter().enumerate() {
+        for (i, (kind, minutes)) in [("farm", 1.0), ("forge", 2.5), ("tower", 4.0)]
+            .into_iter()
+            .enumerate()
+        {
             (sched.timers().after(secs(minutes * 60.0)))
                 .owner(OwnerId::new(100 + i as u64))
                 .name("built")
@@ -79,7 +82,9 @@ fn serve<S: Store>(store: S, frames: u64, world: &mut World) -> (u64, u64) {
     let start = sched.clocks().frame();
     while sched.clocks().frame() < start + frames {
         sched.tick(DT, world);
-        durable.end_frame(sched.timers(), |_| Ok(())).expect("commit");
+        durable
+            .end_frame(sched.timers(), |_| Ok(()))
+            .expect("commit");
     }
     (start, sched.clocks().frame())
 }
@@ -89,10 +94,16 @@ fn play<S: Store>(open: impl Fn() -> S) {
     let mut reference = World::default();
     {
         let mut sched = Scheduler::new();
-        for (i, (kind, minutes)) in [("farm", 1.0), ("forge", 2.5), ("tower", 4.0)].into_iter().enumerate() {
-            (sched.timers().after(secs(minutes * 60.0)).owner(OwnerId::new(100 + i as u64)))
-                .payload(kind)
-                .call(built);
+        for (i, (kind, minutes)) in [("farm", 1.0), ("forge", 2.5), ("tower", 4.0)]
+            .into_iter()
+            .enumerate()
+        {
+            (sched
+                .timers()
+                .after(secs(minutes * 60.0))
+                .owner(OwnerId::new(100 + i as u64)))
+            .payload(kind)
+            .call(built);
         }
         for _ in 0..6 * 60 * 20 {
             sched.tick(DT, &mut reference);
@@ -109,10 +120,20 @@ fn play<S: Store>(open: impl Fn() -> S) {
     WALL_NS.fetch_add(3_600_000_000_000, Ordering::Relaxed);
     let energy_before = world.energy;
     let (from, to) = serve(open(), 4 * 60 * 20, &mut world);
-    println!("run 2 (frames {from}..{to}): built {:?}, energy {}", world.built, world.energy);
-    assert_eq!(world.built, reference.built, "every building on the frame it would have had");
+    println!(
+        "run 2 (frames {from}..{to}): built {:?}, energy {}",
+        world.built, world.energy
+    );
+    assert_eq!(
+        world.built, reference.built,
+        "every building on the frame it would have had"
+    );
     // 120 calls owed for the hour offline, 8 for the four minutes played.
-    assert_eq!(world.energy - energy_before, 120 + 8, "the hour offline was paid out");
+    assert_eq!(
+        world.energy - energy_before,
+        120 + 8,
+        "the hour offline was paid out"
+    );
     println!("ok: buildings on their exact frames, energy caught up for the hour offline");
 }
 
@@ -122,7 +143,8 @@ fn main() {
             let schema = format!("persistent_world_{}", std::process::id());
             play(|| Postgres::connect_in(&url, Some(&schema)).expect("connect"));
             let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
-            c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).expect("clean up");
+            c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+                .expect("clean up");
         }
         _ => {
             let dir = std::env::temp_dir().join(format!("persistent-world-{}", std::process::id()));

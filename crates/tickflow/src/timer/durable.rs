@@ -206,6 +206,18 @@ impl<C: 'static> Timers<C> {
         }
     }
 
+    /// Whether the timer in `idx` is as its row says (phase and time), so the row stands.
+    fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
+        use super::slot::State;
+        let e = self.slots.at(idx);
+        let now = match e.state {
+            State::Pending => DurablePhase::Pending,
+            State::Paused => DurablePhase::Paused,
+            _ => DurablePhase::Scheduled,
+        };
+        now == phase && e.due == time
+    }
+
     /// Rebuilds the key table of a manager built from a snapshot (which journals nothing).
     pub(super) fn rekey_durable(&mut self) {
         let Timers {
@@ -362,14 +374,19 @@ impl<C: 'static> Timers<C> {
                 planned.push(Err(key(Some(row.owner), Some(&row.name))));
                 continue;
             };
+            let was = (row.seq as u32, row.phase, row.time);
             let moved = moved.with_name_and_payload(row.name, row.payload);
             let info = moved.info();
             let Some(cb) = resolver.timer(&info) else {
                 return Err(super::unbound(&info));
             };
-            planned.push(Ok((moved, outcome, cb)));
+            planned.push(Ok((moved, outcome, cb, was)));
         }
         let mut report = LoadReport::default();
+        // Into an empty manager the rows keep their set-order numbers, so a timer the load did
+        // not change (a resumed clock, no offline time for it) needs no new row.
+        let keep_seq = self.slots.live() == 0;
+        let next_seq = self.next_seq;
         // The tables grow once, not in doublings that move every entry (a reload is large).
         let n = planned.len();
         self.reserve_exact(self.slots.entries.len() + n);
@@ -377,7 +394,7 @@ impl<C: 'static> Timers<C> {
         self.journal.keys.reserve(n);
         self.journal.changed.reserve(n);
         for plan in planned {
-            let (moved, outcome, cb) = match plan {
+            let (moved, outcome, cb, was) = match plan {
                 Ok(p) => p,
                 Err(key) => {
                     report.dropped += 1;
@@ -385,7 +402,15 @@ impl<C: 'static> Timers<C> {
                     continue;
                 }
             };
-            self.put_moved_owned(moved, super::Callback::from_box(cb), None);
+            if keep_seq {
+                self.next_seq = was.0;
+            }
+            let h = self.put_moved_owned(moved, super::Callback::from_box(cb), None);
+            if keep_seq && self.unchanged(h.index(), was.1, was.2) {
+                self.extras_mut(h.index()).dirty = false;
+                let last = self.journal.changed.pop();
+                debug_assert_eq!(last, Some(h.index()));
+            }
             report.loaded += 1;
             match outcome {
                 Outcome::OnTime => report.on_time += 1,
@@ -395,6 +420,7 @@ impl<C: 'static> Timers<C> {
                 Outcome::Skipped => report.skipped += 1,
             }
         }
+        self.next_seq = self.next_seq.max(next_seq);
         Ok(report)
     }
 }
