@@ -13,7 +13,7 @@ mod timer_entity;
 pub use later::{Later, LaterTimer, TickflowCommandsExt};
 pub use owner::{owner, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
-pub use resource::{flush, restore, snapshot, state_hash, Tickflow, TickflowCommands};
+pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow, TickflowCommands};
 pub use target::Target;
 pub use timer_entity::{TickflowTimer, TimerFired};
 

@@ -175,6 +175,7 @@ struct FixedRate {
 impl Plugin for TickflowPlugin {
     fn build(&self, app: &mut App) {
         let mut tickflow = Tickflow::new();
+        tickflow.stage_timing = self.stage_timing;
         tickflow.scheduler().set_stage_timing(self.stage_timing);
         // Frames are the game's steps: a paused app makes none (see the type's docs).
         tickflow.scheduler().set_frame_clock_pauses(true);

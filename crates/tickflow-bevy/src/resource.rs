@@ -62,6 +62,8 @@ pub struct Tickflow {
     real: HostClock,
     game: HostClock,
     last: Option<FrameReport>,
+    /// The plugin's `stage_timing`, for a scheduler put in place later ([`install`]).
+    pub(crate) stage_timing: bool,
 }
 
 /// The game time of a frame the plugin runs.
@@ -91,6 +93,7 @@ impl Tickflow {
             real: HostClock::default(),
             game: HostClock::default(),
             last: None,
+            stage_timing: false,
         }
     }
 
@@ -260,6 +263,29 @@ pub fn restore(
     world.resource_mut::<Tickflow>().replace(sched);
     world.insert_resource(TickflowCommands(commands));
     Ok(report)
+}
+
+/// Puts a scheduler you built in place of the app's: one resumed from a store of durable
+/// timers (`tickflow_store::Durable::resume`), say. It keeps the settings the plugin gave the
+/// one it replaces (stage timing, and frames that do not count while the app is paused), and
+/// [`TickflowCommands`] reaches it. Timers of the replaced scheduler, those set with
+/// [`commands.tickflow()`](crate::TickflowCommandsExt) included, are dropped with it: install
+/// at start, before setting any. From inside a frame, it takes effect when that frame ends.
+///
+/// # Panics
+///
+/// When the app has no [`TickflowPlugin`](crate::TickflowPlugin).
+pub fn install(world: &mut World, mut sched: Scheduler<World>) {
+    assert!(
+        world.contains_resource::<Tickflow>(),
+        "tickflow_bevy::install: no Tickflow resource (add TickflowPlugin to the app)"
+    );
+    let mut tf = world.resource_mut::<Tickflow>();
+    sched.set_stage_timing(tf.stage_timing);
+    sched.set_frame_clock_pauses(true);
+    let commands = sched.commands();
+    tf.replace(sched);
+    world.insert_resource(TickflowCommands(commands));
 }
 
 /// A tickflow [`Commands`](tickflow::scheduler::Commands) handle of the app's scheduler, as a resource that stays in the

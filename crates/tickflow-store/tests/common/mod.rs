@@ -112,7 +112,10 @@ pub fn resumes_on_the_exact_frame<S: Store>(open: impl Fn() -> S) {
     assert_eq!(resumed.frame, 33);
     assert!(resumed.timers.loaded > 0 && resumed.timers.loaded == resumed.timers.on_time);
     let rewritten = durable.commit(sched.timers(), |_| Ok(())).unwrap();
-    assert_eq!(rewritten, 0, "a resume leaves the rows as they are: no rewrite of the world");
+    assert_eq!(
+        rewritten, 0,
+        "a resume leaves the rows as they are: no rewrite of the world"
+    );
     log.retain(|c| c.0 <= 33);
     run(&mut durable, &mut sched, &mut log, 120, 120);
     assert_eq!(log.len(), reference.len());
