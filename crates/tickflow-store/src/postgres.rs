@@ -1,6 +1,6 @@
 //! [`Postgres`]: the store for many server processes on one PostgreSQL database.
 //!
-//! The tables are those of [`Sqlite`](crate::Sqlite), with `BYTEA` for the payload. A commit
+//! The tables are those of [`Sqlite`](crate::Sqlite), with PostgreSQL's type names. A commit
 //! is one transaction of a fixed number of statements whatever its size: the owner epochs
 //! are checked with one query (`FOR SHARE`, so a concurrent claim waits for the commit), and
 //! the rows are deleted and written with one statement each over arrays (`UNNEST`), so a
@@ -14,30 +14,12 @@ use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, Batch, Saved, Store, SCHEMA_VERSION};
+use crate::store::{fenced, schema, Batch, Saved, Store, SCHEMA_VERSION};
 
 /// Durable timers in a PostgreSQL database.
 pub struct Postgres {
     client: Client,
 }
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS tickflow_schema (version BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS tickflow_nodes (
-    node TEXT PRIMARY KEY, game BIGINT NOT NULL, real BIGINT NOT NULL,
-    frames BIGINT NOT NULL, frame BIGINT NOT NULL, wall_ns BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS tickflow_owners (
-    owner BIGINT PRIMARY KEY, epoch BIGINT NOT NULL, node TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tickflow_timers (
-    node TEXT NOT NULL, epoch BIGINT NOT NULL,
-    owner BIGINT NOT NULL, name TEXT NOT NULL, domain SMALLINT NOT NULL,
-    phase SMALLINT NOT NULL, time BIGINT NOT NULL, period BIGINT NOT NULL,
-    looping SMALLINT NOT NULL, catch_up SMALLINT NOT NULL, offline SMALLINT NOT NULL,
-    calls BIGINT NOT NULL, times_left BIGINT, first_delay BIGINT, tag BIGINT,
-    payload BYTEA NOT NULL, seq BIGINT NOT NULL,
-    PRIMARY KEY (owner, name));
-CREATE INDEX IF NOT EXISTS tickflow_timers_node ON tickflow_timers (node);
-";
 
 /// An arbitrary constant: the advisory lock that serializes creating the tables when several
 /// processes start at once (`CREATE TABLE IF NOT EXISTS` alone races).
@@ -84,7 +66,7 @@ impl Postgres {
     fn migrate(&mut self) -> Result<(), StoreError> {
         let mut tx = self.client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
-        tx.batch_execute(SCHEMA)?;
+        tx.batch_execute(&schema("BIGINT", "SMALLINT", "BYTEA"))?;
         let found = tx.query_opt("SELECT version FROM tickflow_schema", &[])?;
         match found.map(|r| r.try_get::<_, i64>(0)).transpose()? {
             None => {

@@ -16,7 +16,7 @@ use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, Batch, Saved, Store, SCHEMA_VERSION};
+use crate::store::{fenced, schema, Batch, Saved, Store, SCHEMA_VERSION};
 
 /// Durable timers in a SQLite file (see the module docs for what a commit costs and keeps).
 ///
@@ -32,24 +32,6 @@ use crate::store::{fenced, Batch, Saved, Store, SCHEMA_VERSION};
 pub struct Sqlite {
     conn: Connection,
 }
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS tickflow_schema (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS tickflow_nodes (
-    node TEXT PRIMARY KEY, game INTEGER NOT NULL, real INTEGER NOT NULL,
-    frames INTEGER NOT NULL, frame INTEGER NOT NULL, wall_ns INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS tickflow_owners (
-    owner INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, node TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tickflow_timers (
-    node TEXT NOT NULL, epoch INTEGER NOT NULL,
-    owner INTEGER NOT NULL, name TEXT NOT NULL, domain INTEGER NOT NULL,
-    phase INTEGER NOT NULL, time INTEGER NOT NULL, period INTEGER NOT NULL,
-    looping INTEGER NOT NULL, catch_up INTEGER NOT NULL, offline INTEGER NOT NULL,
-    calls INTEGER NOT NULL, times_left INTEGER, first_delay INTEGER, tag INTEGER,
-    payload BLOB NOT NULL, seq INTEGER NOT NULL,
-    PRIMARY KEY (owner, name));
-CREATE INDEX IF NOT EXISTS tickflow_timers_node ON tickflow_timers (node);
-";
 
 impl Sqlite {
     /// Opens (or creates) the store in the file at `path`, creating its tables. A file that is
@@ -88,7 +70,7 @@ impl Sqlite {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute_batch(SCHEMA)?;
+        tx.execute_batch(&schema("INTEGER", "INTEGER", "BLOB"))?;
         let found: Option<i64> = tx
             .query_row("SELECT version FROM tickflow_schema", [], |r| r.get(0))
             .optional()?;

@@ -10,6 +10,32 @@ use crate::row::NodeClocks;
 /// another version is refused with [`StoreError::Version`].
 pub const SCHEMA_VERSION: i64 = 1;
 
+/// The tables, the same on both databases but for three type names: a 64-bit integer, a small
+/// integer and a byte string (`INTEGER`, `INTEGER`, `BLOB` on SQLite; `BIGINT`, `SMALLINT`,
+/// `BYTEA` on PostgreSQL).
+pub(crate) fn schema(int: &str, small: &str, bytes: &str) -> String {
+    "
+CREATE TABLE IF NOT EXISTS tickflow_schema (version {I} NOT NULL);
+CREATE TABLE IF NOT EXISTS tickflow_nodes (
+    node TEXT PRIMARY KEY, game {I} NOT NULL, real {I} NOT NULL,
+    frames {I} NOT NULL, frame {I} NOT NULL, wall_ns {I} NOT NULL);
+CREATE TABLE IF NOT EXISTS tickflow_owners (
+    owner {I} PRIMARY KEY, epoch {I} NOT NULL, node TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tickflow_timers (
+    node TEXT NOT NULL, epoch {I} NOT NULL,
+    owner {I} NOT NULL, name TEXT NOT NULL, domain {S} NOT NULL,
+    phase {S} NOT NULL, time {I} NOT NULL, period {I} NOT NULL,
+    looping {S} NOT NULL, catch_up {S} NOT NULL, offline {S} NOT NULL,
+    calls {I} NOT NULL, times_left {I}, first_delay {I}, tag {I},
+    payload {B} NOT NULL, seq {I} NOT NULL,
+    PRIMARY KEY (owner, name));
+CREATE INDEX IF NOT EXISTS tickflow_timers_node ON tickflow_timers (node);
+"
+    .replace("{I}", int)
+    .replace("{S}", small)
+    .replace("{B}", bytes)
+}
+
 /// What one commit writes: a node's changes, its clocks, and the owner epochs that fence them.
 #[derive(Debug)]
 pub struct Batch<'a> {
