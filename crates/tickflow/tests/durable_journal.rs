@@ -32,6 +32,8 @@ enum Op {
     FireNow(usize),
     ClearOwner(u64),
     Tick(u64),
+    /// Opens a frame: timers set before the next tick are pending until it.
+    BeginFrame,
     Drain,
 }
 
@@ -54,6 +56,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..3).prop_map(Op::ClearOwner),
         4 => (0u64..25).prop_map(|k| Op::Tick(k * unit())),
         2 => Just(Op::Drain),
+        1 => Just(Op::BeginFrame),
     ]
 }
 
@@ -144,12 +147,18 @@ proptest! {
                 Op::FireNow(i) => { if let Some(&h) = handles.get(i) { timers.fire_now(h, &mut ()); } }
                 Op::ClearOwner(o) => { timers.clear_owner(OwnerId::new(o)); }
                 Op::Tick(dt) => { timers.tick(Span::from_flicks(dt), &mut ()); }
+                Op::BeginFrame => timers.begin_frame(),
                 Op::Drain => {
                     apply(&mut rows, timers.durable_changes());
                     prop_assert_eq!(&rows, &live(&timers));
                 }
             }
         }
+        apply(&mut rows, timers.durable_changes());
+        prop_assert_eq!(&rows, &live(&timers));
+        // Stores commit between frames: a frame left open is closed first (a pending row
+        // counts from the next tick where a frame is open, from its load elsewhere).
+        timers.tick(Span::ZERO, &mut ());
         apply(&mut rows, timers.durable_changes());
         prop_assert_eq!(&rows, &live(&timers));
 

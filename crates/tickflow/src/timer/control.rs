@@ -145,6 +145,7 @@ impl<C: 'static> Timers<C> {
             State::Paused => {
                 let remaining = self.slots.at(idx).due;
                 self.schedule(idx, remaining, Base::Now);
+                self.touch(idx);
                 true
             }
             State::ExecutingPaused => {

@@ -7,9 +7,10 @@
 //!   (owner 0 and `""` when it has none): one durable timer per key, so setting a second one
 //!   clears the first, as a new building replaces the old one's timer.
 //! - The manager keeps a journal of which durable timers changed since the store last asked
-//!   ([`Timers::durable_changes`]): set, called, paused, restarted, given a new rate or
-//!   ended. Its cost is a flag check where a timer is placed, and nothing for timers that are
-//!   not durable beyond a bit test on timers with side-table data.
+//!   ([`Timers::durable_changes`]): set, called, paused, unpaused, restarted, given a new
+//!   rate, started counting (set in an open frame) or ended. The marks sit in those
+//!   operations, not where a timer is placed, so a plain timer's set, fire and cancel pay
+//!   nothing for them (a call pays a check only on timers with side-table data).
 //! - A change is the timer's whole current state ([`DurableTimer`]), not an event: a store
 //!   writes rows, and a row is right however many changes it missed in between.
 //! - A timer moved to another manager ([`Scheduler::export_owner`](crate::Scheduler)) did not

@@ -106,6 +106,7 @@ impl<C: 'static> Timers<C> {
             let (delay, d) = (e.due, e.flags.domain().index());
             let start = self.span.now[d];
             self.place(idx, start.checked_add(delay).unwrap_or(NEVER));
+            self.touch(idx); // its countdown started: a durable row's delay becomes a due time
         }
         pending.clear();
         self.pending = pending; // keep the buffer
@@ -186,7 +187,6 @@ impl<C: 'static> Timers<C> {
 
     /// Counts a call; returns `true` if that was the timer's last one.
     fn count_call(&mut self, idx: u32) -> bool {
-        self.touch(idx);
         let e = self.slots.at_mut(idx);
         let looping = e.flags.looping();
         e.calls = e.calls.wrapping_add(1);
@@ -197,6 +197,8 @@ impl<C: 'static> Timers<C> {
         }
         let mut done = !looping;
         if self.slots.at(idx).flags.has_extras() {
+            // Durable timers have side-table data: plain ones pay nothing for the journal.
+            self.touch(idx);
             if let Some(left) = self.extras_mut(idx).times_left.as_mut() {
                 *left = left.saturating_sub(1);
                 done |= *left == 0;

@@ -285,7 +285,6 @@ impl<C: 'static> Timers<C> {
             e.state = State::Pending;
             e.due = delay;
             self.pending.push(idx);
-            self.touch(idx);
             return;
         }
         let start = match (base, self.firing) {
@@ -300,7 +299,6 @@ impl<C: 'static> Timers<C> {
     /// queue (deferred to the next tick while calls are running).
     #[inline]
     pub(crate) fn place(&mut self, idx: u32, due: u64) {
-        self.touch(idx);
         let d = self.slots.at(idx).flags.domain().index();
         let e = self.slots.at_mut(idx);
         e.due = due;
