@@ -371,12 +371,12 @@ impl<C: 'static> Timers<C> {
         // Bound before anything is set, so that an unbound name changes nothing.
         let mut planned = Vec::with_capacity(rows.len());
         for row in rows {
-            let Some((moved, outcome)) = plan(&row, saved, offline.flicks()) else {
+            let Some((phase, time, late, outcome)) = plan(&row, saved, offline.flicks()) else {
                 planned.push(Err(key(Some(row.owner), Some(&row.name))));
                 continue;
             };
             let was = (row.seq as u32, row.phase, row.time);
-            let moved = moved.with_name_and_payload(row.name, row.payload);
+            let moved = moved(row, phase, time, late);
             let info = moved.info();
             let Some(cb) = resolver.timer(&info) else {
                 return Err(super::unbound(&info));
@@ -459,25 +459,21 @@ fn check(row: &DurableTimer) -> Result<(), RestoreError> {
     Ok(())
 }
 
-/// The timer to set for a row (times relative to the reload), and what offline time did to
-/// it; `None` for a lapsed one-shot that `Skip` drops.
-fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<(MovedTimer, Outcome)> {
+/// Where a row's timer starts after the reload — its phase, time (relative to the reload) and
+/// lateness — and what offline time did to it; `None` for a lapsed one-shot that `Skip` drops.
+fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<(Phase, u64, u64, Outcome)> {
     let d = row.domain.index();
     let counts = row.offline != Offline::Freeze && row.domain != Domain::Frames;
     let rel = match row.phase {
-        DurablePhase::Paused => {
-            return Some((moved(row, Phase::Paused, row.time, 0), Outcome::Paused))
-        }
-        _ if row.time == NEVER => {
-            return Some((moved(row, Phase::Scheduled, NEVER, 0), Outcome::OnTime));
-        }
+        DurablePhase::Paused => return Some((Phase::Paused, row.time, 0, Outcome::Paused)),
+        _ if row.time == NEVER => return Some((Phase::Scheduled, NEVER, 0, Outcome::OnTime)),
         DurablePhase::Pending => i128::from(row.time),
         DurablePhase::Scheduled => i128::from(row.time) - i128::from(saved[d]),
     };
     let rel = rel - if counts { i128::from(offline) } else { 0 };
     if rel > 0 {
         let time = u64::try_from(rel).unwrap_or(NEVER - 1).min(NEVER - 1);
-        return Some((moved(row, Phase::Scheduled, time, 0), Outcome::OnTime));
+        return Some((Phase::Scheduled, time, 0, Outcome::OnTime));
     }
     // Due when saved (then it catches up, as a late frame would), or lapsed while offline.
     let late = u64::try_from(-rel).unwrap_or(u64::MAX);
@@ -487,29 +483,28 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<(MovedTimer
         Offline::CatchUp
     };
     Some(match policy {
-        Offline::Freeze | Offline::CatchUp => {
-            (moved(row, Phase::Scheduled, 0, late), Outcome::CaughtUp)
-        }
-        Offline::Once => (moved(row, Phase::Scheduled, 0, 0), Outcome::Once),
+        Offline::Freeze | Offline::CatchUp => (Phase::Scheduled, 0, late, Outcome::CaughtUp),
+        Offline::Once => (Phase::Scheduled, 0, 0, Outcome::Once),
         Offline::Skip if !row.looping => return None,
         Offline::Skip => {
             let next = match row.period {
                 0 => 0,
                 p => p - late % p,
             };
-            (moved(row, Phase::Scheduled, next, 0), Outcome::Skipped)
+            (Phase::Scheduled, next, 0, Outcome::Skipped)
         }
     })
 }
 
-fn moved(row: &DurableTimer, phase: Phase, time: u64, late: u64) -> super::MovedTimer {
+/// The row as a moved timer (its name and payload moved, not copied).
+fn moved(row: DurableTimer, phase: Phase, time: u64, late: u64) -> MovedTimer {
     let extras = ExtraRecord {
         owner: Some(row.owner),
-        name: None, // moved in by `with_name_and_payload`
+        name: Some(row.name),
         times_left: row.times_left,
         first_delay: row.first_delay,
         on_cancel: false,
-        payload: None,
+        payload: (!row.payload.is_empty()).then_some(row.payload),
         durable: Some(row.offline),
     };
     let record = TimerRecord {

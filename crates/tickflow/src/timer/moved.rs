@@ -45,15 +45,6 @@ impl MovedTimer {
         }
     }
 
-    /// This timer with its name and payload (a durable row's, moved rather than copied).
-    pub(super) fn with_name_and_payload(mut self, name: String, payload: Vec<u8>) -> MovedTimer {
-        if let Some(x) = self.record.extras.as_deref_mut() {
-            x.name = Some(name);
-            x.payload = (!payload.is_empty()).then_some(payload);
-        }
-        self
-    }
-
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TimerHandle> {
         TimerHandle::from_raw(self.handle)
