@@ -10,7 +10,7 @@ use tickflow::timer::{DurableChange, LoadReport, Timers};
 use tickflow::{OwnerId, Scheduler};
 
 use crate::error::StoreError;
-use crate::row::NodeClocks;
+use crate::row::{check_sizes, NodeClocks};
 use crate::store::{wall_ns, Batch, Store};
 
 /// What [`Durable::resume`] found and did.
@@ -140,8 +140,7 @@ impl<S: Store> Durable<S> {
         let Some(clocks) = saved.clocks else {
             return Ok((Scheduler::new(), Resumed::default()));
         };
-        let offline_ns = (self.wall)().saturating_sub(clocks.wall_ns);
-        let offline = Span::from(Duration::from_nanos(offline_ns));
+        let offline = self.offline_since(&clocks);
         let real = Time::from_flicks(clocks.real).checked_add(offline);
         let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
         let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
@@ -170,12 +169,15 @@ impl<S: Store> Durable<S> {
     ) -> Result<LoadReport, StoreError> {
         let saved = self.store.load(&self.node)?;
         let clocks = saved.clocks.unwrap_or_default();
-        let offline_ns = (self.wall)().saturating_sub(clocks.wall_ns);
-        let offline = match saved.clocks {
-            Some(_) => Span::from(Duration::from_nanos(offline_ns)),
-            None => Span::ZERO,
-        };
+        let offline = saved.clocks.map_or(Span::ZERO, |c| self.offline_since(&c));
         Ok(timers.load_durable(saved.timers, clocks.raw(), offline, resolver)?)
+    }
+
+    /// Wall-clock time since the commit that left `clocks`.
+    fn offline_since(&self, clocks: &NodeClocks) -> Span {
+        Span::from(Duration::from_nanos(
+            (self.wall)().saturating_sub(clocks.wall_ns),
+        ))
     }
 
     /// Ends a frame: every [`commit_every`](Self::commit_every) frames, writes the durable
@@ -185,7 +187,10 @@ impl<S: Store> Durable<S> {
     ///
     /// On an error nothing was written and the changes stay queued for the next commit; a
     /// [`StoreError::Fenced`] owner moved to another process: drop it here
-    /// ([`forget_owner`](Self::forget_owner)) and in the scheduler.
+    /// ([`forget_owner`](Self::forget_owner)) and in the scheduler. A durable timer whose name
+    /// or payload is over [`MAX_NAME`](crate::MAX_NAME) or [`MAX_PAYLOAD`](crate::MAX_PAYLOAD)
+    /// is refused the same way ([`StoreError::BadRow`]): clear it, and the next commit goes
+    /// through.
     pub fn end_frame<C: 'static>(
         &mut self,
         timers: &mut Timers<C>,
@@ -206,7 +211,15 @@ impl<S: Store> Durable<S> {
         timers: &mut Timers<C>,
         effects: impl FnMut(&mut S::Tx<'_>) -> Result<(), StoreError>,
     ) -> Result<usize, StoreError> {
-        self.queued.extend(timers.durable_changes());
+        let changes = timers.durable_changes();
+        if self.queued.is_empty() {
+            self.queued = changes;
+        } else {
+            // Left by a failed commit: a later change of a key replaces an earlier one (a
+            // timer set and then cleared leaves only its removal).
+            self.queued.extend(changes);
+            self.queued = latest_per_key(std::mem::take(&mut self.queued));
+        }
         self.write(timers, false, effects)
     }
 
@@ -232,6 +245,11 @@ impl<S: Store> Durable<S> {
         replace: bool,
         mut effects: impl FnMut(&mut S::Tx<'_>) -> Result<(), StoreError>,
     ) -> Result<usize, StoreError> {
+        for change in &self.queued {
+            if let DurableChange::Set(t) = change {
+                check_sizes(t.owner.get(), &t.name, t.payload.len())?;
+            }
+        }
         let c = timers.clocks();
         let clocks = NodeClocks {
             game: c.now(Domain::Game).flicks(),
@@ -282,4 +300,18 @@ impl<S: Store> Durable<S> {
             DurableChange::Removed { owner: o, .. } => *o != owner,
         });
     }
+}
+
+/// The last change of each key, in the order of those last changes.
+fn latest_per_key(changes: Vec<DurableChange>) -> Vec<DurableChange> {
+    let key = |ch: &DurableChange| match ch {
+        DurableChange::Set(t) => (t.owner, t.name.clone()),
+        DurableChange::Removed { owner, name } => (*owner, name.clone()),
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<_> = (changes.into_iter().rev())
+        .filter(|ch| seen.insert(key(ch)))
+        .collect();
+    kept.reverse();
+    kept
 }

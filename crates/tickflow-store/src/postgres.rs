@@ -14,7 +14,7 @@ use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, schema, Batch, Saved, Store, SCHEMA_VERSION};
+use crate::store::{fenced, schema, schema_is_new, Batch, Saved, Store, SCHEMA_VERSION};
 
 /// Durable timers in a PostgreSQL database.
 pub struct Postgres {
@@ -68,20 +68,11 @@ impl Postgres {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
         tx.batch_execute(&schema("BIGINT", "SMALLINT", "BYTEA"))?;
         let found = tx.query_opt("SELECT version FROM tickflow_schema", &[])?;
-        match found.map(|r| r.try_get::<_, i64>(0)).transpose()? {
-            None => {
-                tx.execute(
-                    "INSERT INTO tickflow_schema VALUES ($1)",
-                    &[&SCHEMA_VERSION],
-                )?;
-            }
-            Some(v) if v == SCHEMA_VERSION => {}
-            Some(found) => {
-                return Err(StoreError::Version {
-                    found,
-                    supported: SCHEMA_VERSION,
-                })
-            }
+        if schema_is_new(found.map(|r| r.try_get(0)).transpose()?)? {
+            tx.execute(
+                "INSERT INTO tickflow_schema VALUES ($1)",
+                &[&SCHEMA_VERSION],
+            )?;
         }
         Ok(tx.commit()?)
     }
@@ -172,7 +163,6 @@ impl Store for Postgres {
                 &[&batch.node],
             )?;
         }
-        let epochs: HashMap<OwnerId, u64> = batch.fences.iter().copied().collect();
         let (mut gone_owner, mut gone_name) = (Vec::new(), Vec::new());
         let mut set = Columns::default();
         for change in batch.changes {
@@ -182,7 +172,7 @@ impl Store for Postgres {
                     gone_name.push(name.as_str());
                 }
                 DurableChange::Set(t) => {
-                    let epoch = epochs.get(&t.owner).copied().unwrap_or(0) as i64;
+                    let epoch = batch.epoch(t.owner) as i64;
                     set.push(epoch, Row::of(t));
                 }
             }

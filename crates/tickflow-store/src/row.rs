@@ -17,6 +17,26 @@ pub const MAX_NAME: usize = 1024;
 /// Largest payload a row may hold (bytes).
 pub const MAX_PAYLOAD: usize = 1 << 20;
 
+/// Refuses a name or payload over the limits, for a row read (a bound on what untrusted rows
+/// allocate) and for one about to be written (so that nothing is written that cannot be read).
+pub(crate) fn check_sizes(owner: u64, name: &str, payload: usize) -> Result<(), StoreError> {
+    let too_big = |field, len: usize, max: usize| {
+        StoreError::bad_row(
+            "tickflow_timers",
+            format!("(owner {owner}, name {:?})", name.get(..64).unwrap_or(name)),
+            field,
+            format!("is {len} bytes, over {max}"),
+        )
+    };
+    if name.len() > MAX_NAME {
+        return Err(too_big("name", name.len(), MAX_NAME));
+    }
+    if payload > MAX_PAYLOAD {
+        return Err(too_big("payload", payload, MAX_PAYLOAD));
+    }
+    Ok(())
+}
+
 /// A durable timer's columns, in the order of [`COLUMNS`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Row {
@@ -147,27 +167,17 @@ impl Row {
 
     /// Checks every column and builds the timer.
     pub(crate) fn timer(self) -> Result<DurableTimer, StoreError> {
-        let key = self.key();
-        let bad =
-            |field, reason: String| StoreError::bad_row("tickflow_timers", &key, field, reason);
+        // The key only for an error: formatting it for every row would cost more than the row.
+        let bad = |field, reason: String| {
+            StoreError::bad_row("tickflow_timers", self.key(), field, reason)
+        };
         let pick = |field, v: i16, n: usize| {
             usize::try_from(v)
                 .ok()
                 .filter(|&i| i < n)
                 .ok_or_else(|| bad(field, format!("is {v}, not one of 0..{n}")))
         };
-        if self.name.len() > MAX_NAME {
-            return Err(bad(
-                "name",
-                format!("is {} bytes, over {MAX_NAME}", self.name.len()),
-            ));
-        }
-        if self.payload.len() > MAX_PAYLOAD {
-            return Err(bad(
-                "payload",
-                format!("is {} bytes, over {MAX_PAYLOAD}", self.payload.len()),
-            ));
-        }
+        check_sizes(self.owner as u64, &self.name, self.payload.len())?;
         let domain = Domain::ALL[pick("domain", self.domain, 3)?];
         let phase = [
             DurablePhase::Pending,

@@ -6,7 +6,6 @@
 //! (`durable_sync(true)` makes every commit wait for the disk). Several processes of one
 //! machine may share the file: writers take turns (`BEGIN IMMEDIATE`, waiting up to 5 s).
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, schema, Batch, Saved, Store, SCHEMA_VERSION};
+use crate::store::{fenced, schema, schema_is_new, Batch, Saved, Store, SCHEMA_VERSION};
 
 /// Durable timers in a SQLite file (see the module docs for what a commit costs and keeps).
 ///
@@ -74,17 +73,8 @@ impl Sqlite {
         let found: Option<i64> = tx
             .query_row("SELECT version FROM tickflow_schema", [], |r| r.get(0))
             .optional()?;
-        match found {
-            None => {
-                tx.execute("INSERT INTO tickflow_schema VALUES (?1)", [SCHEMA_VERSION])?;
-            }
-            Some(v) if v == SCHEMA_VERSION => {}
-            Some(found) => {
-                return Err(StoreError::Version {
-                    found,
-                    supported: SCHEMA_VERSION,
-                })
-            }
+        if schema_is_new(found)? {
+            tx.execute("INSERT INTO tickflow_schema VALUES (?1)", [SCHEMA_VERSION])?;
         }
         Ok(tx.commit()?)
     }
@@ -115,7 +105,6 @@ impl Store for Sqlite {
         if batch.replace {
             tx.execute("DELETE FROM tickflow_timers WHERE node = ?1", [batch.node])?;
         }
-        let epochs: HashMap<OwnerId, u64> = batch.fences.iter().copied().collect();
         {
             let mut delete =
                 tx.prepare_cached("DELETE FROM tickflow_timers WHERE owner = ?1 AND name = ?2")?;
@@ -132,7 +121,7 @@ impl Store for Sqlite {
                         let r = Row::of(t);
                         upsert.execute(params![
                             batch.node,
-                            epochs.get(&t.owner).copied().unwrap_or(0) as i64,
+                            batch.epoch(t.owner) as i64,
                             r.owner,
                             r.name,
                             r.domain,

@@ -47,9 +47,17 @@ pub struct Batch<'a> {
     pub changes: &'a [DurableChange],
     /// Delete every row of the node first (a full save).
     pub replace: bool,
-    /// Each owner the changes touch with the epoch this node holds for it (0: never claimed).
-    /// A commit that touches an owner whose stored epoch is higher is refused whole.
+    /// Each owner the changes touch with the epoch this node holds for it (0: never claimed),
+    /// sorted by owner. A commit that touches an owner whose stored epoch is higher is refused
+    /// whole.
     pub fences: &'a [(OwnerId, u64)],
+}
+
+impl Batch<'_> {
+    /// The epoch this batch holds for `owner` (0 when it never claimed it): what its rows carry.
+    pub fn epoch(&self, owner: OwnerId) -> u64 {
+        (self.fences.binary_search_by_key(&owner, |&(o, _)| o)).map_or(0, |i| self.fences[i].1)
+    }
 }
 
 /// What a node left in the store.
@@ -82,6 +90,19 @@ pub trait Store {
     /// Takes `owner` for `node`: its epoch goes up by one and is returned. From then on a
     /// commit by a node holding an older epoch for it is refused.
     fn claim(&mut self, owner: OwnerId, node: &str) -> Result<u64, StoreError>;
+}
+
+/// What a database's schema version says: `Ok(true)` when it has none yet (the caller writes
+/// [`SCHEMA_VERSION`]), `Ok(false)` when it is this build's, an error for any other.
+pub(crate) fn schema_is_new(found: Option<i64>) -> Result<bool, StoreError> {
+    match found {
+        None => Ok(true),
+        Some(v) if v == SCHEMA_VERSION => Ok(false),
+        Some(found) => Err(StoreError::Version {
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+    }
 }
 
 /// The epoch check every backend makes inside its transaction: the first fenced owner.

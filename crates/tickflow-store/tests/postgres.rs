@@ -79,6 +79,15 @@ fn failed_effects_roll_the_commit_back() {
 }
 
 #[test]
+fn oversized_rows_are_refused_before_writing() {
+    let Some(url) = url("oversized_rows_are_refused_before_writing") else {
+        return;
+    };
+    let s = Schema::new(url, "oversized");
+    common::oversized_rows_are_refused_before_writing(|| s.open());
+}
+
+#[test]
 fn damaged_rows_and_versions_are_refused() {
     let Some(url) = url("damaged_rows_and_versions_are_refused") else {
         return;

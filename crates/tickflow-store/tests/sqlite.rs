@@ -34,6 +34,12 @@ fn failed_effects_roll_the_commit_back() {
     common::failed_effects_roll_the_commit_back(|| Sqlite::open(&path).unwrap());
 }
 
+#[test]
+fn oversized_rows_are_refused_before_writing() {
+    let path = temp("oversized");
+    common::oversized_rows_are_refused_before_writing(|| Sqlite::open(&path).unwrap());
+}
+
 /// A store with two committed timers, then `damage` applied with SQL.
 fn damaged(name: &str, damage: &str) -> Result<(), StoreError> {
     let path = temp(name);

@@ -206,3 +206,30 @@ pub fn failed_effects_roll_the_commit_back<S: Store>(open: impl Fn() -> S) {
     d.end_frame(sched.timers(), |_| Ok(())).unwrap();
     assert_eq!(d.store().load("n").unwrap().timers.len(), 1);
 }
+
+/// A durable timer whose name is over the limit is refused before anything is written (a row
+/// that could not be read back), and the next commit goes through once it is cleared.
+pub fn oversized_rows_are_refused_before_writing<S: Store>(open: impl Fn() -> S) {
+    let mut d = Durable::new(open(), "n");
+    let (mut sched, _) = d.resume(&mut registry()).unwrap();
+    let long = "x".repeat(tickflow_store::MAX_NAME + 1);
+    let h = (sched
+        .timers()
+        .after(secs(1.0))
+        .owner(OwnerId::new(1))
+        .name(long))
+    .durable(Offline::Freeze)
+    .call(record);
+    let err = d.end_frame(sched.timers(), |_| Ok(())).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::BadRow { field: "name", .. }),
+        "{err}"
+    );
+    assert!(
+        d.store().load("n").unwrap().clocks.is_none(),
+        "nothing written"
+    );
+    sched.timers().clear(h);
+    d.end_frame(sched.timers(), |_| Ok(())).unwrap();
+    assert!(d.store().load("n").unwrap().timers.is_empty());
+}
