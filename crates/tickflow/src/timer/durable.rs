@@ -15,18 +15,19 @@
 //!   writes rows, and a row is right however many changes it missed in between.
 //! - A timer moved to another manager ([`Scheduler::export_owner`](crate::Scheduler)) did not
 //!   end: it leaves no removal behind, and its new manager journals it as set.
-//! - [`Timers::load_durable`] brings rows back into a running manager, all or nothing, and
-//!   decides what the time that passed while nothing ran does to each ([`Offline`]).
+//! - Loading rows back, and what the time that passed while nothing ran does to each
+//!   ([`Offline`]), is `durable_load.rs`.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
 
-use super::moved::MovedTimer;
-use super::slot::NEVER;
-use super::snapshot::{ExtraRecord, Phase, TimerRecord};
+use hashbrown::hash_table::{Entry, HashTable};
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+use super::manager::Extras;
+
+use super::snapshot::Phase;
 use super::{CatchUp, OwnerId, Timers};
-use crate::format::RestoreError;
-use crate::scheduler::Resolver;
-use crate::time::{Domain, Span};
+use crate::time::Domain;
 
 /// What a restart does with the time that passed while no process ran a durable timer.
 ///
@@ -151,35 +152,99 @@ pub struct LoadReport {
 /// Durable keys and the changes since the last drain.
 #[derive(Default)]
 pub(crate) struct Journal {
-    /// The live durable timer of each key.
-    keys: FxHashMap<(OwnerId, Box<str>), u32>,
+    /// The slot of the live durable timer of each key. The table holds slots only, hashed by
+    /// the key their side-table data holds, so no name is stored twice.
+    keys: HashTable<u32>,
     /// Slots marked changed (each once while its `dirty` flag is up; may be stale).
     changed: Vec<u32>,
     /// Keys whose timer ended.
     ended: Vec<(OwnerId, Box<str>)>,
 }
 
-fn key(owner: Option<OwnerId>, name: Option<&str>) -> (OwnerId, Box<str>) {
-    (owner.unwrap_or(OwnerId::new(0)), name.unwrap_or("").into())
+/// A durable timer's key as its side-table data holds it.
+fn key_of<C>(x: &Extras<C>) -> (OwnerId, &str) {
+    (
+        x.owner.unwrap_or(OwnerId::new(0)),
+        x.name.as_deref().unwrap_or(""),
+    )
+}
+
+fn hash_key((owner, name): (OwnerId, &str)) -> u64 {
+    FxBuildHasher.hash_one((owner, name))
+}
+
+/// The key of the durable timer in `idx` (`None` if it has no side-table data).
+fn key_at<C>(extras: &FxHashMap<u32, Extras<C>>, idx: u32) -> Option<(OwnerId, &str)> {
+    extras.get(&idx).map(key_of)
+}
+
+/// What a regrowth of the key table hashes a slot by. Every slot in the table has its data
+/// (a removal lets go of the key first).
+fn hash_at<C>(extras: &FxHashMap<u32, Extras<C>>, idx: u32) -> u64 {
+    key_at(extras, idx).map_or(0, hash_key)
 }
 
 impl Journal {
-    /// A durable timer ended: its key is free and its row goes.
-    pub(super) fn ended(&mut self, idx: u32, owner: Option<OwnerId>, name: Option<&str>) {
-        let k = key(owner, name);
-        if self.keys.get(&k) == Some(&idx) {
-            self.keys.remove(&k);
+    /// The slot holding `key`.
+    fn holder<C>(&self, extras: &FxHashMap<u32, Extras<C>>, key: (OwnerId, &str)) -> Option<u32> {
+        let eq = |&i: &u32| key_at(extras, i) == Some(key);
+        self.keys.find(hash_key(key), eq).copied()
+    }
+
+    /// Makes `idx` the holder of its key; returns the slot that held it before.
+    fn hold<C>(&mut self, extras: &FxHashMap<u32, Extras<C>>, idx: u32) -> Option<u32> {
+        let key = key_at(extras, idx).expect("durable timers have extras");
+        let eq = |&i: &u32| key_at(extras, i) == Some(key);
+        match self.keys.entry(hash_key(key), eq, |&i| hash_at(extras, i)) {
+            Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), idx)),
+            Entry::Vacant(e) => {
+                e.insert(idx);
+                None
+            }
         }
+    }
+
+    /// `idx` no longer holds `key` (if it did).
+    fn let_go(&mut self, idx: u32, key: (OwnerId, &str)) {
+        if let Ok(e) = self.keys.find_entry(hash_key(key), |&i| i == idx) {
+            e.remove();
+        }
+    }
+
+    /// A durable timer ended: its key is free and its row goes.
+    pub(super) fn ended(&mut self, idx: u32, owner: Option<OwnerId>, name: Option<Box<str>>) {
+        let k = (owner.unwrap_or(OwnerId::new(0)), name.unwrap_or_default());
+        self.let_go(idx, (k.0, &k.1));
         self.ended.push(k);
+    }
+
+    /// A row's timer was dropped by its load: its key's row goes.
+    pub(super) fn dropped(&mut self, owner: OwnerId, name: String) {
+        self.ended.push((owner, name.into()));
+    }
+
+    /// Room for `n` more durable timers.
+    pub(super) fn reserve<C>(&mut self, extras: &FxHashMap<u32, Extras<C>>, n: usize) {
+        self.keys.reserve(n, |&i| hash_at(extras, i));
+        self.changed.reserve(n);
+    }
+
+    /// How many keys a live durable timer holds.
+    pub(super) fn held(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Takes back the change mark of `idx`, the last one made: its row stands as it is.
+    pub(super) fn unmark_last(&mut self, idx: u32) {
+        let last = self.changed.pop();
+        debug_assert_eq!(last, Some(idx));
     }
 }
 
 impl<C: 'static> Timers<C> {
     /// Makes `idx` the durable timer of its key, clearing the one that had it.
     pub(super) fn claim_key(&mut self, idx: u32) {
-        let x = self.extras_of(idx).expect("durable timers have extras");
-        let k = key(x.owner, x.name.as_deref());
-        if let Some(old) = self.journal.keys.insert(k, idx) {
+        if let Some(old) = self.journal.hold(&self.extras, idx) {
             // The key stays this timer's: the old one's removal sees it taken.
             if old != idx && self.slots.at(old).state != super::slot::State::Free {
                 self.clear(self.handle_of(old));
@@ -191,7 +256,7 @@ impl<C: 'static> Timers<C> {
     /// Journals a change of the timer in `idx` if it is durable.
     #[inline]
     pub(super) fn touch(&mut self, idx: u32) {
-        if self.journal.keys.is_empty() || !self.slots.at(idx).flags.has_extras() {
+        if self.journal.held() == 0 || !self.slots.at(idx).flags.has_extras() {
             return;
         }
         self.touch_slow(idx);
@@ -208,7 +273,7 @@ impl<C: 'static> Timers<C> {
     }
 
     /// Whether the timer in `idx` is as its row says (phase and time), so the row stands.
-    fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
+    pub(super) fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
         use super::slot::State;
         let e = self.slots.at(idx);
         let now = match e.state {
@@ -224,10 +289,13 @@ impl<C: 'static> Timers<C> {
         let Timers {
             extras, journal, ..
         } = self;
-        for (&idx, x) in extras.iter() {
-            if x.durable.is_some() {
-                journal.keys.insert(key(x.owner, x.name.as_deref()), idx);
-            }
+        let held: Vec<u32> = (extras.iter())
+            .filter(|(_, x)| x.durable.is_some())
+            .map(|(&idx, _)| idx)
+            .collect();
+        journal.reserve(extras, held.len());
+        for idx in held {
+            journal.hold(extras, idx);
         }
     }
 
@@ -236,10 +304,7 @@ impl<C: 'static> Timers<C> {
         if let Some(x) = self.extras.get_mut(&idx) {
             if x.durable.take().is_some() {
                 x.dirty = false;
-                let k = key(x.owner, x.name.as_deref());
-                if self.journal.keys.get(&k) == Some(&idx) {
-                    self.journal.keys.remove(&k);
-                }
+                self.journal.let_go(idx, key_of(x));
             }
         }
     }
@@ -276,7 +341,7 @@ impl<C: 'static> Timers<C> {
         let mut out = Vec::with_capacity(ended.len() + changed.len());
         let mut gone: Vec<_> = ended
             .into_iter()
-            .filter(|k| !self.journal.keys.contains_key(k))
+            .filter(|(o, n)| self.journal.holder(&self.extras, (*o, n)).is_none())
             .collect();
         gone.sort_unstable();
         gone.dedup();
@@ -303,7 +368,7 @@ impl<C: 'static> Timers<C> {
     /// Every live durable timer, in set order: for a full save (after a snapshot restore, say,
     /// which journals nothing). The journal is left as it is. Between ticks.
     pub fn durable_timers(&self) -> Vec<DurableTimer> {
-        let mut idxs: Vec<u32> = self.journal.keys.values().copied().collect();
+        let mut idxs: Vec<u32> = self.journal.keys.iter().copied().collect();
         idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
         idxs.iter().map(|&i| self.durable_at(i)).collect()
     }
@@ -334,191 +399,4 @@ impl<C: 'static> Timers<C> {
             seq: u64::from(r.seq),
         }
     }
-
-    /// Sets durable timers again from rows a store kept, binding each callback with
-    /// `resolver` (as a restore does, by name: a [`Registry`](crate::snapshot::Registry)).
-    ///
-    /// `saved` is the reading of each clock (in [`Domain`] order, raw units) when the rows were
-    /// last written; `offline` is how long nothing ran since (wall-clock time; a store measures
-    /// it). Each timer's countdown is moved from `saved` to this manager's clocks, so one with
-    /// 2 s left has 2 s left here; then its [`Offline`] policy decides what `offline` does.
-    /// Rows are set in `seq` order, after every timer this manager has (which win ties). A row
-    /// whose key a live durable timer holds replaces it.
-    ///
-    /// All or nothing: every row is checked and every callback bound before any timer is set;
-    /// an error names the row (its owner and name) and what is wrong with it. Between ticks.
-    pub fn load_durable(
-        &mut self,
-        mut rows: Vec<DurableTimer>,
-        saved: [u64; 3],
-        offline: Span,
-        resolver: &mut dyn Resolver<C>,
-    ) -> Result<LoadReport, RestoreError> {
-        assert!(
-            !self.in_tick && self.firing.is_none(),
-            "Timers::load_durable called while a timer callback runs; call it between ticks"
-        );
-        rows.sort_unstable_by_key(|r| r.seq);
-        let mut keys = rustc_hash::FxHashSet::default();
-        keys.reserve(rows.len());
-        for row in &rows {
-            check(row)?;
-            if !keys.insert((row.owner, row.name.as_str())) {
-                return Err(bad(row, "key", "appears twice"));
-            }
-        }
-        drop(keys);
-        // Bound before anything is set, so that an unbound name changes nothing.
-        let mut planned = Vec::with_capacity(rows.len());
-        for row in rows {
-            let Some((phase, time, late, outcome)) = plan(&row, saved, offline.flicks()) else {
-                planned.push(Err(key(Some(row.owner), Some(&row.name))));
-                continue;
-            };
-            let was = (row.seq as u32, row.phase, row.time);
-            let moved = moved(row, phase, time, late);
-            let info = moved.info();
-            let Some(cb) = resolver.timer(&info) else {
-                return Err(super::unbound(&info));
-            };
-            planned.push(Ok((moved, outcome, cb, was)));
-        }
-        let mut report = LoadReport::default();
-        // Into an empty manager the rows keep their set-order numbers, so a timer the load did
-        // not change (a resumed clock, no offline time for it) needs no new row.
-        let keep_seq = self.slots.live() == 0;
-        let next_seq = self.next_seq;
-        // The tables grow once, not in doublings that move every entry (a reload is large).
-        let n = planned.len();
-        self.reserve_exact(self.slots.entries.len() + n);
-        self.extras.reserve(n);
-        self.journal.keys.reserve(n);
-        self.journal.changed.reserve(n);
-        for plan in planned {
-            let (moved, outcome, cb, was) = match plan {
-                Ok(p) => p,
-                Err(key) => {
-                    report.dropped += 1;
-                    self.journal.ended.push(key);
-                    continue;
-                }
-            };
-            if keep_seq {
-                self.next_seq = was.0;
-            }
-            let h = self.put_moved_owned(moved, super::Callback::from_box(cb), None);
-            if keep_seq && self.unchanged(h.index(), was.1, was.2) {
-                self.extras_mut(h.index()).dirty = false;
-                let last = self.journal.changed.pop();
-                debug_assert_eq!(last, Some(h.index()));
-            }
-            report.loaded += 1;
-            match outcome {
-                Outcome::OnTime => report.on_time += 1,
-                Outcome::Paused => report.paused += 1,
-                Outcome::CaughtUp => report.caught_up += 1,
-                Outcome::Once => report.fired_once += 1,
-                Outcome::Skipped => report.skipped += 1,
-            }
-        }
-        self.next_seq = self.next_seq.max(next_seq);
-        Ok(report)
-    }
-}
-
-/// What the offline time did to one row.
-enum Outcome {
-    OnTime,
-    Paused,
-    CaughtUp,
-    Once,
-    Skipped,
-}
-
-fn bad(row: &DurableTimer, field: &str, what: &str) -> RestoreError {
-    RestoreError::corrupt(format!(
-        "durable timer ({:?}, {:?}): {field} {what}",
-        row.owner, row.name
-    ))
-}
-
-/// The row's own consistency, as a restore checks a snapshot's records.
-fn check(row: &DurableTimer) -> Result<(), RestoreError> {
-    if row.times_left == Some(0) {
-        return Err(bad(row, "times_left", "is 0 (no calls left)"));
-    }
-    if row.time == NEVER && row.phase != DurablePhase::Scheduled {
-        return Err(bad(row, "time", "is never while not scheduled"));
-    }
-    if row.first_delay == Some(NEVER) {
-        return Err(bad(row, "first_delay", "is never"));
-    }
-    if row.seq > u64::from(u32::MAX) {
-        return Err(bad(row, "seq", "is out of range"));
-    }
-    Ok(())
-}
-
-/// Where a row's timer starts after the reload — its phase, time (relative to the reload) and
-/// lateness — and what offline time did to it; `None` for a lapsed one-shot that `Skip` drops.
-fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<(Phase, u64, u64, Outcome)> {
-    let d = row.domain.index();
-    let counts = row.offline != Offline::Freeze && row.domain != Domain::Frames;
-    let rel = match row.phase {
-        DurablePhase::Paused => return Some((Phase::Paused, row.time, 0, Outcome::Paused)),
-        _ if row.time == NEVER => return Some((Phase::Scheduled, NEVER, 0, Outcome::OnTime)),
-        DurablePhase::Pending => i128::from(row.time),
-        DurablePhase::Scheduled => i128::from(row.time) - i128::from(saved[d]),
-    };
-    let rel = rel - if counts { i128::from(offline) } else { 0 };
-    if rel > 0 {
-        let time = u64::try_from(rel).unwrap_or(NEVER - 1).min(NEVER - 1);
-        return Some((Phase::Scheduled, time, 0, Outcome::OnTime));
-    }
-    // Due when saved (then it catches up, as a late frame would), or lapsed while offline.
-    let late = u64::try_from(-rel).unwrap_or(u64::MAX);
-    let policy = if counts {
-        row.offline
-    } else {
-        Offline::CatchUp
-    };
-    Some(match policy {
-        Offline::Freeze | Offline::CatchUp => (Phase::Scheduled, 0, late, Outcome::CaughtUp),
-        Offline::Once => (Phase::Scheduled, 0, 0, Outcome::Once),
-        Offline::Skip if !row.looping => return None,
-        Offline::Skip => {
-            let next = match row.period {
-                0 => 0,
-                p => p - late % p,
-            };
-            (Phase::Scheduled, next, 0, Outcome::Skipped)
-        }
-    })
-}
-
-/// The row as a moved timer (its name and payload moved, not copied).
-fn moved(row: DurableTimer, phase: Phase, time: u64, late: u64) -> MovedTimer {
-    let extras = ExtraRecord {
-        owner: Some(row.owner),
-        name: Some(row.name),
-        times_left: row.times_left,
-        first_delay: row.first_delay,
-        on_cancel: false,
-        payload: (!row.payload.is_empty()).then_some(row.payload),
-        durable: Some(row.offline),
-    };
-    let record = TimerRecord {
-        slot: 0,
-        seq: 0,
-        phase,
-        time,
-        period: row.period,
-        domain: row.domain,
-        catch_up: row.catch_up,
-        looping: row.looping,
-        calls: row.calls,
-        tag: row.tag,
-        extras: Some(Box::new(extras)),
-    };
-    MovedTimer::from_record(record, late)
 }

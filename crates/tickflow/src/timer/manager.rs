@@ -175,6 +175,13 @@ impl<C: 'static> Timers<C> {
         self.slots.entries.reserve_exact(capacity);
     }
 
+    /// Room for `n` more timers with side-table data, growing in doublings (for loads that
+    /// come in parts).
+    pub(crate) fn reserve_with_extras(&mut self, n: usize) {
+        self.slots.entries.reserve(n);
+        self.extras.reserve(n);
+    }
+
     /// Starts a one-shot timer that fires once, `delay` from now: on the game clock for a
     /// [`Span`](crate::time::Span) or `Duration` (unless [`real`](TimerBuilder::real) says otherwise), in the
     /// `n`-th tick from now for [`Frames(n)`](crate::time::Frames) (`Frames(0)`: the next).
@@ -341,7 +348,7 @@ impl<C: 'static> Timers<C> {
                     self.forget_owner(owner, idx);
                 }
                 if ex.durable.is_some() {
-                    self.journal.ended(idx, ex.owner, ex.name.as_deref());
+                    self.journal.ended(idx, ex.owner, ex.name);
                 }
                 if let (true, Some(hook)) = (cancelled, ex.on_cancel) {
                     self.cancelled.push_back(hook);

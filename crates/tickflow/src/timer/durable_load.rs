@@ -1,0 +1,467 @@
+//! Loading durable rows back into a manager, and what the time that passed while nothing ran
+//! does to each ([`Offline`]).
+//!
+//! Two ways in, with one per-row path:
+//!
+//! - [`Timers::load_durable`]: all rows at once, into any manager. Every row is checked and
+//!   bound before one is set, so an error changes nothing.
+//! - [`Timers::durable_loader`]: rows in parts, as a store reads them, into an empty manager.
+//!   Each part is set as it comes, so a reader on another thread and the setting here overlap
+//!   (a resume of a million timers spends about as long reading as setting). An error empties
+//!   the manager again, which is what "nothing changed" means for one that was empty.
+//!
+//! Into an empty manager the rows keep their set-order numbers, so a timer the load did not
+//! change (a resumed clock, no offline time for it) needs no new row, and rows may come in any
+//! order: ties between timers due together are broken by these numbers, not by the order of
+//! setting.
+
+use super::durable::{DurablePhase, DurableTimer, LoadReport, Offline};
+use super::moved::MovedTimer;
+use super::slot::NEVER;
+use super::snapshot::{ExtraRecord, Phase, TimerRecord};
+use super::{Callback, Timers};
+use crate::format::RestoreError;
+use crate::scheduler::Resolver;
+use crate::time::{Domain, Span};
+
+impl<C: 'static> Timers<C> {
+    /// Sets durable timers again from rows a store kept, binding each callback with
+    /// `resolver` (as a restore does, by name: a [`Registry`](crate::snapshot::Registry)).
+    ///
+    /// `saved` is the reading of each clock (in [`Domain`] order, raw units) when the rows were
+    /// last written; `offline` is how long nothing ran since (wall-clock time; a store measures
+    /// it). Each timer's countdown is moved from `saved` to this manager's clocks, so one with
+    /// 2 s left has 2 s left here; then its [`Offline`] policy decides what `offline` does.
+    /// Rows are set in `seq` order, after every timer this manager has (which win ties). A row
+    /// whose key a live durable timer holds replaces it.
+    ///
+    /// All or nothing: every row is checked and every callback bound before any timer is set;
+    /// an error names the row (its owner and name) and what is wrong with it. Between ticks.
+    pub fn load_durable(
+        &mut self,
+        mut rows: Vec<DurableTimer>,
+        saved: [u64; 3],
+        offline: Span,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<LoadReport, RestoreError> {
+        if self.slots.live() == 0 {
+            let mut load = self.durable_loader(saved, offline)?;
+            load.add(rows, resolver)?;
+            return Ok(load.finish());
+        }
+        self.assert_between_ticks("load_durable");
+        rows.sort_unstable_by_key(|r| r.seq);
+        let mut keys = rustc_hash::FxHashSet::default();
+        keys.reserve(rows.len());
+        for row in &rows {
+            check(row)?;
+            if !keys.insert((row.owner, row.name.as_str())) {
+                return Err(bad(row, "key", "appears twice"));
+            }
+        }
+        drop(keys);
+        // Bound before anything is set, so that an unbound name changes nothing.
+        let mut planned = Vec::with_capacity(rows.len());
+        for row in rows {
+            let Some(start) = plan(&row, saved, offline.flicks()) else {
+                planned.push(Err(row));
+                continue;
+            };
+            let (moved, cb) = bind(row, &start, resolver)?;
+            planned.push(Ok((moved, start.outcome, cb)));
+        }
+        let mut report = LoadReport::default();
+        self.reserve_durable(planned.len());
+        for plan in planned {
+            match plan {
+                Ok((moved, outcome, cb)) => {
+                    self.put_moved_owned(moved, cb, None);
+                    report.count(outcome);
+                }
+                Err(row) => {
+                    report.dropped += 1;
+                    self.journal.dropped(row.owner, row.name);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Starts loading rows in parts ([`DurableLoad::add`]) into this manager, which must have
+    /// no timers; `saved` and `offline` as for [`load_durable`](Self::load_durable). Between
+    /// ticks.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    /// use tickflow::snapshot::Registry;
+    /// use tickflow::timer::{Offline, TimerManager};
+    ///
+    /// let mut before = TimerManager::<u32>::new();
+    /// (before.after(secs(2.0)).owner(OwnerId::new(7)).name("heal"))
+    ///     .durable(Offline::Freeze).call(|_, _| {});
+    /// let rows = before.durable_timers();
+    ///
+    /// let mut after = TimerManager::<u32>::new();
+    /// let mut names = Registry::new().timer("heal", |n: &mut u32, _: &mut TimerCx<u32>| *n += 1);
+    /// let mut load = after.durable_loader([0; 3], Span::ZERO)?;
+    /// load.add(rows, &mut names)?;
+    /// assert_eq!(load.finish().loaded, 1);
+    /// let mut n = 0;
+    /// after.tick(secs(2.0), &mut n);
+    /// assert_eq!(n, 1, "2 s left before, 2 s left after");
+    /// # Ok::<(), tickflow::snapshot::RestoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the manager has timers (load those rows with `load_durable`).
+    pub fn durable_loader(
+        &mut self,
+        saved: [u64; 3],
+        offline: Span,
+    ) -> Result<DurableLoad<'_, C>, RestoreError> {
+        self.assert_between_ticks("durable_loader");
+        if self.slots.live() != 0 {
+            return Err(RestoreError::corrupt(
+                "durable_loader: the manager has timers; load into it with load_durable",
+            ));
+        }
+        Ok(DurableLoad {
+            next_seq: self.next_seq,
+            timers: self,
+            saved,
+            offline: offline.flicks(),
+            report: LoadReport::default(),
+            failed: false,
+        })
+    }
+
+    fn assert_between_ticks(&self, what: &str) {
+        assert!(
+            !self.in_tick && self.firing.is_none(),
+            "Timers::{what} called while a timer callback runs; call it between ticks"
+        );
+    }
+
+    /// Room for `n` more durable timers: a reload is large, and tables that grow in
+    /// doublings move every entry each time.
+    fn reserve_durable(&mut self, n: usize) {
+        self.reserve_with_extras(n);
+        self.journal.reserve(&self.extras, n);
+    }
+}
+
+/// Rows being loaded into an empty manager, part by part
+/// ([`Timers::durable_loader`]). Each part is checked, bound and set when it is added.
+pub struct DurableLoad<'a, C: 'static> {
+    timers: &'a mut Timers<C>,
+    saved: [u64; 3],
+    offline: u64,
+    report: LoadReport,
+    /// The manager's next set-order number before the load, and then past every row's.
+    next_seq: u32,
+    failed: bool,
+}
+
+impl<C: 'static> std::fmt::Debug for DurableLoad<'_, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableLoad")
+            .field("report", &self.report)
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: 'static> DurableLoad<'_, C> {
+    /// Checks, binds and sets `rows` (in any order; each keeps its place in set order).
+    ///
+    /// # Errors
+    ///
+    /// A damaged or unbound row, or a key that an earlier row of the load had: the manager is
+    /// empty again (as it was before the load), and every later `add` fails too.
+    pub fn add(
+        &mut self,
+        rows: Vec<DurableTimer>,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<(), RestoreError> {
+        if self.failed {
+            return Err(RestoreError::corrupt(
+                "durable load: an earlier part failed and the manager was emptied",
+            ));
+        }
+        self.timers.reserve_durable(rows.len());
+        for row in rows {
+            if let Err(e) = self.set(row, resolver) {
+                self.fail();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Room for `rows` more rows, so that the tables they go into grow once instead of in
+    /// doublings that move every entry (a store knows how many rows it holds). Capped at
+    /// 2^24 rows: the number may come from untrusted data.
+    pub fn reserve(&mut self, rows: usize) {
+        self.timers.reserve_durable(rows.min(1 << 24));
+    }
+
+    /// Ends the load: what it did.
+    pub fn finish(self) -> LoadReport {
+        self.report
+    }
+
+    fn set(
+        &mut self,
+        row: DurableTimer,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<(), RestoreError> {
+        check(&row)?;
+        let Some(start) = plan(&row, self.saved, self.offline) else {
+            self.report.dropped += 1;
+            self.timers.journal.dropped(row.owner, row.name);
+            return Ok(());
+        };
+        let (seq, phase, time) = (row.seq as u32, row.phase, row.time);
+        let (moved, cb) = bind(row, &start, resolver)?;
+        let t = &mut *self.timers;
+        let held = t.journal.held();
+        t.next_seq = seq;
+        let idx = t.put_moved_owned(moved, cb, None).index();
+        self.next_seq = self.next_seq.max(seq + 1);
+        t.next_seq = self.next_seq;
+        if t.journal.held() == held {
+            let x = t.extras_of(idx).expect("durable timers have extras");
+            return Err(RestoreError::corrupt(format!(
+                "durable timer ({:?}, {:?}): key appears twice",
+                x.owner.unwrap_or(super::OwnerId::new(0)),
+                x.name.as_deref().unwrap_or("")
+            )));
+        }
+        if t.unchanged(idx, phase, time) {
+            t.extras_mut(idx).dirty = false;
+            t.journal.unmark_last(idx);
+        }
+        self.report.count(start.outcome);
+        Ok(())
+    }
+
+    /// Empties the manager again: it was empty when the load began.
+    fn fail(&mut self) {
+        self.failed = true;
+        self.report = LoadReport::default();
+        let t = &mut *self.timers;
+        t.clear_all();
+        t.journal = Default::default();
+        t.next_seq = self.next_seq;
+    }
+}
+
+impl LoadReport {
+    fn count(&mut self, outcome: Outcome) {
+        self.loaded += 1;
+        match outcome {
+            Outcome::OnTime => self.on_time += 1,
+            Outcome::Paused => self.paused += 1,
+            Outcome::CaughtUp => self.caught_up += 1,
+            Outcome::Once => self.fired_once += 1,
+            Outcome::Skipped => self.skipped += 1,
+        }
+    }
+}
+
+/// What the offline time did to one row.
+#[derive(Copy, Clone)]
+enum Outcome {
+    OnTime,
+    Paused,
+    CaughtUp,
+    Once,
+    Skipped,
+}
+
+/// Where a row's timer starts after the reload: its phase, time (relative to the reload) and
+/// lateness, and what offline time did to it.
+struct Start {
+    phase: Phase,
+    time: u64,
+    late: u64,
+    outcome: Outcome,
+}
+
+fn bad(row: &DurableTimer, field: &str, what: &str) -> RestoreError {
+    RestoreError::corrupt(format!(
+        "durable timer ({:?}, {:?}): {field} {what}",
+        row.owner, row.name
+    ))
+}
+
+/// The row's own consistency, as a restore checks a snapshot's records.
+fn check(row: &DurableTimer) -> Result<(), RestoreError> {
+    if row.times_left == Some(0) {
+        return Err(bad(row, "times_left", "is 0 (no calls left)"));
+    }
+    if row.time == NEVER && row.phase != DurablePhase::Scheduled {
+        return Err(bad(row, "time", "is never while not scheduled"));
+    }
+    if row.first_delay == Some(NEVER) {
+        return Err(bad(row, "first_delay", "is never"));
+    }
+    // A manager renumbers before it would hand out u32::MAX, so no row has it.
+    if row.seq >= u64::from(u32::MAX) {
+        return Err(bad(row, "seq", "is out of range"));
+    }
+    Ok(())
+}
+
+/// Where a row's timer starts; `None` for a lapsed one-shot that `Skip` drops.
+fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<Start> {
+    let start = |phase, time, late, outcome| {
+        Some(Start {
+            phase,
+            time,
+            late,
+            outcome,
+        })
+    };
+    let d = row.domain.index();
+    let counts = row.offline != Offline::Freeze && row.domain != Domain::Frames;
+    let rel = match row.phase {
+        DurablePhase::Paused => return start(Phase::Paused, row.time, 0, Outcome::Paused),
+        _ if row.time == NEVER => return start(Phase::Scheduled, NEVER, 0, Outcome::OnTime),
+        DurablePhase::Pending => i128::from(row.time),
+        DurablePhase::Scheduled => i128::from(row.time) - i128::from(saved[d]),
+    };
+    let rel = rel - if counts { i128::from(offline) } else { 0 };
+    if rel > 0 {
+        let time = u64::try_from(rel).unwrap_or(NEVER - 1).min(NEVER - 1);
+        return start(Phase::Scheduled, time, 0, Outcome::OnTime);
+    }
+    // Due when saved (then it catches up, as a late frame would), or lapsed while offline.
+    let late = u64::try_from(-rel).unwrap_or(u64::MAX);
+    let policy = if counts {
+        row.offline
+    } else {
+        Offline::CatchUp
+    };
+    match policy {
+        Offline::Freeze | Offline::CatchUp => start(Phase::Scheduled, 0, late, Outcome::CaughtUp),
+        Offline::Once => start(Phase::Scheduled, 0, 0, Outcome::Once),
+        Offline::Skip if !row.looping => None,
+        Offline::Skip => {
+            let next = match row.period {
+                0 => 0,
+                p => p - late % p,
+            };
+            start(Phase::Scheduled, next, 0, Outcome::Skipped)
+        }
+    }
+}
+
+/// The row as a moved timer (its name and payload moved, not copied) and its callback.
+fn bind<C: 'static>(
+    row: DurableTimer,
+    start: &Start,
+    resolver: &mut dyn Resolver<C>,
+) -> Result<(MovedTimer, Callback<C>), RestoreError> {
+    let extras = ExtraRecord {
+        owner: Some(row.owner),
+        name: Some(row.name),
+        times_left: row.times_left,
+        first_delay: row.first_delay,
+        on_cancel: false,
+        payload: (!row.payload.is_empty()).then_some(row.payload),
+        durable: Some(row.offline),
+    };
+    let record = TimerRecord {
+        slot: 0,
+        seq: 0,
+        phase: start.phase,
+        time: start.time,
+        period: row.period,
+        domain: row.domain,
+        catch_up: row.catch_up,
+        looping: row.looping,
+        calls: row.calls,
+        tag: row.tag,
+        extras: Some(Box::new(extras)),
+    };
+    let moved = MovedTimer::from_record(record, start.late);
+    let info = moved.info();
+    let cb = resolver.timer(&info).ok_or_else(|| super::unbound(&info))?;
+    Ok((moved, Callback::from_box(cb)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
+    use crate::snapshot::Registry;
+    use crate::timer::TimerManager;
+
+    fn rows(n: u64) -> Vec<DurableTimer> {
+        let mut t = TimerManager::<u32>::new();
+        for i in 0..n {
+            (t.after(Frames(1 + i)).owner(OwnerId::new(1 + i % 3)))
+                .name(format!("t{i}"))
+                .durable(Offline::Freeze)
+                .call(|_, _| {});
+        }
+        t.durable_timers()
+    }
+
+    fn names() -> Registry<u32> {
+        Registry::new()
+            .other_timers(|_| Some(Box::new(|n: &mut u32, _: &mut TimerCx<u32>| *n += 1)))
+    }
+
+    #[test]
+    fn parts_in_any_order_fire_in_set_order() {
+        let mut all = rows(6);
+        let want: Vec<String> = all.iter().map(|r| r.name.clone()).collect();
+        all.reverse();
+        let mut t = TimerManager::<u32>::new();
+        let mut load = t.durable_loader([0; 3], Span::ZERO).unwrap();
+        let second = all.split_off(3);
+        load.add(all, &mut names()).unwrap();
+        load.add(second, &mut names()).unwrap();
+        assert_eq!(load.finish().loaded, 6);
+        let got: Vec<String> = t.durable_timers().into_iter().map(|r| r.name).collect();
+        assert_eq!(got, want);
+        assert!(
+            t.durable_changes().is_empty(),
+            "unchanged rows stand as they are"
+        );
+    }
+
+    #[test]
+    fn a_bad_part_leaves_the_manager_empty() {
+        let mut t = TimerManager::<u32>::new();
+        let mut load = t.durable_loader([0; 3], Span::ZERO).unwrap();
+        load.add(rows(3), &mut names()).unwrap();
+        let mut dup = rows(2);
+        dup[1].times_left = Some(0);
+        assert!(load.add(dup, &mut names()).is_err());
+        assert!(
+            load.add(rows(1), &mut names()).is_err(),
+            "a failed load stays failed"
+        );
+        assert_eq!(load.finish(), LoadReport::default());
+        assert_eq!(t.len(), 0);
+        assert!(t.durable_changes().is_empty());
+        // A key that an earlier part had is refused the same way.
+        let mut load = t.durable_loader([0; 3], Span::ZERO).unwrap();
+        load.add(rows(2), &mut names()).unwrap();
+        let e = load.add(rows(1), &mut names()).unwrap_err().to_string();
+        assert!(e.contains("appears twice"), "{e}");
+        load.finish();
+        assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn a_manager_with_timers_is_refused() {
+        let mut t = TimerManager::<u32>::new();
+        t.after(Frames(1)).call(|_, _| {});
+        assert!(t.durable_loader([0; 3], Span::ZERO).is_err());
+    }
+}
