@@ -2,16 +2,17 @@
 //! resumed after a restart.
 
 use std::collections::HashMap;
+use std::sync::mpsc;
 use std::time::Duration;
 
-use tickflow::snapshot::Resolver;
+use tickflow::snapshot::{Resolver, RestoreError};
 use tickflow::time::{Domain, Span, Time};
 use tickflow::timer::{DurableChange, LoadReport, Timers};
 use tickflow::{OwnerId, Scheduler};
 
 use crate::error::StoreError;
 use crate::row::{check_sizes, NodeClocks};
-use crate::store::{wall_ns, Batch, Store};
+use crate::store::{wall_ns, Batch, Part, Store};
 
 /// What [`Durable::resume`] found and did.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -136,26 +137,22 @@ impl<S: Store> Durable<S> {
         &mut self,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<(Scheduler<C>, Resumed), StoreError> {
-        let saved = self.store.load(&self.node)?;
-        let Some(clocks) = saved.clocks else {
-            return Ok((Scheduler::new(), Resumed::default()));
-        };
-        let offline = self.offline_since(&clocks);
-        let real = Time::from_flicks(clocks.real).checked_add(offline);
-        let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
-        let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
-        let timers =
-            (sched.timers()).load_durable(saved.timers, clocks.raw(), offline, resolver)?;
+        // Rows are read on a thread of their own and set here as each part arrives: reading a
+        // large node takes about as long as setting it, and this way the two overlap.
+        let (store, node, wall) = (&mut self.store, self.node.as_str(), self.wall);
+        let (read, out) = std::thread::scope(|s| {
+            let (tx, rx) = mpsc::sync_channel(4);
+            let reader = s.spawn(move || store.load_parts(node, &mut |p| tx.send(p).is_ok()));
+            let out = resume_from(rx, wall, resolver);
+            let read = reader
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (read, out)
+        });
+        read?; // a failed read explains a short or missing stream better than its symptom
+        let out = out?;
         self.frames_since = 0;
-        Ok((
-            sched,
-            Resumed {
-                resumed: true,
-                frame: clocks.frame,
-                offline,
-                timers,
-            },
-        ))
+        Ok(out)
     }
 
     /// Loads this node's rows into timers that already run (a scheduler of your own, a
@@ -169,15 +166,10 @@ impl<S: Store> Durable<S> {
     ) -> Result<LoadReport, StoreError> {
         let saved = self.store.load(&self.node)?;
         let clocks = saved.clocks.unwrap_or_default();
-        let offline = saved.clocks.map_or(Span::ZERO, |c| self.offline_since(&c));
+        let offline = saved
+            .clocks
+            .map_or(Span::ZERO, |c| offline_since(self.wall, &c));
         Ok(timers.load_durable(saved.timers, clocks.raw(), offline, resolver)?)
-    }
-
-    /// Wall-clock time since the commit that left `clocks`.
-    fn offline_since(&self, clocks: &NodeClocks) -> Span {
-        Span::from(Duration::from_nanos(
-            (self.wall)().saturating_sub(clocks.wall_ns),
-        ))
     }
 
     /// Ends a frame: every [`commit_every`](Self::commit_every) frames, writes the durable
@@ -314,4 +306,55 @@ fn latest_per_key(changes: Vec<DurableChange>) -> Vec<DurableChange> {
         .collect();
     kept.reverse();
     kept
+}
+
+/// Wall-clock time since the commit that left `clocks`.
+fn offline_since(wall: fn() -> u64, clocks: &NodeClocks) -> Span {
+    Span::from(Duration::from_nanos(wall().saturating_sub(clocks.wall_ns)))
+}
+
+/// Builds the scheduler at the clocks of the first part and sets the rows of the others as
+/// they arrive. Returning drops `parts`, which stops the reader.
+fn resume_from<C: 'static>(
+    parts: mpsc::Receiver<Part>,
+    wall: fn() -> u64,
+    resolver: &mut dyn Resolver<C>,
+) -> Result<(Scheduler<C>, Resumed), StoreError> {
+    let (clocks, rows) = match parts.recv() {
+        Ok(Part::Clocks {
+            clocks: Some(clocks),
+            rows,
+        }) => (clocks, rows),
+        Ok(Part::Clocks { clocks: None, .. }) => return Ok((Scheduler::new(), Resumed::default())),
+        Ok(Part::Timers(_)) | Err(_) => return Err(out_of_order()),
+    };
+    let offline = offline_since(wall, &clocks);
+    let real = Time::from_flicks(clocks.real).checked_add(offline);
+    let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
+    let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
+    let mut load = sched.timers().durable_loader(clocks.raw(), offline)?;
+    load.reserve(rows);
+    for part in parts {
+        match part {
+            Part::Timers(rows) => load.add(rows, resolver)?,
+            Part::Clocks { .. } => return Err(out_of_order()),
+        }
+    }
+    let timers = load.finish();
+    Ok((
+        sched,
+        Resumed {
+            resumed: true,
+            frame: clocks.frame,
+            offline,
+            timers,
+        },
+    ))
+}
+
+/// A store that did not give its clocks first, once.
+fn out_of_order() -> StoreError {
+    StoreError::Restore(RestoreError::Corrupt {
+        reason: "the store did not read the node's clocks first, and once".into(),
+    })
 }

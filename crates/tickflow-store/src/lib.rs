@@ -37,4 +37,4 @@ pub use postgres::Postgres;
 pub use row::{NodeClocks, MAX_NAME, MAX_PAYLOAD};
 #[cfg(feature = "sqlite")]
 pub use sqlite::Sqlite;
-pub use store::{Batch, Saved, Store, SCHEMA_VERSION};
+pub use store::{Batch, Part, Saved, Store, PART_ROWS, SCHEMA_VERSION};

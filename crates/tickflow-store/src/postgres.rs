@@ -8,13 +8,14 @@
 
 use std::collections::HashMap;
 
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
 use tickflow::timer::DurableChange;
 use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, schema, schema_is_new, Batch, Saved, Store, SCHEMA_VERSION};
+use crate::store::{fenced, schema, schema_is_new, Batch, Part, Store, PART_ROWS, SCHEMA_VERSION};
 
 /// Durable timers in a PostgreSQL database.
 pub struct Postgres {
@@ -220,7 +221,11 @@ impl Store for Postgres {
         Ok(tx.commit()?)
     }
 
-    fn load(&mut self, node: &str) -> Result<Saved, StoreError> {
+    fn load_parts(
+        &mut self,
+        node: &str,
+        sink: &mut dyn FnMut(Part) -> bool,
+    ) -> Result<(), StoreError> {
         let mut tx = self.client.build_transaction().read_only(true).start()?;
         let clocks = tx
             .query_opt(
@@ -235,17 +240,40 @@ impl Store for Postgres {
                 NodeClocks::from_columns(node, c)
             })
             .transpose()?;
-        let rows = tx.query(
+        let rows: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM tickflow_timers WHERE node = $1",
+                &[&node],
+            )?
+            .try_get(0)?;
+        let rows = usize::try_from(rows).unwrap_or(0);
+        if !sink(Part::Clocks { clocks, rows }) {
+            return Ok(());
+        }
+        // Streamed as the server sends them, not gathered first.
+        let mut rows = tx.query_raw(
             &format!("SELECT {COLUMNS} FROM tickflow_timers WHERE node = $1"),
-            &[&node],
+            [node],
         )?;
-        let mut timers = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let row = read_row!(r, try_get);
-            timers.push(row.timer()?);
+        let mut part = Vec::with_capacity(PART_ROWS);
+        while let Some(r) = rows.next()? {
+            let row = read_row!(&r, try_get);
+            part.push(row.timer()?);
+            if part.len() == PART_ROWS
+                && !sink(Part::Timers(std::mem::replace(
+                    &mut part,
+                    Vec::with_capacity(PART_ROWS),
+                )))
+            {
+                return Ok(());
+            }
+        }
+        drop(rows);
+        if !part.is_empty() {
+            sink(Part::Timers(part));
         }
         tx.commit()?;
-        Ok(Saved { clocks, timers })
+        Ok(())
     }
 
     fn claim(&mut self, owner: OwnerId, node: &str) -> Result<u64, StoreError> {

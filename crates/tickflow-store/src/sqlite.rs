@@ -15,7 +15,7 @@ use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, schema, schema_is_new, Batch, Saved, Store, SCHEMA_VERSION};
+use crate::store::{fenced, schema, schema_is_new, Batch, Part, Store, PART_ROWS, SCHEMA_VERSION};
 
 /// Durable timers in a SQLite file (see the module docs for what a commit costs and keeps).
 ///
@@ -151,7 +151,11 @@ impl Store for Sqlite {
         Ok(tx.commit()?)
     }
 
-    fn load(&mut self, node: &str) -> Result<Saved, StoreError> {
+    fn load_parts(
+        &mut self,
+        node: &str,
+        sink: &mut dyn FnMut(Part) -> bool,
+    ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         let clocks = tx
             .query_row(
@@ -162,16 +166,36 @@ impl Store for Sqlite {
             .optional()?
             .map(|c| NodeClocks::from_columns(node, c))
             .transpose()?;
+        let rows: i64 = tx.query_row(
+            "SELECT count(*) FROM tickflow_timers WHERE node = ?1",
+            [node],
+            |r| r.get(0),
+        )?;
+        let rows = usize::try_from(rows).unwrap_or(0);
+        if !sink(Part::Clocks { clocks, rows }) {
+            return Ok(());
+        }
         let mut stmt = tx.prepare(&format!(
             "SELECT {COLUMNS} FROM tickflow_timers WHERE node = ?1"
         ))?;
         let mut rows = stmt.query([node])?;
-        let mut timers = Vec::new();
+        let mut part = Vec::with_capacity(PART_ROWS);
         while let Some(r) = rows.next()? {
             let row = read_row!(r, get);
-            timers.push(row.timer()?);
+            part.push(row.timer()?);
+            if part.len() == PART_ROWS
+                && !sink(Part::Timers(std::mem::replace(
+                    &mut part,
+                    Vec::with_capacity(PART_ROWS),
+                )))
+            {
+                return Ok(());
+            }
         }
-        Ok(Saved { clocks, timers })
+        if !part.is_empty() {
+            sink(Part::Timers(part));
+        }
+        Ok(())
     }
 
     fn claim(&mut self, owner: OwnerId, node: &str) -> Result<u64, StoreError> {

@@ -69,10 +69,29 @@ pub struct Saved {
     pub timers: Vec<DurableTimer>,
 }
 
+/// One piece of what a node left, as [`Store::load_parts`] reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Always the first part.
+    Clocks {
+        /// Its clocks at its last commit (`None`: it never committed).
+        clocks: Option<NodeClocks>,
+        /// How many rows follow (so that the tables they go into grow once).
+        rows: usize,
+    },
+    /// Up to [`PART_ROWS`] of its rows, each checked.
+    Timers(Vec<DurableTimer>),
+}
+
+/// How many rows a [`Part::Timers`] holds at most: enough that handing a part over costs
+/// little per row, few enough that the first part is set while the rest are read.
+pub const PART_ROWS: usize = 4096;
+
 /// A database that keeps durable timers: [`Sqlite`](crate::Sqlite) and
 /// [`Postgres`](crate::Postgres). Every method is one transaction; a failed one changes
-/// nothing. Users call it through [`Durable`](crate::Durable).
-pub trait Store {
+/// nothing. Users call it through [`Durable`](crate::Durable), which reads on a thread of its
+/// own while it sets what was read (hence `Send`).
+pub trait Store: Send {
     /// The open transaction your effects hook writes into, so that your effects and the
     /// timers' rows commit together or not at all.
     type Tx<'t>;
@@ -84,8 +103,30 @@ pub trait Store {
         effects: impl FnMut(&mut Self::Tx<'_>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
 
+    /// Reads what `node` left in one transaction, its clocks first and then its rows in
+    /// parts, giving each part to `sink` as soon as it is read; stops (with `Ok`) when `sink`
+    /// returns `false`.
+    fn load_parts(
+        &mut self,
+        node: &str,
+        sink: &mut dyn FnMut(Part) -> bool,
+    ) -> Result<(), StoreError>;
+
     /// Reads what `node` left: its clocks and its rows, each checked.
-    fn load(&mut self, node: &str) -> Result<Saved, StoreError>;
+    fn load(&mut self, node: &str) -> Result<Saved, StoreError> {
+        let mut saved = Saved::default();
+        self.load_parts(node, &mut |part| {
+            match part {
+                Part::Clocks { clocks, rows } => {
+                    saved.clocks = clocks;
+                    saved.timers.reserve(rows.min(PART_ROWS * 256));
+                }
+                Part::Timers(rows) => saved.timers.extend(rows),
+            }
+            true
+        })?;
+        Ok(saved)
+    }
 
     /// Takes `owner` for `node`: its epoch goes up by one and is returned. From then on a
     /// commit by a node holding an older epoch for it is refused.

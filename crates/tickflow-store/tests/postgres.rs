@@ -88,6 +88,15 @@ fn oversized_rows_are_refused_before_writing() {
 }
 
 #[test]
+fn a_resume_in_many_parts_is_whole() {
+    let Some(url) = url("a_resume_in_many_parts_is_whole") else {
+        return;
+    };
+    let s = Schema::new(url, "parts");
+    common::a_resume_in_many_parts_is_whole(|| s.open());
+}
+
+#[test]
 fn damaged_rows_and_versions_are_refused() {
     let Some(url) = url("damaged_rows_and_versions_are_refused") else {
         return;

@@ -40,6 +40,12 @@ fn oversized_rows_are_refused_before_writing() {
     common::oversized_rows_are_refused_before_writing(|| Sqlite::open(&path).unwrap());
 }
 
+#[test]
+fn a_resume_in_many_parts_is_whole() {
+    let path = temp("parts");
+    common::a_resume_in_many_parts_is_whole(|| Sqlite::open(&path).unwrap());
+}
+
 /// A store with two committed timers, then `damage` applied with SQL.
 fn damaged(name: &str, damage: &str) -> Result<(), StoreError> {
     let path = temp(name);

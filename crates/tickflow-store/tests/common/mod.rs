@@ -233,3 +233,31 @@ pub fn oversized_rows_are_refused_before_writing<S: Store>(open: impl Fn() -> S)
     d.end_frame(sched.timers(), |_| Ok(())).unwrap();
     assert!(d.store().load("n").unwrap().timers.is_empty());
 }
+
+/// A node of several parts' worth of rows resumes as it was committed (every row's time and
+/// place in set order), and one row the resolver cannot bind, in whichever part it comes,
+/// fails the whole resume and leaves the store as it was.
+pub fn a_resume_in_many_parts_is_whole<S: Store>(open: impl Fn() -> S) {
+    let n = 3 * tickflow_store::PART_ROWS as u64 + 7;
+    let mut durable = Durable::new(open(), "parts");
+    let (mut sched, _) = durable.resume(&mut registry()).unwrap();
+    populate(&mut sched, n, 9);
+    sched.tick(DT, &mut Log::new());
+    durable.end_frame(sched.timers(), |_| Ok(())).unwrap();
+    let committed = sched.timers().durable_timers();
+    drop((sched, durable));
+
+    let last = committed.last().unwrap().name.clone();
+    let mut refusing = Registry::new().other_timers(move |info: &tickflow::timer::TimerInfo| {
+        (info.name.as_deref() != Some(last.as_str())).then(|| Box::new(record) as _)
+    });
+    let mut durable = Durable::new(open(), "parts");
+    let err = durable.resume(&mut refusing).map(drop).unwrap_err();
+    assert!(matches!(err, StoreError::Restore(_)), "{err}");
+
+    let (mut sched, resumed) = durable.resume(&mut registry()).unwrap();
+    assert_eq!(resumed.timers.loaded, committed.len());
+    assert!(committed.len() as u64 > 2 * tickflow_store::PART_ROWS as u64);
+    assert_eq!(sched.timers().durable_timers(), committed);
+    assert!(sched.timers().durable_changes().is_empty());
+}
