@@ -283,6 +283,19 @@ impl<S: Store> Durable<S> {
         Ok(epoch)
     }
 
+    /// Records that this node holds `owner` at `epoch`: what
+    /// [`Handovers::accept_in`](crate::Handovers::accept_in) or `accept` returned for an owner
+    /// that arrived. Its rows are written at that epoch, and the commits pass its fence.
+    pub fn hold(&mut self, owner: OwnerId, epoch: u64) {
+        self.epochs.insert(owner, epoch);
+    }
+
+    /// The epoch this node holds `owner` at (0 when it never claimed or took it): what a
+    /// [`Parcel`](crate::Parcel) it sends carries.
+    pub fn epoch(&self, owner: OwnerId) -> u64 {
+        self.epochs.get(&owner).copied().unwrap_or(0)
+    }
+
     /// Drops what this node queued for `owner` and the epoch it held: the owner is another
     /// process's now.
     pub fn forget_owner(&mut self, owner: OwnerId) {

@@ -41,6 +41,18 @@ pub enum StoreError {
         /// The epoch the database holds.
         current: u64,
     },
+    /// A handover from a node the registry does not name as the owner's holder at that
+    /// epoch: nothing was sent.
+    NotHeld {
+        /// The owner.
+        owner: OwnerId,
+        /// The node that tried.
+        node: String,
+        /// The epoch it thought it held.
+        epoch: u64,
+        /// Who holds it (`None`: no one registered it).
+        holder: Option<crate::Holder>,
+    },
     /// Your effects hook failed; the commit was rolled back with it.
     Effects(Box<dyn std::error::Error + Send + Sync>),
     /// The SQLite database (open, read or write).
@@ -91,6 +103,15 @@ impl fmt::Display for StoreError {
                 f,
                 "{owner:?} moved on: this process holds epoch {held}, the store epoch {current}; \
                  the commit was refused"
+            ),
+            StoreError::NotHeld {
+                owner,
+                node,
+                epoch,
+                holder,
+            } => write!(
+                f,
+                "{owner:?} is not held by {node:?} at epoch {epoch} (the registry says {holder:?})"
             ),
             StoreError::Effects(e) => write!(f, "the effects hook failed: {e}"),
             #[cfg(feature = "sqlite")]

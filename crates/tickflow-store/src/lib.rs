@@ -23,6 +23,7 @@
 
 mod durable;
 mod error;
+mod handover;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod row;
@@ -32,8 +33,9 @@ mod store;
 
 pub use durable::{Durable, Resumed};
 pub use error::StoreError;
+pub use handover::{Accepted, Handovers, Holder, Parcel, Settled, MAX_PARCEL};
 #[cfg(feature = "postgres")]
-pub use postgres::Postgres;
+pub use postgres::{Postgres, OUTBOX_CHANNEL};
 pub use row::{NodeClocks, MAX_NAME, MAX_PAYLOAD};
 #[cfg(feature = "sqlite")]
 pub use sqlite::Sqlite;

@@ -9,13 +9,19 @@
 use std::collections::HashMap;
 
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, NoTls};
+use postgres::{Client, GenericClient, NoTls};
 use tickflow::timer::DurableChange;
 use tickflow::OwnerId;
 
 use crate::error::StoreError;
+use crate::handover::{
+    check_parcel, holder_of, holds, not_held, parcel_of, settled, Accepted, Handovers, Holder,
+    Parcel, Settled,
+};
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, schema, schema_is_new, Batch, Part, Store, PART_ROWS, SCHEMA_VERSION};
+use crate::store::{
+    fenced, schema, schema_is_new, wall_ns, Batch, Part, Store, PART_ROWS, SCHEMA_VERSION,
+};
 
 /// Durable timers in a PostgreSQL database.
 pub struct Postgres {
@@ -283,5 +289,148 @@ impl Store for Postgres {
             &[&(owner.get() as i64), &node],
         )?;
         Ok(row.try_get::<_, i64>(0)? as u64)
+    }
+}
+
+fn holder_in(
+    c: &mut impl GenericClient,
+    owner: OwnerId,
+    lock: &str,
+) -> Result<Option<Holder>, StoreError> {
+    let row = c.query_opt(
+        &format!("SELECT node, epoch FROM tickflow_owners WHERE owner = $1 {lock}"),
+        &[&(owner.get() as i64)],
+    )?;
+    row.map(|r| holder_of(owner, r.try_get(0)?, r.try_get(1)?))
+        .transpose()
+}
+
+/// The channel a send notifies (the payload: the receiver's node), for receivers that
+/// `LISTEN` instead of polling their inbox.
+pub const OUTBOX_CHANNEL: &str = "tickflow_outbox";
+
+impl Handovers for Postgres {
+    fn holder(&mut self, owner: OwnerId) -> Result<Option<Holder>, StoreError> {
+        holder_in(&mut self.client, owner, "")
+    }
+
+    fn register(&mut self, owner: OwnerId, node: &str) -> Result<Holder, StoreError> {
+        let mut tx = self.client.transaction()?;
+        tx.execute(
+            "INSERT INTO tickflow_owners VALUES ($1, 0, $2) ON CONFLICT (owner) DO NOTHING",
+            &[&(owner.get() as i64), &node],
+        )?;
+        let holder = holder_in(&mut tx, owner, "")?.expect("registered in this transaction");
+        tx.commit()?;
+        Ok(holder)
+    }
+
+    fn send(&mut self, parcel: &Parcel) -> Result<(), StoreError> {
+        check_parcel(parcel)?;
+        let mut tx = self.client.transaction()?;
+        // Locked, so that an accept of an earlier parcel cannot pass between check and insert.
+        let holder = holder_in(&mut tx, parcel.owner, "FOR UPDATE")?;
+        if !holds(&holder, &parcel.sender, parcel.epoch) {
+            return Err(not_held(parcel, holder));
+        }
+        tx.execute(
+            "INSERT INTO tickflow_outbox VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (owner, epoch) DO NOTHING",
+            &[
+                &(parcel.owner.get() as i64),
+                &(parcel.epoch as i64),
+                &parcel.sender,
+                &parcel.receiver,
+                &parcel.bytes,
+                &(wall_ns() as i64),
+            ],
+        )?;
+        tx.execute(
+            "SELECT pg_notify($1, $2)",
+            &[&OUTBOX_CHANNEL, &parcel.receiver],
+        )?;
+        Ok(tx.commit()?)
+    }
+
+    fn inbox(&mut self, node: &str, limit: usize) -> Result<Vec<Parcel>, StoreError> {
+        let rows = self.client.query(
+            "SELECT owner, epoch, sender, receiver, bytes FROM tickflow_outbox \
+             WHERE receiver = $1 ORDER BY sent, owner LIMIT $2",
+            &[&node, &(limit.min(i64::MAX as usize) as i64)],
+        )?;
+        (rows.iter())
+            .map(|r| {
+                parcel_of(
+                    r.try_get(0)?,
+                    r.try_get(1)?,
+                    r.try_get(2)?,
+                    r.try_get(3)?,
+                    r.try_get(4)?,
+                )
+            })
+            .collect()
+    }
+
+    fn accept(
+        &mut self,
+        parcel: &Parcel,
+        effects: impl FnMut(&mut Self::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<Accepted, StoreError> {
+        let mut effects = effects;
+        let mut tx = self.client.transaction()?;
+        let accepted = Self::accept_in(&mut tx, parcel)?;
+        if let Accepted::Stale(_) = accepted {
+            // The stale parcel goes; the caller's effects are for a taken owner only.
+            tx.execute(
+                "DELETE FROM tickflow_outbox WHERE owner = $1 AND epoch = $2",
+                &[&(parcel.owner.get() as i64), &(parcel.epoch as i64)],
+            )?;
+        } else {
+            effects(&mut tx)?;
+        }
+        tx.commit()?;
+        Ok(accepted)
+    }
+
+    fn accept_in(tx: &mut Self::Tx<'_>, parcel: &Parcel) -> Result<Accepted, StoreError> {
+        let (owner, epoch) = (parcel.owner.get() as i64, parcel.epoch as i64);
+        let taken = tx.query_opt(
+            "UPDATE tickflow_owners SET node = $3, epoch = epoch + 1 \
+             WHERE owner = $1 AND epoch = $2 AND node = $4 RETURNING epoch",
+            &[&owner, &epoch, &parcel.receiver, &parcel.sender],
+        )?;
+        let Some(row) = taken else {
+            return Ok(Accepted::Stale(holder_in(tx, parcel.owner, "")?));
+        };
+        tx.execute(
+            "DELETE FROM tickflow_outbox WHERE owner = $1 AND epoch = $2",
+            &[&owner, &epoch],
+        )?;
+        Ok(Accepted::Taken(row.try_get::<_, i64>(0)? as u64))
+    }
+
+    fn refuse(&mut self, parcel: &Parcel) -> Result<bool, StoreError> {
+        let gone = self.client.execute(
+            "DELETE FROM tickflow_outbox WHERE owner = $1 AND epoch = $2 AND receiver = $3",
+            &[
+                &(parcel.owner.get() as i64),
+                &(parcel.epoch as i64),
+                &parcel.receiver,
+            ],
+        )?;
+        Ok(gone > 0)
+    }
+
+    fn settle(&mut self, owner: OwnerId, sender: &str, epoch: u64) -> Result<Settled, StoreError> {
+        let mut tx = self.client.build_transaction().read_only(true).start()?;
+        let in_outbox = tx
+            .query_opt(
+                "SELECT 1 FROM tickflow_outbox WHERE owner = $1 AND epoch = $2 AND sender = $3",
+                &[&(owner.get() as i64), &(epoch as i64), &sender],
+            )?
+            .is_some();
+        let holder = holder_in(&mut tx, owner, "")?;
+        tx.commit()?;
+        Ok(settled(in_outbox, sender, epoch, holder))
     }
 }

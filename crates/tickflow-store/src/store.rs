@@ -30,6 +30,11 @@ CREATE TABLE IF NOT EXISTS tickflow_timers (
     payload {B} NOT NULL, seq {I} NOT NULL,
     PRIMARY KEY (owner, name));
 CREATE INDEX IF NOT EXISTS tickflow_timers_node ON tickflow_timers (node);
+CREATE TABLE IF NOT EXISTS tickflow_outbox (
+    owner {I} NOT NULL, epoch {I} NOT NULL, sender TEXT NOT NULL, receiver TEXT NOT NULL,
+    bytes {B} NOT NULL, sent {I} NOT NULL,
+    PRIMARY KEY (owner, epoch));
+CREATE INDEX IF NOT EXISTS tickflow_outbox_receiver ON tickflow_outbox (receiver, sent);
 "
     .replace("{I}", int)
     .replace("{S}", small)

@@ -97,6 +97,24 @@ fn a_resume_in_many_parts_is_whole() {
 }
 
 #[test]
+fn an_owner_moves_once() {
+    let Some(url) = url("an_owner_moves_once") else {
+        return;
+    };
+    let s = Schema::new(url, "handover");
+    common::an_owner_moves_once(|| s.open());
+}
+
+#[test]
+fn an_owner_moves_with_its_rows() {
+    let Some(url) = url("an_owner_moves_with_its_rows") else {
+        return;
+    };
+    let s = Schema::new(url, "handover_rows");
+    common::an_owner_moves_with_its_rows(|| s.open());
+}
+
+#[test]
 fn damaged_rows_and_versions_are_refused() {
     let Some(url) = url("damaged_rows_and_versions_are_refused") else {
         return;

@@ -46,6 +46,18 @@ fn a_resume_in_many_parts_is_whole() {
     common::a_resume_in_many_parts_is_whole(|| Sqlite::open(&path).unwrap());
 }
 
+#[test]
+fn an_owner_moves_once() {
+    let path = temp("handover");
+    common::an_owner_moves_once(|| Sqlite::open(&path).unwrap());
+}
+
+#[test]
+fn an_owner_moves_with_its_rows() {
+    let path = temp("handover-rows");
+    common::an_owner_moves_with_its_rows(|| Sqlite::open(&path).unwrap());
+}
+
 /// A store with two committed timers, then `damage` applied with SQL.
 fn damaged(name: &str, damage: &str) -> Result<(), StoreError> {
     let path = temp(name);

@@ -2,9 +2,9 @@
 #![allow(dead_code)]
 
 use tickflow::prelude::*;
-use tickflow::snapshot::Registry;
+use tickflow::snapshot::{OwnerSnapshot, Registry};
 use tickflow::timer::Offline;
-use tickflow_store::{Durable, Store, StoreError};
+use tickflow_store::{Accepted, Durable, Handovers, Holder, Parcel, Settled, Store, StoreError};
 
 /// What the test worlds record: (frame, owner, name, call index).
 pub type Log = Vec<(u64, u64, String, u64)>;
@@ -260,4 +260,179 @@ pub fn a_resume_in_many_parts_is_whole<S: Store>(open: impl Fn() -> S) {
     assert!(committed.len() as u64 > 2 * tickflow_store::PART_ROWS as u64);
     assert_eq!(sched.timers().durable_timers(), committed);
     assert!(sched.timers().durable_changes().is_empty());
+}
+
+/// An owner's handover between two nodes through the registry and the outbox, with the
+/// scheduler's two-phase move on either side: it moves once, a parcel sent twice is one,
+/// delivered twice is refused, a stale sender is refused, damaged bytes are refused and the
+/// sender keeps the owner, and a failed effects hook rolls the acceptance back.
+pub fn an_owner_moves_once<S: Store + Handovers>(open: impl Fn() -> S) {
+    let orc = OwnerId::new(5);
+    let (mut a, mut b) = (open(), open());
+    let (mut n1, mut n2) = (Scheduler::<Log>::new(), Scheduler::<Log>::new());
+    let regen = |s: &mut Scheduler<Log>| {
+        (s.timers().every(Frames(3)).owner(orc).name("regen")).call(record);
+    };
+    regen(&mut n1);
+    assert_eq!(a.register(orc, "n1").unwrap(), holder("n1", 0));
+    assert_eq!(
+        b.register(orc, "n2").unwrap(),
+        holder("n1", 0),
+        "registered once"
+    );
+
+    // n1 -> n2.
+    let snap = n1.freeze_owner(orc).unwrap();
+    let parcel = Parcel {
+        owner: orc,
+        epoch: 0,
+        sender: "n1".into(),
+        receiver: "n2".into(),
+        bytes: postcard::to_stdvec(&snap).unwrap(),
+    };
+    a.send(&parcel).unwrap();
+    a.send(&parcel).unwrap();
+    assert_eq!(a.settle(orc, "n1", 0).unwrap(), Settled::Waiting);
+    let inbox = b.inbox("n2", 10).unwrap();
+    assert_eq!(inbox, std::slice::from_ref(&parcel), "sent twice, there once");
+    let got: OwnerSnapshot = postcard::from_bytes(&inbox[0].bytes).unwrap();
+    n2.import_owner(&got, &mut registry()).unwrap();
+    assert_eq!(b.accept(&inbox[0], |_| Ok(())).unwrap(), Accepted::Taken(1));
+    assert_eq!(
+        a.settle(orc, "n1", 0).unwrap(),
+        Settled::Moved(holder("n2", 1))
+    );
+    assert!(n1.commit_owner(orc));
+    assert_eq!((n1.timers().len(), n2.timers().len()), (0, 1));
+
+    // The same parcel again, and a send from the node that no longer holds the owner.
+    assert_eq!(
+        b.accept(&parcel, |_| Ok(())).unwrap(),
+        Accepted::Stale(Some(holder("n2", 1)))
+    );
+    let stale = a.send(&parcel).unwrap_err();
+    assert!(matches!(stale, StoreError::NotHeld { .. }), "{stale}");
+    assert!(b.inbox("n2", 10).unwrap().is_empty());
+
+    // n2 -> n1 with damaged bytes: refused, and n2 keeps the owner.
+    let snap = n2.freeze_owner(orc).unwrap();
+    let mut bytes = postcard::to_stdvec(&snap).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    let damaged = Parcel {
+        owner: orc,
+        epoch: 1,
+        sender: "n2".into(),
+        receiver: "n1".into(),
+        bytes,
+    };
+    b.send(&damaged).unwrap();
+    let inbox = a.inbox("n1", 10).unwrap();
+    assert!(postcard::from_bytes::<OwnerSnapshot>(&inbox[0].bytes).is_err());
+    assert!(a.refuse(&inbox[0]).unwrap());
+    assert_eq!(b.settle(orc, "n2", 1).unwrap(), Settled::Kept);
+    assert!(n2.abort_owner(orc).is_some());
+    assert_eq!(a.holder(orc).unwrap(), Some(holder("n2", 1)));
+
+    // n2 -> n1 again, and n1's effects fail: nothing of the acceptance stays.
+    let snap = n2.freeze_owner(orc).unwrap();
+    let parcel = Parcel {
+        bytes: postcard::to_stdvec(&snap).unwrap(),
+        ..damaged
+    };
+    b.send(&parcel).unwrap();
+    let failed = a.accept(&parcel, |_| Err(StoreError::Setting("no".into())));
+    assert!(failed.is_err());
+    assert_eq!(a.holder(orc).unwrap(), Some(holder("n2", 1)));
+    assert_eq!(b.settle(orc, "n2", 1).unwrap(), Settled::Waiting);
+    assert_eq!(a.accept(&parcel, |_| Ok(())).unwrap(), Accepted::Taken(2));
+    assert!(a.inbox("n1", 10).unwrap().is_empty(), "no parcel is left");
+
+    // Back to n2 (epoch 3): the parcel n2 sent at epoch 1, delivered late, names the right
+    // sender but an old epoch.
+    let back = Parcel {
+        owner: orc,
+        epoch: 2,
+        sender: "n1".into(),
+        receiver: "n2".into(),
+        bytes: Vec::new(),
+    };
+    a.send(&back).unwrap();
+    assert_eq!(b.accept(&back, |_| Ok(())).unwrap(), Accepted::Taken(3));
+    assert_eq!(
+        a.accept(&parcel, |_| Ok(())).unwrap(),
+        Accepted::Stale(Some(holder("n2", 3)))
+    );
+}
+
+fn holder(node: &str, epoch: u64) -> Holder {
+    Holder {
+        node: node.into(),
+        epoch,
+    }
+}
+
+/// A durable owner moves with its rows: the receiver imports it and commits its rows, the
+/// registry and the outbox in one transaction (`accept_in` in `end_frame`'s hook). A receiver
+/// that stops before that commit loses nothing: the parcel waits for its next run.
+pub fn an_owner_moves_with_its_rows<S: Store + Handovers>(open: impl Fn() -> S) {
+    let orc = OwnerId::new(7);
+    let mut d1 = Durable::new(open(), "n1");
+    let (mut s1, _) = d1.resume(&mut registry()).unwrap();
+    d1.store().register(orc, "n1").unwrap();
+    (s1.timers().after(Frames(10)).owner(orc).name("build"))
+        .durable(Offline::Freeze)
+        .call(record);
+    d1.end_frame(s1.timers(), |_| Ok(())).unwrap();
+    let snap = s1.freeze_owner(orc).unwrap();
+    let parcel = Parcel {
+        owner: orc,
+        epoch: d1.epoch(orc),
+        sender: "n1".into(),
+        receiver: "n2".into(),
+        bytes: postcard::to_stdvec(&snap).unwrap(),
+    };
+    d1.store().send(&parcel).unwrap();
+
+    let arrive = |d2: &mut Durable<S>, s2: &mut Scheduler<Log>| {
+        let inbox = d2.store().inbox("n2", 10).unwrap();
+        assert_eq!(inbox.len(), 1);
+        let snap: OwnerSnapshot = postcard::from_bytes(&inbox[0].bytes).unwrap();
+        s2.import_owner(&snap, &mut registry()).unwrap();
+        d2.hold(orc, inbox[0].epoch + 1);
+        inbox
+    };
+    // The first receiver imports and stops before its commit.
+    let mut d2 = Durable::new(open(), "n2");
+    let (mut s2, _) = d2.resume(&mut registry()).unwrap();
+    arrive(&mut d2, &mut s2);
+    drop((s2, d2));
+    assert_eq!(d1.store().settle(orc, "n1", 0).unwrap(), Settled::Waiting);
+
+    // The next run takes it, rows and all, in one commit.
+    let mut d2 = Durable::new(open(), "n2");
+    let (mut s2, _) = d2.resume(&mut registry()).unwrap();
+    let inbox = arrive(&mut d2, &mut s2);
+    d2.end_frame(s2.timers(), |tx| match S::accept_in(tx, &inbox[0])? {
+        Accepted::Taken(_) => Ok(()),
+        Accepted::Stale(h) => Err(StoreError::Setting(format!("stale: {h:?}"))),
+    })
+    .unwrap();
+    let mut store = open();
+    assert_eq!(store.holder(orc).unwrap(), Some(holder("n2", 1)));
+    assert!(store.inbox("n2", 10).unwrap().is_empty());
+    let rows = |store: &mut S, node| store.load(node).unwrap().timers;
+    assert_eq!(rows(&mut store, "n2").len(), 1, "the row is the receiver's");
+    assert!(rows(&mut store, "n1").is_empty());
+
+    // The sender lets go; a write of the owner from it now is fenced.
+    assert_eq!(
+        d1.store().settle(orc, "n1", 0).unwrap(),
+        Settled::Moved(holder("n2", 1))
+    );
+    assert!(s1.commit_owner(orc));
+    (s1.timers().after(Frames(5)).owner(orc).name("late"))
+        .durable(Offline::Freeze)
+        .call(record);
+    let fenced = d1.end_frame(s1.timers(), |_| Ok(())).unwrap_err();
+    assert!(matches!(fenced, StoreError::Fenced { .. }), "{fenced}");
 }
