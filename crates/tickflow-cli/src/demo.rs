@@ -57,6 +57,21 @@ pub(crate) struct Settings {
     #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) shards: u32,
+    /// Run each shard as a process of its own (`tickflow shard`), meeting in --store: frames
+    /// in lockstep through the store, actors handed over through its owner registry and
+    /// outbox, a killed shard started again from its checkpoint.
+    #[arg(long, requires = "shards")]
+    pub(crate) processes: bool,
+    /// The store of --processes: `sqlite:PATH` (default: arena.db in --out, a fresh file) or a
+    /// `postgres://` URL (tables in a fresh schema of their own, dropped at the end).
+    #[arg(long, value_name = "URL", requires = "processes")]
+    pub(crate) store: Option<String>,
+    /// With --processes: a fault run. One shard process, drawn from SEED, is killed with
+    /// SIGKILL at a frame drawn from SEED and started again; the same frame gets a damaged
+    /// parcel, one delivered twice and one from a stale epoch, which must be refused. The
+    /// checksum is still the one-shard run's.
+    #[arg(long, value_name = "SEED", requires = "processes")]
+    pub(crate) fault: Option<u64>,
     /// Instead of the demo: roll back every 60 frames, re-simulate and check that every
     /// frame's state hash, report and game checksum repeat exactly (writes no files; the boss
     /// script runs as a tick function, as async tasks cannot be snapshotted).
@@ -99,6 +114,20 @@ struct Run {
     dot: String,
     /// Actors moved between shards.
     moved: Moved,
+    /// Shard processes: what the director saw of them.
+    processes: Option<ProcessSummary>,
+}
+
+/// What a run with shard processes adds to the summary.
+struct ProcessSummary {
+    store: String,
+    restarts: u64,
+    recoveries: u64,
+    injected: (u64, u64, u64),
+    refused: (u64, u64, u64),
+    /// Live actors in the registry, each in exactly one shard; parcels left in the outbox.
+    registry: (usize, usize),
+    barrier: [f64; 3],
 }
 
 /// Counts summed over the frames' reports.
@@ -131,7 +160,8 @@ pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
     let staging = Staging::new(&s.out)?;
     let recorder = Recorder::new();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
-    let run = tracing::subscriber::with_default(subscriber, || simulate(s));
+    let run = tracing::subscriber::with_default(subscriber, || simulate(s))
+        .map_err(|e| CliError::usage(format!("shard processes: {e}")))?;
     fs::File::create(staging.path("trace.json"))
         .and_then(|f| recorder.write(io::BufWriter::new(f)))
         .map_err(|e| CliError::io("writing trace.json", e))?;
@@ -149,12 +179,76 @@ pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
     Ok(())
 }
 
-fn simulate(s: &Settings) -> Run {
+/// The store of `--processes`, and the PostgreSQL schema it uses (fresh for the run).
+fn process_store(s: &Settings) -> Result<(String, Option<String>), String> {
+    match &s.store {
+        Some(url) if !url.starts_with("sqlite:") => {
+            let schema = format!("tickflow_arena_{}", std::process::id());
+            Ok((url.clone(), Some(schema)))
+        }
+        Some(url) => Ok((url.clone(), None)),
+        None => {
+            fs::create_dir_all(&s.out).map_err(|e| e.to_string())?;
+            let path = s.out.join("arena.db");
+            for ext in ["", "-wal", "-shm"] {
+                let _ = fs::remove_file(format!("{}{ext}", path.display()));
+            }
+            Ok((format!("sqlite:{}", path.display()), None))
+        }
+    }
+}
+
+/// Drops the run's PostgreSQL schema.
+fn drop_schema(url: &str, schema: &str) {
+    if let Ok(mut c) = postgres::Client::connect(url, postgres::NoTls) {
+        let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+    }
+}
+
+fn simulate(s: &Settings) -> Result<Run, String> {
     let frames = s.frames();
     let actors = s.actors as usize;
     let dt = Span::frames(1, s.hz);
-    let mut world = Cluster::new(actors, s.seed, s.shards as usize, BossMode::Task, true);
+    let shards = s.shards as usize;
+    let store = s.processes.then(|| process_store(s)).transpose()?;
+    let mut world = match &store {
+        Some((url, schema)) => {
+            let fault = (s.fault).map(|seed| crate::arena::Fault::from_seed(seed, shards, frames));
+            let w = Cluster::with_processes(actors, s.seed, shards, url, schema.as_deref(), fault);
+            w.inspect_err(|_| {
+                if let (Some(schema), false) = (schema, url.starts_with("sqlite:")) {
+                    drop_schema(url, schema);
+                }
+            })?
+        }
+        None => Cluster::new(actors, s.seed, shards, BossMode::Task, true),
+    };
+    let result = drive(s, &mut world, frames, dt);
+    if let Some((url, Some(schema))) = &store {
+        drop_schema(url, schema);
+    }
+    let mut run = result?;
+    if let (Some(remote), Some((url, _))) = (&world.remote, &store) {
+        let ends = &remote.ends;
+        let barrier: Vec<Duration> = remote.barrier.clone();
+        run.processes = Some(ProcessSummary {
+            store: if url.starts_with("sqlite:") {
+                url.clone()
+            } else {
+                "PostgreSQL".into()
+            },
+            restarts: remote.restarts,
+            recoveries: ends.iter().map(|e| e.recoveries).sum(),
+            injected: remote.injected,
+            refused: remote.refused,
+            registry: remote.registry,
+            barrier: percentiles(barrier),
+        });
+    }
+    Ok(run)
+}
 
+fn drive(s: &Settings, world: &mut Cluster, frames: u64, dt: Span) -> Result<Run, String> {
     // The autosave runs on the real-time service's thread every 2 s of wall time and is
     // delivered to this loop through a Dispatcher, as a game would hand it to its main thread.
     let service = RealtimeTimers::start();
@@ -182,7 +276,7 @@ fn simulate(s: &Settings) -> Run {
     let mut next = start;
     let frame_wall = Duration::from_secs_f64(dt.as_secs_f64());
     for f in 0..frames {
-        let r = world.frame(dt);
+        let r = world.try_frame(dt)?;
         stage_times.push(r.stage_times);
         totals.add(&r);
 
@@ -210,16 +304,20 @@ fn simulate(s: &Settings) -> Run {
     autosave.cancel();
     service.shutdown();
 
-    world.finish();
+    world.finish()?;
     let (tick_functions, timers_live, latent_live) = world.counts();
-    let dot = world
-        .shards_mut()
-        .next()
-        .expect("a shard")
-        .sched
-        .ticks()
-        .kinds_dot();
-    Run {
+    let dot = match world.shards_mut().next() {
+        Some(shard) => shard.sched.ticks().kinds_dot(),
+        // The shards were processes: the kinds of one, as it starts.
+        None => crate::arena::Cluster::new(1, s.seed, 1, BossMode::Task, false)
+            .shards_mut()
+            .next()
+            .expect("a shard")
+            .sched
+            .ticks()
+            .kinds_dot(),
+    };
+    Ok(Run {
         frames,
         wall,
         stage_times,
@@ -233,7 +331,8 @@ fn simulate(s: &Settings) -> Run {
         latent_live,
         dot,
         moved: world.moved,
-    }
+        processes: None,
+    })
 }
 
 /// `1234567` → `1,234,567`.
@@ -265,7 +364,9 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
         s.seconds,
         s.hz,
         s.seed,
-        if s.shards > 1 {
+        if s.processes {
+            format!(", {} shards as processes", s.shards)
+        } else if s.shards > 1 {
             format!(", {} shards on {} threads", s.shards, s.shards)
         } else {
             String::new()
@@ -365,6 +466,31 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
             r.autosaves.len()
         );
     }
+    if let Some(p) = &r.processes {
+        println!(
+            "  shard processes     store {}; {} restarted after a kill ({} recoveries from a checkpoint)",
+            p.store, p.restarts, p.recoveries
+        );
+        println!(
+            "  handovers           {} through the registry and outbox; refused {} damaged, {} stale, {} delivered twice (injected {}, {}, {})",
+            count(r.moved.actors),
+            p.refused.0,
+            p.refused.1,
+            p.refused.2,
+            p.injected.0,
+            p.injected.1,
+            p.injected.2
+        );
+        println!(
+            "  registry            {} live actors, each in exactly one shard; {} parcels left in the outbox",
+            count(p.registry.0 as u64),
+            p.registry.1
+        );
+        println!(
+            "  frame barrier       p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs per frame (the frame's wall time beyond the slowest shard's own)",
+            p.barrier[0], p.barrier[1], p.barrier[2]
+        );
+    }
     println!("  checksum            {:016x}", r.checksum);
     println!("  wrote");
     for p in paths {
@@ -389,7 +515,7 @@ mod tests {
         for _ in 0..2400 {
             w.frame(Span::frames(1, 60));
         }
-        w.finish();
+        w.finish().unwrap();
         (w.checksum(), w.stats())
     }
 

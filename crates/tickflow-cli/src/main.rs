@@ -56,6 +56,28 @@ enum Command {
     Bench(BenchArgs),
     /// One short, printed scene per part of the library.
     Tour,
+    /// One shard of `demo --processes` (the demo starts these itself; started by hand, on
+    /// any machine that reaches the store, it serves the same role).
+    Shard(ShardArgs),
+}
+
+#[derive(Args, Debug)]
+struct ShardArgs {
+    /// Which shard (0-based).
+    #[arg(long)]
+    id: usize,
+    /// How many shards the arena has.
+    #[arg(long)]
+    shards: usize,
+    /// The run's seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// `sqlite:PATH` or a `postgres://` URL.
+    #[arg(long)]
+    store: String,
+    /// The PostgreSQL schema the run's tables are in.
+    #[arg(long)]
+    schema: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -191,6 +213,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::Shard(a)) => {
+            if a.id >= a.shards {
+                return Err(CliError::usage(format!(
+                    "--id {} of {} shards",
+                    a.id, a.shards
+                )));
+            }
+            arena::serve(a.id, a.shards, a.seed, &a.store, a.schema.as_deref())
+                .map_err(|e| CliError::usage(format!("shard {}: {e}", a.id)))
+        }
         Some(Command::Tour) => {
             tour::run();
             Ok(())

@@ -88,6 +88,14 @@ pub trait Handovers: Store {
     /// returns who holds it.
     fn register(&mut self, owner: OwnerId, node: &str) -> Result<Holder, StoreError>;
 
+    /// [`register`](Self::register) inside a transaction of yours.
+    fn register_in(tx: &mut Self::Tx<'_>, owner: OwnerId, node: &str)
+        -> Result<Holder, StoreError>;
+
+    /// [`send`](Self::send) inside a transaction of yours (a frame's commit, so that the
+    /// parcel and the frame's other writes are stored together or not at all).
+    fn send_in(tx: &mut Self::Tx<'_>, parcel: &Parcel) -> Result<(), StoreError>;
+
     /// Puts `parcel` in the outbox. Refused with [`StoreError::Fenced`] unless the registry
     /// says its sender holds its owner at its epoch; a parcel for that owner and epoch that is
     /// there already is left as it is (a send repeated after a crash is one send).

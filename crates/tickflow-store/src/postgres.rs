@@ -316,20 +316,33 @@ impl Handovers for Postgres {
 
     fn register(&mut self, owner: OwnerId, node: &str) -> Result<Holder, StoreError> {
         let mut tx = self.client.transaction()?;
-        tx.execute(
-            "INSERT INTO tickflow_owners VALUES ($1, 0, $2) ON CONFLICT (owner) DO NOTHING",
-            &[&(owner.get() as i64), &node],
-        )?;
-        let holder = holder_in(&mut tx, owner, "")?.expect("registered in this transaction");
+        let holder = Self::register_in(&mut tx, owner, node)?;
         tx.commit()?;
         Ok(holder)
     }
 
+    fn register_in(
+        tx: &mut Self::Tx<'_>,
+        owner: OwnerId,
+        node: &str,
+    ) -> Result<Holder, StoreError> {
+        tx.execute(
+            "INSERT INTO tickflow_owners VALUES ($1, 0, $2) ON CONFLICT (owner) DO NOTHING",
+            &[&(owner.get() as i64), &node],
+        )?;
+        Ok(holder_in(tx, owner, "")?.expect("registered in this transaction"))
+    }
+
     fn send(&mut self, parcel: &Parcel) -> Result<(), StoreError> {
-        check_parcel(parcel)?;
         let mut tx = self.client.transaction()?;
+        Self::send_in(&mut tx, parcel)?;
+        Ok(tx.commit()?)
+    }
+
+    fn send_in(tx: &mut Self::Tx<'_>, parcel: &Parcel) -> Result<(), StoreError> {
+        check_parcel(parcel)?;
         // Locked, so that an accept of an earlier parcel cannot pass between check and insert.
-        let holder = holder_in(&mut tx, parcel.owner, "FOR UPDATE")?;
+        let holder = holder_in(tx, parcel.owner, "FOR UPDATE")?;
         if !holds(&holder, &parcel.sender, parcel.epoch) {
             return Err(not_held(parcel, holder));
         }
@@ -349,7 +362,7 @@ impl Handovers for Postgres {
             "SELECT pg_notify($1, $2)",
             &[&OUTBOX_CHANNEL, &parcel.receiver],
         )?;
-        Ok(tx.commit()?)
+        Ok(())
     }
 
     fn inbox(&mut self, node: &str, limit: usize) -> Result<Vec<Parcel>, StoreError> {

@@ -237,24 +237,37 @@ impl Handovers for Sqlite {
     }
 
     fn register(&mut self, owner: OwnerId, node: &str) -> Result<Holder, StoreError> {
-        let tx = self
+        let mut tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO tickflow_owners VALUES (?1, 0, ?2) ON CONFLICT (owner) DO NOTHING",
-            params![owner.get() as i64, node],
-        )?;
-        let holder = holder_in(&tx, owner)?.expect("registered in this transaction");
+        let holder = Self::register_in(&mut tx, owner, node)?;
         tx.commit()?;
         Ok(holder)
     }
 
+    fn register_in(
+        tx: &mut Self::Tx<'_>,
+        owner: OwnerId,
+        node: &str,
+    ) -> Result<Holder, StoreError> {
+        tx.execute(
+            "INSERT INTO tickflow_owners VALUES (?1, 0, ?2) ON CONFLICT (owner) DO NOTHING",
+            params![owner.get() as i64, node],
+        )?;
+        Ok(holder_in(tx, owner)?.expect("registered in this transaction"))
+    }
+
     fn send(&mut self, parcel: &Parcel) -> Result<(), StoreError> {
-        check_parcel(parcel)?;
-        let tx = self
+        let mut tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let holder = holder_in(&tx, parcel.owner)?;
+        Self::send_in(&mut tx, parcel)?;
+        Ok(tx.commit()?)
+    }
+
+    fn send_in(tx: &mut Self::Tx<'_>, parcel: &Parcel) -> Result<(), StoreError> {
+        check_parcel(parcel)?;
+        let holder = holder_in(tx, parcel.owner)?;
         if !holds(&holder, &parcel.sender, parcel.epoch) {
             return Err(not_held(parcel, holder));
         }
@@ -270,7 +283,7 @@ impl Handovers for Sqlite {
                 wall_ns() as i64
             ],
         )?;
-        Ok(tx.commit()?)
+        Ok(())
     }
 
     fn inbox(&mut self, node: &str, limit: usize) -> Result<Vec<Parcel>, StoreError> {

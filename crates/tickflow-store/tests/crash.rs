@@ -7,7 +7,7 @@
 //! set, on PostgreSQL (50 runs; `TICKFLOW_CRASH_PG_RUNS`).
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
@@ -190,6 +190,10 @@ fn run_world<S: Effects>(mut store: S) {
         {
             w.pending.clear();
         }
+        // The parent kills at a frame it picks, after this line (so every kill lands); it
+        // stops reading then, and a write to a closed pipe is not this world's failure.
+        let line = format!("committed {}\n", sched.clocks().frame());
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), line.as_bytes());
     }
 }
 
@@ -220,21 +224,34 @@ fn spawn(target: &str) -> std::process::Child {
             "--nocapture",
         ])
         .env("TICKFLOW_CRASH_CHILD", target)
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap()
 }
 
-/// Runs `target` to the end, killing it `kills` times at random points of a run that takes
-/// about `full`; returns how many kills landed (the child had not finished).
-fn crash_and_finish(target: &str, kills: u32, full: Duration, rng: &mut u64) -> u32 {
+/// Runs `target` to the end, killing it `kills` times: each at a random frame (after the
+/// child says it committed it, plus a random part of a frame's time, so the kill falls
+/// anywhere in the next frame: mid-frame, mid-commit or between). Returns how many kills
+/// landed (the child had not finished).
+fn crash_and_finish(target: &str, kills: u32, rng: &mut u64) -> u32 {
+    use std::io::BufRead;
     let mut landed = 0;
     for _ in 0..kills {
         let mut child = spawn(target);
         *rng = mix(*rng);
-        let wait = full.mul_f64((*rng % 1000) as f64 / 1000.0);
-        std::thread::sleep(wait);
+        let at = *rng % (FRAMES * 9 / 10);
+        let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        for line in lines.map_while(Result::ok) {
+            let frame = line
+                .strip_prefix("committed ")
+                .and_then(|f| f.parse::<u64>().ok());
+            if frame.is_some_and(|f| f >= at) {
+                break;
+            }
+        }
+        *rng = mix(*rng);
+        std::thread::sleep(Duration::from_micros(*rng % 2_000));
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap(); // SIGKILL
             landed += 1;
@@ -245,7 +262,9 @@ fn crash_and_finish(target: &str, kills: u32, full: Duration, rng: &mut u64) -> 
             "the child failed: {status}"
         );
     }
-    let status = spawn(target).wait().unwrap();
+    let mut last = spawn(target);
+    std::io::copy(&mut last.stdout.take().unwrap(), &mut std::io::sink()).unwrap();
+    let status = last.wait().unwrap();
     assert!(status.success(), "the last run failed: {status}");
     landed
 }
@@ -261,9 +280,9 @@ fn check<S: Effects>(open: impl Fn(u32) -> (S, String), runs: u32) {
     // The reference: the same world, uncrashed, in a child of its own.
     let (store, target) = open(u32::MAX);
     drop(store);
-    let start = Instant::now();
-    assert!(spawn(&target).wait().unwrap().success());
-    let full = start.elapsed();
+    let mut first = spawn(&target);
+    std::io::copy(&mut first.stdout.take().unwrap(), &mut std::io::sink()).unwrap();
+    assert!(first.wait().unwrap().success());
     let reference = open(u32::MAX).0.read();
     assert!(
         reference.len() > 1000,
@@ -276,7 +295,7 @@ fn check<S: Effects>(open: impl Fn(u32) -> (S, String), runs: u32) {
     for run in 0..runs {
         let (store, target) = open(run);
         drop(store);
-        landed += crash_and_finish(&target, 1 + run % 3, full, &mut rng);
+        landed += crash_and_finish(&target, 1 + run % 3, &mut rng);
         let got = open(run).0.read();
         assert_eq!(
             got.len(),

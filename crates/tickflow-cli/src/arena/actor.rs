@@ -73,7 +73,7 @@ fn next(state: &mut u64) -> u64 {
 /// which run in registration order (about id order), read them in memory order. A removal
 /// leaves a hole, and the holes are squeezed out once they are a quarter of the table. No
 /// rule depends on the order of a pass (each changes one actor, or sums).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Actors {
     list: Vec<(u32, Option<Actor>)>,
     /// Place in `list` by id (`NONE`: not here).
@@ -156,7 +156,7 @@ impl Actors {
 /// What every shard knows of every actor at the start of a frame. Rebuilt every frame from
 /// what the shards report, so it is kept in flat arrays by id: clearing it is a `memset` of
 /// one byte per id, filling it two stores per actor.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct View {
     /// By actor id: where it stands (read only when `flags` says it is there).
     pos: Vec<[i32; 2]>,
@@ -172,7 +172,7 @@ const ALIVE: u8 = 2;
 const TEAM_1: u8 = 4;
 
 /// How an actor looks to the other shards.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(crate) struct Seen {
     /// Millimetres (the arena fits in `i32`).
     pos: [i32; 2],

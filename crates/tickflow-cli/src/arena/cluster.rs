@@ -15,6 +15,7 @@ use tickflow::prelude::*;
 use tickflow::snapshot::SchedulerSnapshot;
 
 use super::director::{rebind_director, Board, BossMode, Director};
+use super::processes::{Fault, Processes};
 use super::shard::{region, standing_in_transit, Inbound, Outbound, Shard};
 use super::{rebind, Arena, Seen, Stats, View};
 
@@ -31,6 +32,9 @@ enum Worker {
 /// The arena: its shards and its director.
 pub(crate) struct Cluster {
     workers: Vec<Worker>,
+    shards: usize,
+    /// The shards as processes of their own (then `workers` is empty).
+    pub(crate) remote: Option<Box<Processes>>,
     pub(crate) director: Director,
     /// What each shard takes in before its next frame.
     pending: Vec<Inbound>,
@@ -69,18 +73,7 @@ impl Cluster {
         boss: BossMode,
         threads: bool,
     ) -> Cluster {
-        let mut director = Director::new(actors, seed, boss);
-        let orders = std::mem::take(&mut director.board.orders);
-        // The first frame sees the starting actors where they are placed.
-        let seen = (orders.iter()).map(|s| (s.id, Seen::new(s.pos, s.team, true)));
-        let view = Arc::new(View::new(orders.len(), seen));
-        let mut pending = vec![Inbound::default(); shards];
-        for p in &mut pending {
-            p.view = Arc::clone(&view);
-        }
-        for s in orders {
-            pending[region(s.pos, shards)].spawns.push(s);
-        }
+        let (director, pending) = Self::start(actors, seed, shards, boss);
         let workers = (0..shards)
             .map(|k| {
                 let shard = Box::new(Shard::new(k, shards, seed));
@@ -93,6 +86,8 @@ impl Cluster {
             .collect();
         Cluster {
             workers,
+            shards,
+            remote: None,
             director,
             pending,
             moved: Moved::default(),
@@ -100,10 +95,63 @@ impl Cluster {
         }
     }
 
+    /// The same arena with each shard a process of its own (`tickflow shard`), meeting in
+    /// `store`; `fault` kills one at a chosen frame.
+    pub(crate) fn with_processes(
+        actors: usize,
+        seed: u64,
+        shards: usize,
+        store: &str,
+        schema: Option<&str>,
+        fault: Option<Fault>,
+    ) -> Result<Cluster, String> {
+        let (director, pending) = Self::start(actors, seed, shards, BossMode::Task);
+        let remote = Processes::start(shards, seed, store, schema, fault)?;
+        Ok(Cluster {
+            workers: Vec::new(),
+            shards,
+            remote: Some(Box::new(remote)),
+            director,
+            pending,
+            moved: Moved::default(),
+            spare: Vec::new(),
+        })
+    }
+
+    /// The director and the first frame's inputs.
+    fn start(actors: usize, seed: u64, shards: usize, boss: BossMode) -> (Director, Vec<Inbound>) {
+        let mut director = Director::new(actors, seed, boss);
+        let orders = std::mem::take(&mut director.board.orders);
+        // The first frame sees the starting actors where they are placed.
+        let seen = (orders.iter()).map(|s| (s.id, Seen::new(s.pos, s.team, true)));
+        let view = Arc::new(View::new(orders.len(), seen));
+        let mut pending = vec![Inbound::default(); shards];
+        for p in &mut pending {
+            p.view = Arc::clone(&view);
+        }
+        for s in orders {
+            pending[region(s.pos, shards)].spawns.push(s);
+        }
+        (director, pending)
+    }
+
     /// Runs one frame of `dt` on every shard, then the director's; returns the shards'
     /// reports summed (stage times: the slowest shard's, plus the director's).
     pub(crate) fn frame(&mut self, dt: Span) -> FrameReport {
+        self.try_frame(dt).expect("shards on threads do not fail")
+    }
+
+    /// [`frame`](Self::frame), which fails only when shard processes cannot reach their store.
+    pub(crate) fn try_frame(&mut self, dt: Span) -> Result<FrameReport, String> {
         let inbound = std::mem::take(&mut self.pending);
+        if let Some(remote) = &mut self.remote {
+            let outs = remote.frame(inbound, dt)?;
+            for o in &outs {
+                self.moved.time += o.moving;
+            }
+            (self.moved.actors, self.moved.bytes) = (remote.handovers, remote.bytes);
+            return Ok(self.exchange(outs, dt));
+        }
         let mut outs = Vec::with_capacity(self.workers.len());
         for (w, i) in self.workers.iter_mut().zip(inbound) {
             match w {
@@ -119,12 +167,12 @@ impl Cluster {
                 outs.push(done.recv().expect("the shard runs"));
             }
         }
-        self.exchange(outs, dt)
+        Ok(self.exchange(outs, dt))
     }
 
     /// The director's part: the view, its frame, and the routing of what the shards sent.
     fn exchange(&mut self, outs: Vec<Outbound>, dt: Span) -> FrameReport {
-        let shards = self.workers.len();
+        let shards = self.shards;
         let frame = outs[0].report.frame;
         let seen = outs.iter().flat_map(|o| o.seen.iter().copied());
         let ids = self.director.board.ids();
@@ -158,7 +206,7 @@ impl Cluster {
         for (k, mut o) in outs.into_iter().enumerate() {
             o.seen.clear();
             pending[k].seen = o.seen;
-            for (to, bytes) in o.departures {
+            for (to, _, bytes) in o.departures {
                 self.moved.actors += 1;
                 self.moved.bytes += bytes.len() as u64;
                 pending[to].arrivals.push(bytes);
@@ -182,7 +230,11 @@ impl Cluster {
 
     /// Brings every shard back to this thread (ends their threads); the accessors below
     /// need it.
-    pub(crate) fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) -> Result<(), String> {
+        if let Some(remote) = &mut self.remote {
+            let inbound = std::mem::take(&mut self.pending);
+            return remote.finish(inbound);
+        }
         let workers = std::mem::take(&mut self.workers);
         self.workers = (workers.into_iter())
             .map(|w| match w {
@@ -193,6 +245,7 @@ impl Cluster {
                 here => here,
             })
             .collect();
+        Ok(())
     }
 
     /// The shards (after [`finish`](Self::finish)).
@@ -208,6 +261,9 @@ impl Cluster {
     /// number of shards).
     pub(crate) fn checksum(&self) -> u64 {
         let mut sum = self.director.board.sum;
+        for e in self.remote.iter().flat_map(|r| &r.ends) {
+            sum = sum.wrapping_add(e.sum).wrapping_add(e.standing);
+        }
         for s in self.shards() {
             sum = sum
                 .wrapping_add(s.arena.sum)
@@ -221,6 +277,9 @@ impl Cluster {
 
     pub(crate) fn stats(&self) -> Stats {
         let mut stats = self.director.board.stats.clone();
+        for e in self.remote.iter().flat_map(|r| &r.ends) {
+            stats.add(&e.stats);
+        }
         for s in self.shards() {
             stats.add(&s.arena.stats);
         }
@@ -231,6 +290,11 @@ impl Cluster {
     /// [`finish`](Self::finish)).
     pub(crate) fn counts(&mut self) -> (usize, usize, usize) {
         let (mut ticks, mut timers, mut latent) = (0, 0, 0);
+        for e in self.remote.iter().flat_map(|r| &r.ends) {
+            ticks += e.counts.0;
+            timers += e.counts.1;
+            latent += e.counts.2;
+        }
         for s in self.shards_mut() {
             ticks += s.sched.ticks().len();
             timers += s.sched.timers().len();
@@ -247,6 +311,13 @@ impl Cluster {
     /// Actors in the game (the dying, and those on their way to another shard, too).
     pub(crate) fn alive(&self) -> usize {
         let moving: usize = self.pending.iter().map(|p| p.arrivals.len()).sum();
+        let remote: usize = self
+            .remote
+            .iter()
+            .flat_map(|r| &r.ends)
+            .map(|e| e.actors.len())
+            .sum();
+        let moving = moving + remote;
         moving + self.shards().map(|s| s.arena.actors.len()).sum::<usize>()
     }
 
@@ -289,6 +360,8 @@ impl Cluster {
         }
         Ok(Cluster {
             workers,
+            shards: n,
+            remote: None,
             director: Director {
                 sched,
                 board: board.clone(),

@@ -20,10 +20,16 @@ mod actor;
 mod boss;
 mod cluster;
 mod director;
+mod mailbox;
+mod processes;
+mod remote;
 mod shard;
+mod wire;
 
 pub(crate) use cluster::{Cluster, Moved};
 pub(crate) use director::BossMode;
+pub(crate) use processes::Fault;
+pub(crate) use remote::serve;
 pub(crate) use shard::rebind;
 
 use actor::{Actor, Actors};
@@ -49,7 +55,7 @@ const HP: i32 = 100;
 const MAX_CHARGES: u8 = 3;
 
 /// What happened, for the summary.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stats {
     pub(crate) spawned: u64,
     pub(crate) deaths: u64,
@@ -105,7 +111,9 @@ pub(crate) fn fold(sum: &mut u64, frame: u64, kind: Event, a: u64, b: u64) {
 }
 
 /// A hit landed by one shard's actor on another actor, wherever that one is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub(crate) struct Hit {
     pub(crate) target: u32,
     pub(crate) shooter: u32,
@@ -115,12 +123,17 @@ pub(crate) struct Hit {
 }
 
 /// A shard's game state (`C` of its scheduler). `Clone` so that a rollback can keep a copy.
-#[derive(Clone)]
+///
+/// Serialized for a shard process's checkpoint, between frames: the view and the hits to
+/// deliver are a frame's inputs and outputs, not state, and are not kept.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Arena {
     /// The actors this shard runs, by id.
     pub(crate) actors: Actors,
+    #[serde(skip)]
     pub(crate) view: Arc<View>,
     /// Hits to deliver after this frame.
+    #[serde(skip)]
     pub(crate) outbox: Vec<Hit>,
     /// Actors that reached 0 hit points (the reap checks they are still here and dying).
     pub(crate) dying: Vec<u32>,

@@ -18,7 +18,7 @@ use super::{
 };
 
 /// A new actor, placed by the director.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(crate) struct Spawn {
     pub(crate) id: u32,
     pub(crate) team: u8,
@@ -44,8 +44,8 @@ pub(crate) struct Outbound {
     pub(crate) hits: Vec<Hit>,
     /// Where each of its actors stands after the frame (the leaving ones too).
     pub(crate) seen: Vec<(u32, Seen)>,
-    /// Actors leaving: (destination shard, bytes).
-    pub(crate) departures: Vec<(usize, Vec<u8>)>,
+    /// Actors leaving: (destination shard, actor id, bytes).
+    pub(crate) departures: Vec<(usize, u32, Vec<u8>)>,
     /// Time spent exporting and encoding the departures, and decoding and importing the
     /// arrivals taken in before this frame.
     pub(crate) moving: Duration,
@@ -53,10 +53,21 @@ pub(crate) struct Outbound {
 
 /// An actor on the wire: its own state and everything it owns in the scheduler.
 #[derive(Serialize, Deserialize)]
-struct Departure {
+pub(crate) struct Departure {
     id: u32,
     actor: Actor,
     owned: OwnerSnapshot,
+}
+
+/// The bytes of a parcel that decodes but carries nothing of the actor: what a fault run
+/// delivers a second time, or from a stale epoch, for the receiver to refuse.
+pub(crate) fn placeholder_departure(id: u32) -> Vec<u8> {
+    let d = Departure {
+        id,
+        actor: Actor::new(id, 0, [0, 0], 0),
+        owned: Scheduler::<Arena>::new().export_owner(owner(id)),
+    };
+    postcard::to_stdvec(&d).expect("plain data encodes")
 }
 
 /// The standing (see `Actor::standing`) of an actor on its way between shards.
@@ -92,6 +103,9 @@ pub(crate) struct Shard {
     seed: u64,
     pub(crate) sched: Scheduler<Arena>,
     pub(crate) arena: Arena,
+    /// Leaving actors are frozen (`freeze_owner`), not exported: a shard process commits or
+    /// aborts each once the registry says where it went.
+    pub(crate) two_phase: bool,
 }
 
 impl Shard {
@@ -128,6 +142,7 @@ impl Shard {
             seed,
             sched,
             arena,
+            two_phase: false,
         }
     }
 
@@ -151,6 +166,12 @@ impl Shard {
             departures,
             moving,
         }
+    }
+
+    /// Takes in what the director routed here without running a frame (a shard process's
+    /// last step: actors still arriving are in the game).
+    pub(crate) fn take_in_only(&mut self, inbound: Inbound) {
+        self.take_in(inbound);
     }
 
     /// Arrivals, then spawns, then hits, each in a fixed order; returns the time the
@@ -248,7 +269,7 @@ impl Shard {
 
     /// Exports every actor that walked out of this shard's strip, as (destination, bytes),
     /// and adds where each stood to `seen`.
-    fn let_go(&mut self, seen: &mut Vec<(u32, Seen)>) -> Vec<(usize, Vec<u8>)> {
+    fn let_go(&mut self, seen: &mut Vec<(u32, Seen)>) -> Vec<(usize, u32, Vec<u8>)> {
         if self.shards == 1 {
             return Vec::new();
         }
@@ -259,13 +280,17 @@ impl Shard {
         let mut out = Vec::with_capacity(leaving.len());
         for (id, to) in leaving {
             let actor = self.arena.actors.remove(id).expect("listed");
-            let owned = self.sched.export_owner(owner(id));
+            let owned = if self.two_phase {
+                (self.sched.freeze_owner(owner(id))).expect("an actor leaves once")
+            } else {
+                self.sched.export_owner(owner(id))
+            };
             debug_assert!(owned.is_complete(), "an actor has no tasks");
             seen.push((id, Seen::of(&actor)));
             let d = Departure { id, actor, owned };
             let bytes = postcard::to_stdvec(&d).expect("plain data encodes");
             self.arena.stats.migrations += 1;
-            out.push((to, bytes));
+            out.push((to, id, bytes));
         }
         out
     }

@@ -294,7 +294,11 @@ pub fn an_owner_moves_once<S: Store + Handovers>(open: impl Fn() -> S) {
     a.send(&parcel).unwrap();
     assert_eq!(a.settle(orc, "n1", 0).unwrap(), Settled::Waiting);
     let inbox = b.inbox("n2", 10).unwrap();
-    assert_eq!(inbox, std::slice::from_ref(&parcel), "sent twice, there once");
+    assert_eq!(
+        inbox,
+        std::slice::from_ref(&parcel),
+        "sent twice, there once"
+    );
     let got: OwnerSnapshot = postcard::from_bytes(&inbox[0].bytes).unwrap();
     n2.import_owner(&got, &mut registry()).unwrap();
     assert_eq!(b.accept(&inbox[0], |_| Ok(())).unwrap(), Accepted::Taken(1));

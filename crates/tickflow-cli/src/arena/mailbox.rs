@@ -1,0 +1,378 @@
+//! The store as the arena's medium between processes: a frame's inputs and outputs, the
+//! arrivals each shard took (kept for a replay), and each shard's checkpoint, in two tables
+//! beside `tickflow-store`'s; actors move through its owner registry and outbox.
+//!
+//! Nothing here waits on a signal: a reader polls (`POLL`) on both databases, which on a
+//! frame barrier costs at most that much latency per frame.
+
+use std::time::Duration;
+
+use tickflow::OwnerId;
+use tickflow_store::{Accepted, Handovers, Holder, Parcel, Postgres, Settled, Sqlite};
+
+/// How long a reader sleeps between two looks at the store.
+pub(crate) const POLL: Duration = Duration::from_micros(200);
+
+/// Kinds of rows in `arena_frames`.
+const INPUT: i64 = 0;
+const OUTPUT: i64 = 1;
+const ARRIVALS: i64 = 2;
+
+/// A value bound to a statement.
+pub(crate) enum V<'a> {
+    I(i64),
+    B(&'a [u8]),
+    T(&'a str),
+}
+
+/// Statements on either database's open transaction (`?N` placeholders, rewritten for
+/// PostgreSQL).
+pub(crate) trait Sql {
+    fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String>;
+    fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String>;
+    fn ints(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String>;
+}
+
+fn sqlite_values(v: &[V<'_>]) -> Vec<rusqlite::types::Value> {
+    (v.iter())
+        .map(|v| match v {
+            V::I(i) => rusqlite::types::Value::Integer(*i),
+            V::B(b) => rusqlite::types::Value::Blob(b.to_vec()),
+            V::T(t) => rusqlite::types::Value::Text(t.to_string()),
+        })
+        .collect()
+}
+
+impl Sql for rusqlite::Transaction<'_> {
+    fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String> {
+        let params = rusqlite::params_from_iter(sqlite_values(v));
+        self.execute(sql, params).map(|n| n as u64).map_err(err)
+    }
+    fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String> {
+        use rusqlite::OptionalExtension;
+        let params = rusqlite::params_from_iter(sqlite_values(v));
+        (self.query_row(sql, params, |r| r.get(0)).optional()).map_err(err)
+    }
+    fn ints(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
+        let mut stmt = self.prepare(sql).map_err(err)?;
+        let params = rusqlite::params_from_iter(sqlite_values(v));
+        let rows = stmt.query_map(params, |r| Ok((r.get(0)?, r.get(1)?)));
+        let out: Result<Vec<_>, _> = rows.map_err(err)?.collect();
+        out.map_err(err)
+    }
+}
+
+fn pg_sql(sql: &str) -> String {
+    sql.replace('?', "$").replace("BLOB", "BYTEA")
+}
+
+fn pg_values<'a>(v: &'a [V<'a>]) -> Vec<Box<dyn postgres::types::ToSql + Sync + 'a>> {
+    (v.iter())
+        .map(|v| -> Box<dyn postgres::types::ToSql + Sync> {
+            match v {
+                V::I(i) => Box::new(*i),
+                V::B(b) => Box::new(*b),
+                V::T(t) => Box::new(*t),
+            }
+        })
+        .collect()
+}
+
+impl Sql for postgres::Transaction<'_> {
+    fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String> {
+        let vals = pg_values(v);
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
+        self.execute(&pg_sql(sql), &refs).map_err(err)
+    }
+    fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String> {
+        let vals = pg_values(v);
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
+        let row = self.query_opt(&pg_sql(sql), &refs).map_err(err)?;
+        row.map(|r| r.try_get(0).map_err(err)).transpose()
+    }
+    fn ints(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
+        let vals = pg_values(v);
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
+        let rows = self.query(&pg_sql(sql), &refs).map_err(err)?;
+        (rows.iter())
+            .map(|r| Ok((r.try_get(0).map_err(err)?, r.try_get(1).map_err(err)?)))
+            .collect()
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS arena_frames (
+    shard BIGINT NOT NULL, frame BIGINT NOT NULL, kind BIGINT NOT NULL, bytes BLOB NOT NULL,
+    PRIMARY KEY (shard, frame, kind));
+CREATE TABLE IF NOT EXISTS arena_checkpoints (
+    shard BIGINT PRIMARY KEY, frame BIGINT NOT NULL, bytes BLOB NOT NULL);
+";
+
+/// What a shard's frame commits, in one transaction.
+pub(crate) struct FrameWrite<'a> {
+    pub(crate) shard: usize,
+    pub(crate) frame: u64,
+    pub(crate) node: &'a str,
+    pub(crate) output: &'a [u8],
+    /// The arrivals' bytes, encoded as one value (for a replay).
+    pub(crate) arrivals: &'a [u8],
+    pub(crate) spawned: &'a [OwnerId],
+    pub(crate) sends: &'a [Parcel],
+    pub(crate) accepts: &'a [Parcel],
+    /// Parcels refused (damaged, stale, delivered twice): removed.
+    pub(crate) refuses: &'a [Parcel],
+}
+
+/// The arena's store: SQLite (one file shared by the processes of one machine) or
+/// PostgreSQL (processes on many machines).
+pub(crate) enum Mailbox {
+    Sqlite(Sqlite),
+    Postgres(Postgres),
+}
+
+/// Runs `f` in a transaction of whichever store, committing when it returns `Ok`.
+macro_rules! in_tx {
+    ($mb:expr, |$tx:ident, $S:ident| $body:expr) => {
+        match $mb {
+            Mailbox::Sqlite(s) => {
+                let behavior = rusqlite::TransactionBehavior::Immediate;
+                let mut $tx = s
+                    .connection()
+                    .transaction_with_behavior(behavior)
+                    .map_err(err)?;
+                type $S = Sqlite;
+                let out = $body?;
+                $tx.commit().map_err(err)?;
+                Ok(out)
+            }
+            Mailbox::Postgres(p) => {
+                let mut $tx = p.client().transaction().map_err(err)?;
+                type $S = Postgres;
+                let out = $body?;
+                $tx.commit().map_err(err)?;
+                Ok(out)
+            }
+        }
+    };
+}
+
+impl Mailbox {
+    /// `sqlite:PATH` or a `postgres://` URL (tables in `schema`, when given).
+    pub(crate) fn open(store: &str, schema: Option<&str>) -> Result<Mailbox, String> {
+        let mut mb = if let Some(path) = store.strip_prefix("sqlite:") {
+            Mailbox::Sqlite(Sqlite::open(path).map_err(err)?)
+        } else if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+            Mailbox::Postgres(Postgres::connect_in(store, schema).map_err(err)?)
+        } else {
+            return Err(format!(
+                "--store {store:?}: give sqlite:PATH or a postgres:// URL"
+            ));
+        };
+        let made: Result<u64, String> = in_tx!(&mut mb, |tx, _S| {
+            let mut r: Result<u64, String> = Ok(0);
+            for stmt in TABLES.split(';').filter(|s| !s.trim().is_empty()) {
+                r = tx.exec(stmt, &[]);
+                if r.is_err() {
+                    break;
+                }
+            }
+            r
+        });
+        made?;
+        Ok(mb)
+    }
+
+    fn put(&mut self, rows: &[(usize, u64, i64, &[u8])]) -> Result<(), String> {
+        let done: Result<u64, String> = in_tx!(self, |tx, _S| {
+            let mut r: Result<u64, String> = Ok(0);
+            for &(shard, frame, kind, bytes) in rows {
+                r = tx.exec(
+                    "INSERT INTO arena_frames VALUES (?1, ?2, ?3, ?4) \
+                     ON CONFLICT (shard, frame, kind) DO NOTHING",
+                    &[
+                        V::I(shard as i64),
+                        V::I(frame as i64),
+                        V::I(kind),
+                        V::B(bytes),
+                    ],
+                );
+                if r.is_err() {
+                    break;
+                }
+            }
+            r
+        });
+        done.map(drop)
+    }
+
+    fn get(&mut self, shard: usize, frame: u64, kind: i64) -> Result<Option<Vec<u8>>, String> {
+        in_tx!(self, |tx, _S| tx.bytes(
+            "SELECT bytes FROM arena_frames WHERE shard = ?1 AND frame = ?2 AND kind = ?3",
+            &[V::I(shard as i64), V::I(frame as i64), V::I(kind)],
+        ))
+    }
+
+    /// The director's inputs for a frame, every shard's in one transaction.
+    pub(crate) fn put_inputs(
+        &mut self,
+        frame: u64,
+        inputs: &[(usize, Vec<u8>)],
+    ) -> Result<(), String> {
+        let rows: Vec<_> = (inputs.iter())
+            .map(|(k, b)| (*k, frame, INPUT, b.as_slice()))
+            .collect();
+        self.put(&rows)
+    }
+
+    pub(crate) fn input(&mut self, shard: usize, frame: u64) -> Result<Option<Vec<u8>>, String> {
+        self.get(shard, frame, INPUT)
+    }
+
+    pub(crate) fn output(&mut self, shard: usize, frame: u64) -> Result<Option<Vec<u8>>, String> {
+        self.get(shard, frame, OUTPUT)
+    }
+
+    pub(crate) fn arrivals(&mut self, shard: usize, frame: u64) -> Result<Option<Vec<u8>>, String> {
+        self.get(shard, frame, ARRIVALS)
+    }
+
+    /// A shard's frame: its output, its arrivals, the owners it spawned, the parcels it sends
+    /// and the ones it takes, in one transaction. Returns the epochs the taken owners are at.
+    pub(crate) fn commit_frame(&mut self, w: &FrameWrite<'_>) -> Result<Vec<u64>, String> {
+        in_tx!(self, |tx, S| {
+            (|| -> Result<Vec<u64>, String> {
+                for &(kind, bytes) in &[(OUTPUT, w.output), (ARRIVALS, w.arrivals)] {
+                    tx.exec(
+                        "INSERT INTO arena_frames VALUES (?1, ?2, ?3, ?4)",
+                        &[
+                            V::I(w.shard as i64),
+                            V::I(w.frame as i64),
+                            V::I(kind),
+                            V::B(bytes),
+                        ],
+                    )?;
+                }
+                for &owner in w.spawned {
+                    S::register_in(&mut tx, owner, w.node).map_err(err)?;
+                }
+                // Taken before sent: an actor that arrives and walks on in one frame.
+                let mut epochs = Vec::with_capacity(w.accepts.len());
+                for p in w.accepts {
+                    match S::accept_in(&mut tx, p).map_err(err)? {
+                        Accepted::Taken(e) => epochs.push(e),
+                        Accepted::Stale(h) => {
+                            return Err(format!("the parcel of {:?} is stale: {h:?}", p.owner))
+                        }
+                    }
+                }
+                for p in w.sends {
+                    S::send_in(&mut tx, p).map_err(err)?;
+                }
+                for p in w.refuses {
+                    tx.exec(
+                        "DELETE FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2 AND receiver = ?3",
+                        &[V::I(p.owner.get() as i64), V::I(p.epoch as i64), V::T(&p.receiver)],
+                    )?;
+                }
+                Ok(epochs)
+            })()
+        })
+    }
+
+    /// Keeps a shard's checkpoint, and drops the frame rows a replay from it will not read.
+    pub(crate) fn checkpoint(
+        &mut self,
+        shard: usize,
+        frame: u64,
+        bytes: &[u8],
+    ) -> Result<(), String> {
+        in_tx!(self, |tx, _S| {
+            (|| -> Result<u64, String> {
+                let (k, f) = (V::I(shard as i64), V::I(frame as i64));
+                tx.exec(
+                    "DELETE FROM arena_checkpoints WHERE shard = ?1",
+                    &[V::I(shard as i64)],
+                )?;
+                tx.exec(
+                    "INSERT INTO arena_checkpoints VALUES (?1, ?2, ?3)",
+                    &[k, f, V::B(bytes)],
+                )?;
+                tx.exec(
+                    "DELETE FROM arena_frames WHERE shard = ?1 AND frame < ?2",
+                    &[V::I(shard as i64), V::I(frame as i64)],
+                )
+            })()
+        })
+        .map(drop)
+    }
+
+    pub(crate) fn load_checkpoint(&mut self, shard: usize) -> Result<Option<Vec<u8>>, String> {
+        in_tx!(self, |tx, _S| tx.bytes(
+            "SELECT bytes FROM arena_checkpoints WHERE shard = ?1",
+            &[V::I(shard as i64)],
+        ))
+    }
+
+    /// Every registered owner and its node; and how many parcels are in the outbox.
+    pub(crate) fn registry(&mut self) -> Result<(Vec<(i64, String)>, usize), String> {
+        in_tx!(self, |tx, _S| {
+            (|| -> Result<_, String> {
+                let owners = tx.ints(
+                    "SELECT owner, node FROM tickflow_owners ORDER BY owner",
+                    &[],
+                )?;
+                let outbox = tx.ints("SELECT owner, sender FROM tickflow_outbox", &[])?;
+                Ok((owners, outbox.len()))
+            })()
+        })
+    }
+
+    pub(crate) fn inbox(&mut self, node: &str) -> Result<Vec<Parcel>, String> {
+        match self {
+            Mailbox::Sqlite(s) => s.inbox(node, usize::MAX),
+            Mailbox::Postgres(p) => p.inbox(node, usize::MAX),
+        }
+        .map_err(err)
+    }
+
+    pub(crate) fn holder(&mut self, owner: OwnerId) -> Result<Option<Holder>, String> {
+        match self {
+            Mailbox::Sqlite(s) => s.holder(owner),
+            Mailbox::Postgres(p) => p.holder(owner),
+        }
+        .map_err(err)
+    }
+
+    pub(crate) fn settle(
+        &mut self,
+        owner: OwnerId,
+        node: &str,
+        epoch: u64,
+    ) -> Result<Settled, String> {
+        match self {
+            Mailbox::Sqlite(s) => s.settle(owner, node, epoch),
+            Mailbox::Postgres(p) => p.settle(owner, node, epoch),
+        }
+        .map_err(err)
+    }
+
+    /// Puts a parcel in the outbox as it is, unchecked (the fault runs' damaged and
+    /// repeated deliveries).
+    pub(crate) fn inject(&mut self, p: &Parcel) -> Result<(), String> {
+        in_tx!(self, |tx, _S| tx.exec(
+            "INSERT INTO tickflow_outbox VALUES (?1, ?2, ?3, ?4, ?5, 0) ON CONFLICT DO NOTHING",
+            &[
+                V::I(p.owner.get() as i64),
+                V::I(p.epoch as i64),
+                V::T(&p.sender),
+                V::T(&p.receiver),
+                V::B(&p.bytes),
+            ],
+        ))
+        .map(drop)
+    }
+}

@@ -1,0 +1,315 @@
+//! A shard as a process of its own (`tickflow shard`): it reads each frame's inputs from the
+//! store, runs the frame, and commits its outputs, the actors it hands over and the ones it
+//! takes in one transaction. Every `CHECKPOINT` frames it keeps its whole state; started
+//! again after a crash, it loads that and replays the frames it had committed since from their
+//! stored inputs, which a deterministic shard turns into the same state.
+//!
+//! An actor moves through the owner registry and the outbox (`tickflow-store`'s handover):
+//! the sender freezes it and sends a parcel; the receiver imports it and takes it in the
+//! registry (compare-and-set on the epoch) in its frame's commit; the sender commits the move
+//! when the registry names the receiver, two frames later at most.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use tickflow::prelude::*;
+use tickflow_store::{Parcel, Settled};
+
+use super::mailbox::{FrameWrite, Mailbox, POLL};
+use super::owner;
+use super::shard::{rebind, Departure, Shard};
+use super::wire::{Checkpoint, End, FrameIn, FrameOut};
+
+/// Frames between two checkpoints of a shard.
+pub(crate) const CHECKPOINT: u64 = 30;
+
+/// A shard's name in the registry.
+pub(crate) fn node(shard: usize) -> String {
+    format!("shard-{shard}")
+}
+
+/// Waits (polling) until `read` finds something.
+pub(crate) fn wait<T>(mut read: impl FnMut() -> Result<Option<T>, String>) -> Result<T, String> {
+    loop {
+        if let Some(v) = read()? {
+            return Ok(v);
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// A shard process between frames.
+struct State {
+    index: usize,
+    node: String,
+    shard: Shard,
+    /// The last frame it ran.
+    frame: u64,
+    held: BTreeMap<u32, u64>,
+    /// Handed over, not settled: id -> (epoch sent at, frame sent in).
+    sent: BTreeMap<u32, (u64, u64)>,
+    recoveries: u64,
+}
+
+/// Runs shard `index` of `shards` until the director's finishing frame.
+pub(crate) fn serve(
+    index: usize,
+    shards: usize,
+    seed: u64,
+    store: &str,
+    schema: Option<&str>,
+) -> Result<(), String> {
+    let mut mb = Mailbox::open(store, schema)?;
+    let mut st = recover(&mut mb, index, shards, seed)?;
+    loop {
+        let f = st.frame + 1;
+        let input = wait(|| mb.input(index, f))?;
+        let fin: FrameIn = postcard::from_bytes(&input).map_err(|e| e.to_string())?;
+        if run_frame(&mut mb, &mut st, fin, true)? {
+            return Ok(());
+        }
+    }
+}
+
+/// The state after the last committed frame: from the checkpoint, then replayed.
+fn recover(mb: &mut Mailbox, index: usize, shards: usize, seed: u64) -> Result<State, String> {
+    let mut st = match mb.load_checkpoint(index)? {
+        Some(bytes) => {
+            let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| e.to_string())?;
+            let (sched, report) =
+                Scheduler::restore(&cp.sched, &mut rebind()).map_err(|e| e.to_string())?;
+            if !report.is_complete() {
+                return Err(format!("shard {index}: checkpoint: {report}"));
+            }
+            State {
+                index,
+                node: node(index),
+                shard: Shard::from_parts(index, shards, seed, sched, cp.arena),
+                frame: cp.frame,
+                held: cp.held,
+                sent: cp.sent,
+                recoveries: cp.recoveries + 1,
+            }
+        }
+        None => State {
+            index,
+            node: node(index),
+            shard: Shard::new(index, shards, seed),
+            frame: 0,
+            held: BTreeMap::new(),
+            sent: BTreeMap::new(),
+            recoveries: 0,
+        },
+    };
+    st.shard.two_phase = true;
+    // Frames committed after the checkpoint: their inputs and arrivals are stored.
+    while mb.output(index, st.frame + 1)?.is_some() {
+        let f = st.frame + 1;
+        let input = mb
+            .input(index, f)?
+            .ok_or("a committed frame has its input")?;
+        let fin: FrameIn = postcard::from_bytes(&input).map_err(|e| e.to_string())?;
+        run_frame(mb, &mut st, fin, false)?;
+    }
+    Ok(st)
+}
+
+/// Runs frame `st.frame + 1` (live: reading the outbox and committing; a replay reads the
+/// arrivals it stored and commits nothing). Returns `true` after the finishing frame.
+fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Result<bool, String> {
+    let f = st.frame + 1;
+    settle(mb, st, f, fin.finish && live)?;
+    let mut refused = Refused::default();
+    let taken: Vec<(Parcel, Vec<u8>)> = if live {
+        take(mb, st, &fin.arriving, &mut refused)?
+    } else {
+        let stored = mb
+            .arrivals(st.index, f)?
+            .ok_or("a committed frame has its arrivals")?;
+        let stored: Vec<(u64, u64, Vec<u8>)> =
+            postcard::from_bytes(&stored).map_err(|e| e.to_string())?;
+        (stored.into_iter())
+            .map(|(owner, epoch, bytes)| (parcel(owner, epoch, "", &st.node, Vec::new()), bytes))
+            .collect()
+    };
+    for (p, _) in &taken {
+        st.held.insert(p.owner.get() as u32, p.epoch + 1);
+    }
+    let spawned: Vec<OwnerId> = fin.spawns.iter().map(|s| owner(s.id)).collect();
+    for s in &fin.spawns {
+        st.held.insert(s.id, 0);
+    }
+    let (finish, dt) = (fin.finish, Span::from_flicks(fin.dt));
+    let stored: Vec<(u64, u64, Vec<u8>)> = (taken.iter())
+        .map(|(p, b)| (p.owner.get(), p.epoch, b.clone()))
+        .collect();
+    let inbound = fin.inbound(taken.iter().map(|(_, b)| b.clone()).collect(), Vec::new());
+    let (out, end) = if finish {
+        st.shard.take_in_only(inbound);
+        (Default::default(), Some(end(st)))
+    } else {
+        (st.shard.round(inbound, dt), None)
+    };
+    let mut sends = Vec::with_capacity(out.departures.len());
+    for (to, id, bytes) in &out.departures {
+        let epoch = st.held.remove(id).ok_or("a leaving actor was held")?;
+        st.sent.insert(*id, (epoch, f));
+        sends.push(parcel(
+            u64::from(*id),
+            epoch,
+            &st.node,
+            &node(*to),
+            bytes.clone(),
+        ));
+    }
+    st.frame = f;
+    if live {
+        let mut wire = FrameOut::of(&out, end);
+        wire.refused = refused.counts;
+        let output = postcard::to_stdvec(&wire).map_err(|e| e.to_string())?;
+        let arrivals = postcard::to_stdvec(&stored).map_err(|e| e.to_string())?;
+        let accepts: Vec<Parcel> = taken.into_iter().map(|(p, _)| p).collect();
+        mb.commit_frame(&FrameWrite {
+            shard: st.index,
+            frame: f,
+            node: &st.node,
+            output: &output,
+            arrivals: &arrivals,
+            spawned: &spawned,
+            sends: &sends,
+            accepts: &accepts,
+            refuses: &refused.parcels,
+        })?;
+        if f % CHECKPOINT == 0 && !finish {
+            checkpoint(mb, st)?;
+        }
+    }
+    Ok(finish)
+}
+
+fn parcel(owner: u64, epoch: u64, sender: &str, receiver: &str, bytes: Vec<u8>) -> Parcel {
+    Parcel {
+        owner: OwnerId::new(owner),
+        epoch,
+        sender: sender.into(),
+        receiver: receiver.into(),
+        bytes,
+    }
+}
+
+/// Commits the moves the registry confirms (sent two or more frames ago; all of them when
+/// `all`, waiting for each).
+fn settle(mb: &mut Mailbox, st: &mut State, f: u64, all: bool) -> Result<(), String> {
+    let due: Vec<(u32, u64)> = (st.sent.iter())
+        .filter(|(_, &(_, sent_in))| all || sent_in + 2 <= f)
+        .map(|(&id, &(epoch, _))| (id, epoch))
+        .collect();
+    for (id, epoch) in due {
+        let settled = wait(|| match mb.settle(owner(id), &st.node, epoch)? {
+            Settled::Waiting => Ok(None),
+            s => Ok(Some(s)),
+        })?;
+        match settled {
+            Settled::Moved(_) => {
+                st.shard.sched.commit_owner(owner(id));
+                st.sent.remove(&id);
+            }
+            _ => return Err(format!("actor {id}: its handover was refused")),
+        }
+    }
+    Ok(())
+}
+
+/// The parcels of the actors arriving this frame, read and decoded; parcels that are damaged,
+/// stale or delivered twice are refused (and counted) on the way.
+/// Parcels a frame refuses: removed in its commit, and counted in its output with them.
+#[derive(Default)]
+struct Refused {
+    parcels: Vec<Parcel>,
+    /// (damaged, stale, delivered twice).
+    counts: (u64, u64, u64),
+}
+
+fn take(
+    mb: &mut Mailbox,
+    st: &mut State,
+    arriving: &[u32],
+    refused: &mut Refused,
+) -> Result<Vec<(Parcel, Vec<u8>)>, String> {
+    let mut inbox = mb.inbox(&st.node)?;
+    // The newest parcel of an owner first: an older one is stale whatever it says.
+    inbox.sort_by_key(|p| (p.owner, std::cmp::Reverse(p.epoch)));
+    let mut out: Vec<(Parcel, Vec<u8>)> = Vec::with_capacity(arriving.len());
+    for p in inbox {
+        let decodes = postcard::from_bytes::<Departure>(&p.bytes).is_ok();
+        let expected = arriving.iter().any(|&id| u64::from(id) == p.owner.get());
+        let taken = out.iter().any(|(q, _)| q.owner == p.owner);
+        if expected && decodes && !taken {
+            let bytes = p.bytes.clone();
+            out.push((p, bytes));
+            continue;
+        }
+        if !decodes {
+            refused.counts.0 += 1;
+            refused.parcels.push(p);
+            continue;
+        }
+        match mb.holder(p.owner)? {
+            Some(h) if h.node == st.node && h.epoch == p.epoch + 1 => refused.counts.2 += 1,
+            Some(h) if h.epoch > p.epoch || taken => refused.counts.1 += 1,
+            None => refused.counts.1 += 1,
+            // A parcel for a later frame (its sender is ahead): it waits.
+            Some(_) => continue,
+        }
+        refused.parcels.push(p);
+    }
+    if out.len() != arriving.len() {
+        return Err(format!(
+            "{}: {} actors arrive but {} parcels were found",
+            st.node,
+            arriving.len(),
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+fn end(st: &mut State) -> End {
+    let sched = &mut st.shard.sched;
+    let counts = (
+        sched.ticks().len(),
+        sched.timers().len(),
+        sched.latent().len(),
+    );
+    let arena = &st.shard.arena;
+    End {
+        sum: arena.sum,
+        standing: arena.standing(),
+        stats: arena.stats.clone(),
+        actors: arena.actors.iter().map(|(id, _)| id).collect(),
+        counts,
+        recoveries: st.recoveries,
+    }
+}
+
+fn checkpoint(mb: &mut Mailbox, st: &mut State) -> Result<(), String> {
+    let start = Instant::now();
+    st.shard.sched.apply_commands();
+    let cp = Checkpoint {
+        frame: st.frame,
+        sched: st.shard.sched.snapshot(),
+        arena: st.shard.arena.clone(),
+        held: st.held.clone(),
+        sent: st.sent.clone(),
+        recoveries: st.recoveries,
+    };
+    let bytes = postcard::to_stdvec(&cp).map_err(|e| e.to_string())?;
+    mb.checkpoint(st.index, st.frame, &bytes)?;
+    tracing::debug!(
+        shard = st.index,
+        frame = st.frame,
+        us = start.elapsed().as_micros() as u64,
+        "checkpoint"
+    );
+    Ok(())
+}

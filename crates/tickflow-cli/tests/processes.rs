@@ -1,0 +1,97 @@
+//! `demo --shards 4 --processes`: shard processes meeting in a real store (SQLite; PostgreSQL
+//! when `TICKFLOW_PG_URL` names a server) give the one-shard checksum, and so does every fault
+//! run, in which one shard process is killed with SIGKILL at a frame drawn from the seed and
+//! started again, and damaged, stale and repeated parcels are put in the outbox.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+const ARENA: [&str; 4] = ["--actors", "400", "--seconds", "6"];
+
+fn run(out: &Path, extra: &[&str]) -> String {
+    let mut cmd = Command::cargo_bin("tickflow").expect("the binary is built");
+    cmd.arg("demo").args(ARENA).arg("--out").arg(out).args(extra);
+    String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
+}
+
+fn line<'a>(summary: &'a str, key: &str) -> &'a str {
+    (summary.lines())
+        .find_map(|l| l.trim().strip_prefix(key))
+        .unwrap_or_else(|| panic!("a {key} line in {summary}"))
+        .trim()
+}
+
+/// The numbers in a line, in order.
+fn numbers(s: &str) -> Vec<u64> {
+    (s.split(|c: char| !c.is_ascii_digit() && c != ','))
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect()
+}
+
+fn runs(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The processes' run with `store` (none: the default SQLite file) gives `want`, and the
+/// fault runs do too.
+fn check(dir: &Path, store: Option<&str>, faults: u64) {
+    let want = line(&run(&dir.join("one"), &[]), "checksum").to_string();
+    let mut base = vec!["--shards", "4", "--processes"];
+    if let Some(url) = store {
+        base.extend(["--store", url]);
+    }
+    let four = run(&dir.join("four"), &base);
+    assert_eq!(line(&four, "checksum"), want, "{four}");
+    assert!(four.contains("4 shards as processes"), "{four}");
+    assert!(numbers(line(&four, "handovers"))[0] > 0, "{four}");
+    let registry = numbers(line(&four, "registry"));
+    assert!(registry[0] > 0 && registry[1] == 0, "{four}");
+
+    for seed in 1..=faults {
+        let seed = seed.to_string();
+        let mut args = base.clone();
+        args.extend(["--fault", &seed]);
+        let out = run(&dir.join(format!("fault{seed}")), &args);
+        assert_eq!(line(&out, "checksum"), want, "fault run {seed}: {out}");
+        let restarts = numbers(line(&out, "shard processes"));
+        assert_eq!(restarts[restarts.len() - 2], 1, "fault run {seed}: {out}");
+        let h = numbers(line(&out, "handovers"));
+        assert_eq!(&h[1..4], &h[4..7], "fault run {seed}: refused what was injected: {out}");
+        assert!(h[4] >= 1, "fault run {seed}: {out}");
+        let registry = numbers(line(&out, "registry"));
+        assert_eq!(registry[1], 0, "fault run {seed}: no parcel is left: {out}");
+    }
+}
+
+#[test]
+fn shard_processes_on_sqlite_give_the_checksum_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    check(dir.path(), None, runs("TICKFLOW_FAULT_RUNS", 10));
+}
+
+#[test]
+fn shard_processes_on_postgres_give_the_checksum_of_one() {
+    let Ok(url) = std::env::var("TICKFLOW_PG_URL") else {
+        let note = "shard_processes_on_postgres: skipped (set TICKFLOW_PG_URL to run it)\n";
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes());
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    check(dir.path(), Some(&url), runs("TICKFLOW_FAULT_PG_RUNS", 10));
+}
+
+#[test]
+fn a_bad_store_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::cargo_bin("tickflow").expect("the binary is built");
+    cmd.args(["demo", "--shards", "2", "--processes", "--store", "mysql://x", "--out"])
+        .arg(dir.path());
+    let out = cmd.assert().failure().get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("sqlite:PATH or a postgres:// URL"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
