@@ -10,6 +10,7 @@
 pub mod alloc;
 pub mod bevy_delays;
 pub mod dense;
+pub mod handover;
 pub mod latent;
 pub mod migrate;
 pub mod pacing;

@@ -13,7 +13,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
     };
     let wanted = |p: Part| args.only.is_empty() || args.only.contains(&p);
     type Run = fn(&tickflow_bench::Options);
-    let parts: [(Part, &str, Run); 8] = [
+    let parts: [(Part, &str, Run); 9] = [
         (Part::Timers, "Timers (W1–W4)", tickflow_bench::timers::run),
         (
             Part::Scheduler,
@@ -49,6 +49,11 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
             Part::Store,
             "Durable timers on SQLite and PostgreSQL (ST1–ST3)",
             tickflow_bench::store::run,
+        ),
+        (
+            Part::Handover,
+            "Handovers between processes on SQLite and PostgreSQL (H1–H2)",
+            tickflow_bench::handover::run,
         ),
     ];
     println!(

@@ -70,8 +70,17 @@ pub(crate) struct Settings {
     /// SIGKILL at a frame drawn from SEED and started again; the same frame gets a damaged
     /// parcel, one delivered twice and one from a stale epoch, which must be refused. The
     /// checksum is still the one-shard run's.
-    #[arg(long, value_name = "SEED", requires = "processes")]
+    #[arg(
+        long,
+        value_name = "SEED",
+        requires = "processes",
+        conflicts_with = "external_shards"
+    )]
     pub(crate) fault: Option<u64>,
+    /// With --processes: start no shard process, and wait for `tickflow shard` processes
+    /// started by hand (on any machine that reaches --store; the command to run is printed).
+    #[arg(long, requires = "processes")]
+    pub(crate) external_shards: bool,
     /// Instead of the demo: roll back every 60 frames, re-simulate and check that every
     /// frame's state hash, report and game checksum repeat exactly (writes no files; the boss
     /// script runs as a tick function, as async tasks cannot be snapshotted).
@@ -214,7 +223,16 @@ fn simulate(s: &Settings) -> Result<Run, String> {
     let mut world = match &store {
         Some((url, schema)) => {
             let fault = (s.fault).map(|seed| crate::arena::Fault::from_seed(seed, shards, frames));
-            let w = Cluster::with_processes(actors, s.seed, shards, url, schema.as_deref(), fault);
+            let spawn = !s.external_shards;
+            let w = Cluster::with_processes(
+                actors,
+                s.seed,
+                shards,
+                url,
+                schema.as_deref(),
+                fault,
+                spawn,
+            );
             w.inspect_err(|_| {
                 if let (Some(schema), false) = (schema, url.starts_with("sqlite:")) {
                     drop_schema(url, schema);

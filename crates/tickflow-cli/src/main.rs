@@ -127,6 +127,9 @@ pub(crate) enum Part {
     Snapshot,
     /// ST1–ST3: durable timers' commit throughput, reload and frame cost (tickflow-store).
     Store,
+    /// H1–H2: an owner handed over between two processes through the store's registry and
+    /// outbox: one at a time (p50/p99) and in batches (per second).
+    Handover,
 }
 
 /// An error the tool reports in one line.

@@ -11,7 +11,11 @@ const ARENA: [&str; 4] = ["--actors", "400", "--seconds", "6"];
 
 fn run(out: &Path, extra: &[&str]) -> String {
     let mut cmd = Command::cargo_bin("tickflow").expect("the binary is built");
-    cmd.arg("demo").args(ARENA).arg("--out").arg(out).args(extra);
+    cmd.arg("demo")
+        .args(ARENA)
+        .arg("--out")
+        .arg(out)
+        .args(extra);
     String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
 }
 
@@ -59,9 +63,15 @@ fn check(dir: &Path, store: Option<&str>, faults: u64) {
         assert_eq!(line(&out, "checksum"), want, "fault run {seed}: {out}");
         let restarts = numbers(line(&out, "shard processes"));
         assert_eq!(restarts[restarts.len() - 2], 1, "fault run {seed}: {out}");
+        // A repeat can read as stale when its actor moved on before the receiver saw it: the
+        // totals are what must agree.
         let h = numbers(line(&out, "handovers"));
-        assert_eq!(&h[1..4], &h[4..7], "fault run {seed}: refused what was injected: {out}");
-        assert!(h[4] >= 1, "fault run {seed}: {out}");
+        let (refused, injected) = (h[1..4].iter().sum::<u64>(), h[4..7].iter().sum::<u64>());
+        assert_eq!(
+            refused, injected,
+            "fault run {seed}: refused what was injected: {out}"
+        );
+        assert!(injected >= 1, "fault run {seed}: {out}");
         let registry = numbers(line(&out, "registry"));
         assert_eq!(registry[1], 0, "fault run {seed}: no parcel is left: {out}");
     }
@@ -85,11 +95,56 @@ fn shard_processes_on_postgres_give_the_checksum_of_one() {
 }
 
 #[test]
+fn shards_started_by_hand_serve_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let want = line(&run(&dir.path().join("one"), &[]), "checksum").to_string();
+    let exe = assert_cmd::cargo::cargo_bin("tickflow");
+    let out = dir.path().join("hand");
+    let mut director = std::process::Command::new(&exe)
+        .arg("demo")
+        .args(ARENA)
+        .args(["--shards", "2", "--processes", "--external-shards", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let store = format!("sqlite:{}", out.join("arena.db").display());
+    // Started once the director says it waits: it makes the store afresh before that.
+    let mut said = String::new();
+    let mut stderr = std::io::BufReader::new(director.stderr.take().unwrap());
+    std::io::BufRead::read_line(&mut stderr, &mut said).unwrap();
+    assert!(said.contains(&store), "{said}");
+    let shards: Vec<_> = (0..2)
+        .map(|k| {
+            std::process::Command::new(&exe)
+                .args(["shard", "--shards", "2", "--store", &store, "--id", &k.to_string()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let summary = String::from_utf8(director.wait_with_output().unwrap().stdout).unwrap();
+    for mut s in shards {
+        assert!(s.wait().unwrap().success());
+    }
+    drop(stderr); // read to here: the director never writes into a closed pipe
+    assert_eq!(line(&summary, "checksum"), want, "{summary}");
+}
+
+#[test]
 fn a_bad_store_is_refused_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::cargo_bin("tickflow").expect("the binary is built");
-    cmd.args(["demo", "--shards", "2", "--processes", "--store", "mysql://x", "--out"])
-        .arg(dir.path());
+    cmd.args([
+        "demo",
+        "--shards",
+        "2",
+        "--processes",
+        "--store",
+        "mysql://x",
+        "--out",
+    ])
+    .arg(dir.path());
     let out = cmd.assert().failure().get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("sqlite:PATH or a postgres:// URL"), "{err}");

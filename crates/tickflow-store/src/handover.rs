@@ -128,6 +128,26 @@ pub trait Handovers: Store {
 
     /// Where the handover of `owner` that `sender` made at `epoch` stands.
     fn settle(&mut self, owner: OwnerId, sender: &str, epoch: u64) -> Result<Settled, StoreError>;
+
+    /// [`send`](Self::send) of many parcels in one transaction: all are sent, or none (the
+    /// first whose sender does not hold its owner is the error).
+    fn send_all(&mut self, parcels: &[Parcel]) -> Result<(), StoreError>;
+
+    /// [`accept`](Self::accept) of many parcels in one transaction, with `effects` once:
+    /// what became of each, in order. Stale parcels are removed as `accept` removes them.
+    fn accept_all(
+        &mut self,
+        parcels: &[Parcel],
+        effects: impl FnMut(&mut Self::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<Vec<Accepted>, StoreError>;
+
+    /// [`settle`](Self::settle) of many handovers `sender` made (owner and epoch), read in one
+    /// transaction, in order.
+    fn settle_all(
+        &mut self,
+        sent: &[(OwnerId, u64)],
+        sender: &str,
+    ) -> Result<Vec<Settled>, StoreError>;
 }
 
 /// What a node holding `held` makes of a parcel of its own still in the outbox or not.

@@ -446,4 +446,135 @@ impl Handovers for Postgres {
         tx.commit()?;
         Ok(settled(in_outbox, sender, epoch, holder))
     }
+
+    // Each batch form is a fixed number of statements over arrays, whatever its size.
+    fn send_all(&mut self, parcels: &[Parcel]) -> Result<(), StoreError> {
+        parcels.iter().try_for_each(check_parcel)?;
+        let mut tx = self.client.transaction()?;
+        let owners: Vec<i64> = parcels.iter().map(|p| p.owner.get() as i64).collect();
+        let holders = holders_in(&mut tx, &owners, "FOR UPDATE")?;
+        for p in parcels {
+            let holder = holders.get(&(p.owner.get() as i64)).cloned();
+            if !holds(&holder, &p.sender, p.epoch) {
+                return Err(not_held(p, holder));
+            }
+        }
+        let epochs: Vec<i64> = parcels.iter().map(|p| p.epoch as i64).collect();
+        let senders: Vec<&str> = parcels.iter().map(|p| p.sender.as_str()).collect();
+        let receivers: Vec<&str> = parcels.iter().map(|p| p.receiver.as_str()).collect();
+        let bytes: Vec<&[u8]> = parcels.iter().map(|p| p.bytes.as_slice()).collect();
+        tx.execute(
+            "INSERT INTO tickflow_outbox SELECT o, e, s, r, b, $6 FROM \
+             UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::BYTEA[]) AS p(o, e, s, r, b) \
+             ON CONFLICT (owner, epoch) DO NOTHING",
+            &[&owners, &epochs, &senders, &receivers, &bytes, &(wall_ns() as i64)],
+        )?;
+        let mut notified: Vec<&str> = receivers.clone();
+        notified.sort_unstable();
+        notified.dedup();
+        for r in notified {
+            tx.execute("SELECT pg_notify($1, $2)", &[&OUTBOX_CHANNEL, &r])?;
+        }
+        Ok(tx.commit()?)
+    }
+
+    fn accept_all(
+        &mut self,
+        parcels: &[Parcel],
+        effects: impl FnMut(&mut Self::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<Vec<Accepted>, StoreError> {
+        let mut effects = effects;
+        let mut tx = self.client.transaction()?;
+        let owners: Vec<i64> = parcels.iter().map(|p| p.owner.get() as i64).collect();
+        let epochs: Vec<i64> = parcels.iter().map(|p| p.epoch as i64).collect();
+        let senders: Vec<&str> = parcels.iter().map(|p| p.sender.as_str()).collect();
+        let receivers: Vec<&str> = parcels.iter().map(|p| p.receiver.as_str()).collect();
+        let taken: HashMap<(i64, i64), i64> = tx
+            .query(
+                "UPDATE tickflow_owners o SET node = p.r, epoch = o.epoch + 1 \
+                 FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[]) AS p(o, e, s, r) \
+                 WHERE o.owner = p.o AND o.epoch = p.e AND o.node = p.s \
+                 RETURNING o.owner, o.epoch",
+                &[&owners, &epochs, &senders, &receivers],
+            )?
+            .iter()
+            .map(|r| Ok(((r.try_get(0)?, r.try_get::<_, i64>(1)? - 1), r.try_get(1)?)))
+            .collect::<Result<_, postgres::Error>>()?;
+        tx.execute(
+            "DELETE FROM tickflow_outbox t USING UNNEST($1::BIGINT[], $2::BIGINT[]) AS p(o, e) \
+             WHERE t.owner = p.o AND t.epoch = p.e",
+            &[&owners, &epochs],
+        )?;
+        let stale: Vec<i64> = (parcels.iter())
+            .filter(|p| !taken.contains_key(&(p.owner.get() as i64, p.epoch as i64)))
+            .map(|p| p.owner.get() as i64)
+            .collect();
+        let holders = holders_in(&mut tx, &stale, "")?;
+        let out = (parcels.iter())
+            .map(|p| {
+                let (o, e) = (p.owner.get() as i64, p.epoch as i64);
+                match taken.get(&(o, e)) {
+                    Some(&epoch) => Accepted::Taken(epoch as u64),
+                    None => Accepted::Stale(holders.get(&o).cloned()),
+                }
+            })
+            .collect();
+        effects(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn settle_all(
+        &mut self,
+        sent: &[(OwnerId, u64)],
+        sender: &str,
+    ) -> Result<Vec<Settled>, StoreError> {
+        let mut tx = self.client.build_transaction().read_only(true).start()?;
+        let owners: Vec<i64> = sent.iter().map(|(o, _)| o.get() as i64).collect();
+        let waiting: std::collections::HashSet<(i64, i64)> = tx
+            .query(
+                "SELECT owner, epoch FROM tickflow_outbox WHERE owner = ANY($1) AND sender = $2",
+                &[&owners, &sender],
+            )?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_, postgres::Error>>()?;
+        let holders = holders_in(&mut tx, &owners, "")?;
+        tx.commit()?;
+        Ok((sent.iter())
+            .map(|&(o, e)| {
+                let key = (o.get() as i64, e as i64);
+                settled(
+                    waiting.contains(&key),
+                    sender,
+                    e,
+                    holders.get(&key.0).cloned(),
+                )
+            })
+            .collect())
+    }
+}
+
+/// The holders of `owners`, by owner.
+fn holders_in(
+    c: &mut impl GenericClient,
+    owners: &[i64],
+    lock: &str,
+) -> Result<HashMap<i64, Holder>, StoreError> {
+    if owners.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = c.query(
+        &format!("SELECT owner, node, epoch FROM tickflow_owners WHERE owner = ANY($1) {lock}"),
+        &[&owners],
+    )?;
+    (rows.iter())
+        .map(|r| {
+            let owner: i64 = r.try_get(0)?;
+            Ok((
+                owner,
+                holder_of(OwnerId::new(owner as u64), r.try_get(1)?, r.try_get(2)?)?,
+            ))
+        })
+        .collect()
 }

@@ -378,4 +378,65 @@ impl Handovers for Sqlite {
         tx.commit()?;
         Ok(settled(in_outbox, sender, epoch, holder))
     }
+
+    // SQLite statements are calls into the library, not round trips: the batch forms run the
+    // single forms in one transaction.
+    fn send_all(&mut self, parcels: &[Parcel]) -> Result<(), StoreError> {
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for p in parcels {
+            Self::send_in(&mut tx, p)?;
+        }
+        Ok(tx.commit()?)
+    }
+
+    fn accept_all(
+        &mut self,
+        parcels: &[Parcel],
+        effects: impl FnMut(&mut Self::Tx<'_>) -> Result<(), StoreError>,
+    ) -> Result<Vec<Accepted>, StoreError> {
+        let mut effects = effects;
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut out = Vec::with_capacity(parcels.len());
+        for p in parcels {
+            let a = Self::accept_in(&mut tx, p)?;
+            if let Accepted::Stale(_) = a {
+                tx.execute(
+                    "DELETE FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2",
+                    params![p.owner.get() as i64, p.epoch as i64],
+                )?;
+            }
+            out.push(a);
+        }
+        effects(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn settle_all(
+        &mut self,
+        sent: &[(OwnerId, u64)],
+        sender: &str,
+    ) -> Result<Vec<Settled>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut out = Vec::with_capacity(sent.len());
+        for &(owner, epoch) in sent {
+            let in_outbox = tx
+                .prepare_cached(
+                    "SELECT 1 FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2 AND sender = ?3",
+                )?
+                .query_row(
+                    params![owner.get() as i64, epoch as i64, sender],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some();
+            out.push(settled(in_outbox, sender, epoch, holder_in(&tx, owner)?));
+        }
+        tx.commit()?;
+        Ok(out)
+    }
 }

@@ -115,6 +115,15 @@ fn an_owner_moves_with_its_rows() {
 }
 
 #[test]
+fn batches_move_many_owners_once() {
+    let Some(url) = url("batches_move_many_owners_once") else {
+        return;
+    };
+    let s = Schema::new(url, "handover_batch");
+    common::batches_move_many_owners_once(|| s.open());
+}
+
+#[test]
 fn damaged_rows_and_versions_are_refused() {
     let Some(url) = url("damaged_rows_and_versions_are_refused") else {
         return;

@@ -58,6 +58,12 @@ fn an_owner_moves_with_its_rows() {
     common::an_owner_moves_with_its_rows(|| Sqlite::open(&path).unwrap());
 }
 
+#[test]
+fn batches_move_many_owners_once() {
+    let path = temp("handover-batch");
+    common::batches_move_many_owners_once(|| Sqlite::open(&path).unwrap());
+}
+
 /// A store with two committed timers, then `damage` applied with SQL.
 fn damaged(name: &str, damage: &str) -> Result<(), StoreError> {
     let path = temp(name);

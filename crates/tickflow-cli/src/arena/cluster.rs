@@ -96,7 +96,8 @@ impl Cluster {
     }
 
     /// The same arena with each shard a process of its own (`tickflow shard`), meeting in
-    /// `store`; `fault` kills one at a chosen frame.
+    /// `store`; `fault` kills one at a chosen frame. Without `spawn` the shards are started by
+    /// hand (on other machines, say).
     pub(crate) fn with_processes(
         actors: usize,
         seed: u64,
@@ -104,9 +105,10 @@ impl Cluster {
         store: &str,
         schema: Option<&str>,
         fault: Option<Fault>,
+        spawn: bool,
     ) -> Result<Cluster, String> {
         let (director, pending) = Self::start(actors, seed, shards, BossMode::Task);
-        let remote = Processes::start(shards, seed, store, schema, fault)?;
+        let remote = Processes::start(shards, seed, store, schema, fault, spawn)?;
         Ok(Cluster {
             workers: Vec::new(),
             shards,

@@ -361,8 +361,8 @@ impl Mailbox {
     }
 
     /// Puts a parcel in the outbox as it is, unchecked (the fault runs' damaged and
-    /// repeated deliveries).
-    pub(crate) fn inject(&mut self, p: &Parcel) -> Result<(), String> {
+    /// repeated deliveries); `false` when one with its owner and epoch is there.
+    pub(crate) fn inject(&mut self, p: &Parcel) -> Result<bool, String> {
         in_tx!(self, |tx, _S| tx.exec(
             "INSERT INTO tickflow_outbox VALUES (?1, ?2, ?3, ?4, ?5, 0) ON CONFLICT DO NOTHING",
             &[
@@ -373,6 +373,6 @@ impl Mailbox {
                 V::B(&p.bytes),
             ],
         ))
-        .map(drop)
+        .map(|n: u64| n > 0)
     }
 }

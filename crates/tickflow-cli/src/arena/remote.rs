@@ -63,7 +63,14 @@ pub(crate) fn serve(
     let mut st = recover(&mut mb, index, shards, seed)?;
     loop {
         let f = st.frame + 1;
-        let input = wait(|| mb.input(index, f))?;
+        let input = wait(|| {
+            // Started by a director that is gone (this process was handed to init): stop.
+            #[cfg(unix)]
+            if std::os::unix::process::parent_id() == 1 {
+                return Err("the director is gone".to_string());
+            }
+            mb.input(index, f)
+        })?;
         let fin: FrameIn = postcard::from_bytes(&input).map_err(|e| e.to_string())?;
         if run_frame(&mut mb, &mut st, fin, true)? {
             return Ok(());

@@ -440,3 +440,61 @@ pub fn an_owner_moves_with_its_rows<S: Store + Handovers>(open: impl Fn() -> S) 
     let fenced = d1.end_frame(s1.timers(), |_| Ok(())).unwrap_err();
     assert!(matches!(fenced, StoreError::Fenced { .. }), "{fenced}");
 }
+
+/// The batch forms: many owners move in three transactions, as each would alone; a batch
+/// with one parcel its sender does not hold sends nothing.
+pub fn batches_move_many_owners_once<S: Store + Handovers>(open: impl Fn() -> S) {
+    let (mut a, mut b) = (open(), open());
+    let owners: Vec<OwnerId> = (100..120).map(OwnerId::new).collect();
+    for &o in &owners {
+        a.register(o, "n1").unwrap();
+    }
+    let parcels: Vec<Parcel> = (owners.iter())
+        .map(|&owner| Parcel {
+            owner,
+            epoch: 0,
+            sender: "n1".into(),
+            receiver: "n2".into(),
+            bytes: owner.get().to_le_bytes().to_vec(),
+        })
+        .collect();
+    a.send_all(&parcels).unwrap();
+    a.send_all(&parcels).unwrap();
+    let sent: Vec<(OwnerId, u64)> = owners.iter().map(|&o| (o, 0)).collect();
+    let waiting = a.settle_all(&sent, "n1").unwrap();
+    assert!(
+        waiting.iter().all(|s| *s == Settled::Waiting),
+        "{waiting:?}"
+    );
+    let mut inbox = b.inbox("n2", 100).unwrap();
+    inbox.sort_by_key(|p| p.owner);
+    assert_eq!(inbox, parcels, "sent twice, there once");
+    let taken = b.accept_all(&inbox, |_| Ok(())).unwrap();
+    assert!(taken.iter().all(|t| *t == Accepted::Taken(1)), "{taken:?}");
+    let moved = a.settle_all(&sent, "n1").unwrap();
+    assert!(
+        moved.iter().all(|s| *s == Settled::Moved(holder("n2", 1))),
+        "{moved:?}"
+    );
+    let again = b.accept_all(&inbox, |_| Ok(())).unwrap();
+    assert!(
+        again
+            .iter()
+            .all(|t| *t == Accepted::Stale(Some(holder("n2", 1)))),
+        "{again:?}"
+    );
+
+    // Back, with one parcel from a node that does not hold its owner: nothing is sent.
+    let mut back: Vec<Parcel> = (parcels.iter())
+        .map(|p| Parcel {
+            epoch: 1,
+            sender: "n2".into(),
+            receiver: "n1".into(),
+            ..p.clone()
+        })
+        .collect();
+    back[7].sender = "n3".into();
+    let err = b.send_all(&back).unwrap_err();
+    assert!(matches!(err, StoreError::NotHeld { .. }), "{err}");
+    assert!(a.inbox("n1", 100).unwrap().is_empty(), "all or none");
+}
