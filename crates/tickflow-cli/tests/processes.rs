@@ -118,7 +118,15 @@ fn shards_started_by_hand_serve_the_same() {
     let shards: Vec<_> = (0..2)
         .map(|k| {
             std::process::Command::new(&exe)
-                .args(["shard", "--shards", "2", "--store", &store, "--id", &k.to_string()])
+                .args([
+                    "shard",
+                    "--shards",
+                    "2",
+                    "--store",
+                    &store,
+                    "--id",
+                    &k.to_string(),
+                ])
                 .spawn()
                 .unwrap()
         })

@@ -317,6 +317,21 @@ impl Mailbox {
         ))
     }
 
+    /// Whether the store holds nothing of a run yet (no frame, checkpoint or owner).
+    pub(crate) fn is_fresh(&mut self) -> Result<bool, String> {
+        in_tx!(self, |tx, _S| {
+            (|| -> Result<bool, String> {
+                for table in ["arena_frames", "arena_checkpoints", "tickflow_owners"] {
+                    let any = tx.ints(&format!("SELECT 0, 'x' FROM {table} LIMIT 1"), &[])?;
+                    if !any.is_empty() {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            })()
+        })
+    }
+
     /// Every registered owner and its node; and how many parcels are in the outbox.
     pub(crate) fn registry(&mut self) -> Result<(Vec<(i64, String)>, usize), String> {
         in_tx!(self, |tx, _S| {

@@ -80,7 +80,12 @@ impl Processes {
         fault: Option<Fault>,
         spawn: bool,
     ) -> Result<Processes, String> {
-        let mb = Mailbox::open(store, schema)?;
+        let mut mb = Mailbox::open(store, schema)?;
+        if !mb.is_fresh()? {
+            return Err(format!(
+                "{store} holds another run's rows: give the run a new file (or schema)"
+            ));
+        }
         let mut args = vec![
             "shard".to_string(),
             "--shards".into(),
