@@ -334,9 +334,34 @@ impl Handovers for Postgres {
     }
 
     fn send(&mut self, parcel: &Parcel) -> Result<(), StoreError> {
-        let mut tx = self.client.transaction()?;
-        Self::send_in(&mut tx, parcel)?;
-        Ok(tx.commit()?)
+        // One statement (one round trip, its own transaction): the holder locked and checked,
+        // the parcel put and the receiver notified only when the check passes.
+        check_parcel(parcel)?;
+        let row = self.client.query_opt(
+            "WITH h AS (SELECT node, epoch FROM tickflow_owners WHERE owner = $1::BIGINT FOR UPDATE), \
+             ok AS (SELECT 1 FROM h WHERE node = $3::TEXT AND epoch = $2::BIGINT), \
+             put AS (INSERT INTO tickflow_outbox \
+                 SELECT $1::BIGINT, $2::BIGINT, $3::TEXT, $4::TEXT, $5::BYTEA, $6::BIGINT FROM ok \
+                 ON CONFLICT (owner, epoch) DO NOTHING), \
+             n AS (SELECT pg_notify($7::TEXT, $4::TEXT) FROM ok) \
+             SELECT node, epoch, (SELECT count(*) FROM n) FROM h",
+            &[
+                &(parcel.owner.get() as i64),
+                &(parcel.epoch as i64),
+                &parcel.sender,
+                &parcel.receiver,
+                &parcel.bytes,
+                &(wall_ns() as i64),
+                &OUTBOX_CHANNEL,
+            ],
+        )?;
+        let holder = row
+            .map(|r| holder_of(parcel.owner, r.try_get(0)?, r.try_get(1)?))
+            .transpose()?;
+        match holds(&holder, &parcel.sender, parcel.epoch) {
+            true => Ok(()),
+            false => Err(not_held(parcel, holder)),
+        }
     }
 
     fn send_in(tx: &mut Self::Tx<'_>, parcel: &Parcel) -> Result<(), StoreError> {
@@ -435,16 +460,20 @@ impl Handovers for Postgres {
     }
 
     fn settle(&mut self, owner: OwnerId, sender: &str, epoch: u64) -> Result<Settled, StoreError> {
-        let mut tx = self.client.build_transaction().read_only(true).start()?;
-        let in_outbox = tx
-            .query_opt(
-                "SELECT 1 FROM tickflow_outbox WHERE owner = $1 AND epoch = $2 AND sender = $3",
-                &[&(owner.get() as i64), &(epoch as i64), &sender],
-            )?
-            .is_some();
-        let holder = holder_in(&mut tx, owner, "")?;
-        tx.commit()?;
-        Ok(settled(in_outbox, sender, epoch, holder))
+        // One statement, one snapshot, one round trip (a sender polls this).
+        let r = self.client.query_one(
+            "SELECT EXISTS (SELECT 1 FROM tickflow_outbox \
+                 WHERE owner = $1 AND epoch = $2 AND sender = $3), \
+             (SELECT node FROM tickflow_owners WHERE owner = $1), \
+             (SELECT epoch FROM tickflow_owners WHERE owner = $1)",
+            &[&(owner.get() as i64), &(epoch as i64), &sender],
+        )?;
+        let (node, held): (Option<String>, Option<i64>) = (r.try_get(1)?, r.try_get(2)?);
+        let holder = match (node, held) {
+            (Some(node), Some(e)) => Some(holder_of(owner, node, e)?),
+            _ => None,
+        };
+        Ok(settled(r.try_get(0)?, sender, epoch, holder))
     }
 
     // Each batch form is a fixed number of statements over arrays, whatever its size.
