@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`Durable`] | the one way in: commit at frames' ends, resume, claim owners |
 //! | [`Store`] | what a database provides; [`Sqlite`] and [`Postgres`] implement it |
+//! | [`Handovers`] | an owner registry and handover outbox: entities that move between processes |
 //! | [`StoreError`] | what was refused and why (a damaged row names its key and column) |
 //!
 //! What is durable is each timer marked so, as one row keyed by its owner and name, with its
@@ -26,16 +27,22 @@ mod error;
 mod handover;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_handover;
 mod row;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+mod sqlite_handover;
 mod store;
 
 pub use durable::{Durable, Resumed};
 pub use error::StoreError;
 pub use handover::{Accepted, Handovers, Holder, Parcel, Settled, MAX_PARCEL};
 #[cfg(feature = "postgres")]
-pub use postgres::{Postgres, OUTBOX_CHANNEL};
+pub use postgres::Postgres;
+#[cfg(feature = "postgres")]
+pub use postgres_handover::OUTBOX_CHANNEL;
 pub use row::{NodeClocks, MAX_NAME, MAX_PAYLOAD};
 #[cfg(feature = "sqlite")]
 pub use sqlite::Sqlite;
