@@ -14,7 +14,8 @@ use tickflow::{FrameReport, Span, Stage};
 use tracing_subscriber::prelude::*;
 
 use crate::arena::{BossMode, Cluster, Moved, Stats};
-use crate::output::Staging;
+use crate::output::{count, percentiles, Staging};
+use crate::processes::{drop_schema, process_store, ProcessSummary};
 use crate::trace::Recorder;
 use crate::{plots, CliError};
 
@@ -127,18 +128,6 @@ struct Run {
     processes: Option<ProcessSummary>,
 }
 
-/// What a run with shard processes adds to the summary.
-struct ProcessSummary {
-    store: String,
-    restarts: u64,
-    recoveries: u64,
-    injected: (u64, u64, u64),
-    refused: (u64, u64, u64),
-    /// Live actors in the registry, each in exactly one shard; parcels left in the outbox.
-    registry: (usize, usize),
-    barrier: [f64; 3],
-}
-
 /// Counts summed over the frames' reports.
 #[derive(Default)]
 struct Totals {
@@ -188,38 +177,14 @@ pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The store of `--processes`, and the PostgreSQL schema it uses (fresh for the run).
-fn process_store(s: &Settings) -> Result<(String, Option<String>), String> {
-    match &s.store {
-        Some(url) if !url.starts_with("sqlite:") => {
-            let schema = format!("tickflow_arena_{}", std::process::id());
-            Ok((url.clone(), Some(schema)))
-        }
-        Some(url) => Ok((url.clone(), None)),
-        None => {
-            fs::create_dir_all(&s.out).map_err(|e| e.to_string())?;
-            let path = s.out.join("arena.db");
-            for ext in ["", "-wal", "-shm"] {
-                let _ = fs::remove_file(format!("{}{ext}", path.display()));
-            }
-            Ok((format!("sqlite:{}", path.display()), None))
-        }
-    }
-}
-
-/// Drops the run's PostgreSQL schema.
-fn drop_schema(url: &str, schema: &str) {
-    if let Ok(mut c) = postgres::Client::connect(url, postgres::NoTls) {
-        let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-    }
-}
-
 fn simulate(s: &Settings) -> Result<Run, String> {
     let frames = s.frames();
     let actors = s.actors as usize;
     let dt = Span::frames(1, s.hz);
     let shards = s.shards as usize;
-    let store = s.processes.then(|| process_store(s)).transpose()?;
+    let store = (s.processes)
+        .then(|| process_store(s.store.as_deref(), &s.out))
+        .transpose()?;
     let mut world = match &store {
         Some((url, schema)) => {
             let fault = (s.fault).map(|seed| crate::arena::Fault::from_seed(seed, shards, frames));
@@ -247,21 +212,7 @@ fn simulate(s: &Settings) -> Result<Run, String> {
     }
     let mut run = result?;
     if let (Some(remote), Some((url, _))) = (&world.remote, &store) {
-        let ends = &remote.ends;
-        let barrier: Vec<Duration> = remote.barrier.clone();
-        run.processes = Some(ProcessSummary {
-            store: if url.starts_with("sqlite:") {
-                url.clone()
-            } else {
-                "PostgreSQL".into()
-            },
-            restarts: remote.restarts,
-            recoveries: ends.iter().map(|e| e.recoveries).sum(),
-            injected: remote.injected,
-            refused: remote.refused,
-            registry: remote.registry,
-            barrier: percentiles(barrier),
-        });
+        run.processes = Some(ProcessSummary::of(remote, url));
     }
     Ok(run)
 }
@@ -351,25 +302,6 @@ fn drive(s: &Settings, world: &mut Cluster, frames: u64, dt: Span) -> Result<Run
         moved: world.moved,
         processes: None,
     })
-}
-
-/// `1234567` → `1,234,567`.
-pub(crate) fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (digits.len() - k) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn percentiles(mut v: Vec<Duration>) -> [f64; 3] {
-    v.sort_unstable();
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6;
-    [at(0.5), at(0.99), at(1.0)]
 }
 
 fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
@@ -485,29 +417,7 @@ fn print_summary(s: &Settings, r: &Run, paths: &[PathBuf]) {
         );
     }
     if let Some(p) = &r.processes {
-        println!(
-            "  shard processes     store {}; {} restarted after a kill ({} recoveries from a checkpoint)",
-            p.store, p.restarts, p.recoveries
-        );
-        println!(
-            "  handovers           {} through the registry and outbox; refused {} damaged, {} stale, {} delivered twice (injected {}, {}, {})",
-            count(r.moved.actors),
-            p.refused.0,
-            p.refused.1,
-            p.refused.2,
-            p.injected.0,
-            p.injected.1,
-            p.injected.2
-        );
-        println!(
-            "  registry            {} live actors, each in exactly one shard; {} parcels left in the outbox",
-            count(p.registry.0 as u64),
-            p.registry.1
-        );
-        println!(
-            "  frame barrier       p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs per frame (the frame's wall time beyond the slowest shard's own)",
-            p.barrier[0], p.barrier[1], p.barrier[2]
-        );
+        p.print(r.moved.actors);
     }
     println!("  checksum            {:016x}", r.checksum);
     println!("  wrote");

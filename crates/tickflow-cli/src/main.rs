@@ -6,6 +6,7 @@ mod bench;
 mod demo;
 mod output;
 mod plots;
+mod processes;
 mod rollback;
 mod tour;
 mod trace;

@@ -5,6 +5,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::CliError;
 
@@ -76,4 +77,23 @@ impl Drop for Staging {
             }
         }
     }
+}
+
+/// `1234567` → `1,234,567`.
+pub(crate) fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(crate) fn percentiles(mut v: Vec<Duration>) -> [f64; 3] {
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6;
+    [at(0.5), at(0.99), at(1.0)]
 }

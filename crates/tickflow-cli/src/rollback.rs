@@ -12,7 +12,8 @@ use std::time::Instant;
 use tickflow::{FrameReport, Span};
 
 use crate::arena::{BossMode, Cluster};
-use crate::demo::{count, Settings};
+use crate::demo::Settings;
+use crate::output::count;
 use crate::CliError;
 
 /// Frames between rollbacks.

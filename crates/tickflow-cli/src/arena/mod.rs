@@ -28,7 +28,7 @@ mod wire;
 
 pub(crate) use cluster::{Cluster, Moved};
 pub(crate) use director::BossMode;
-pub(crate) use processes::Fault;
+pub(crate) use processes::{Fault, Processes};
 pub(crate) use remote::serve;
 pub(crate) use shard::rebind;
 
