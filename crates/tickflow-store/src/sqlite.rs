@@ -15,7 +15,7 @@ use tickflow::OwnerId;
 
 use crate::error::StoreError;
 use crate::row::{read_row, NodeClocks, Row, COLUMNS};
-use crate::store::{fenced, schema, schema_is_new, Batch, Part, Store, PART_ROWS, SCHEMA_VERSION};
+use crate::store::{fenced, schema, schema_is_new, Batch, Part, Parts, Store, SCHEMA_VERSION};
 
 /// Durable timers in a SQLite file (see the module docs for what a commit costs and keeps).
 ///
@@ -179,22 +179,13 @@ impl Store for Sqlite {
             "SELECT {COLUMNS} FROM tickflow_timers WHERE node = ?1"
         ))?;
         let mut rows = stmt.query([node])?;
-        let mut part = Vec::with_capacity(PART_ROWS);
+        let mut parts = Parts::new(sink);
         while let Some(r) = rows.next()? {
-            let row = read_row!(r, get);
-            part.push(row.timer()?);
-            if part.len() == PART_ROWS
-                && !sink(Part::Timers(std::mem::replace(
-                    &mut part,
-                    Vec::with_capacity(PART_ROWS),
-                )))
-            {
+            if !parts.push(read_row!(r, get).timer()?) {
                 return Ok(());
             }
         }
-        if !part.is_empty() {
-            sink(Part::Timers(part));
-        }
+        parts.finish();
         Ok(())
     }
 

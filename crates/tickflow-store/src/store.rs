@@ -92,6 +92,39 @@ pub enum Part {
 /// little per row, few enough that the first part is set while the rest are read.
 pub const PART_ROWS: usize = 4096;
 
+/// Rows gathered into parts of [`PART_ROWS`] for a [`Store::load_parts`] sink: what both
+/// backends do with the rows they read.
+pub(crate) struct Parts<'s> {
+    sink: &'s mut dyn FnMut(Part) -> bool,
+    part: Vec<DurableTimer>,
+}
+
+impl<'s> Parts<'s> {
+    pub(crate) fn new(sink: &'s mut dyn FnMut(Part) -> bool) -> Parts<'s> {
+        Parts {
+            sink,
+            part: Vec::with_capacity(PART_ROWS),
+        }
+    }
+
+    /// Adds a row, handing a full part over; `false` once the sink wants no more.
+    pub(crate) fn push(&mut self, row: DurableTimer) -> bool {
+        self.part.push(row);
+        if self.part.len() < PART_ROWS {
+            return true;
+        }
+        let full = std::mem::replace(&mut self.part, Vec::with_capacity(PART_ROWS));
+        (self.sink)(Part::Timers(full))
+    }
+
+    /// Hands over the last, partial part.
+    pub(crate) fn finish(self) {
+        if !self.part.is_empty() {
+            (self.sink)(Part::Timers(self.part));
+        }
+    }
+}
+
 /// A database that keeps durable timers: [`Sqlite`](crate::Sqlite) and
 /// [`Postgres`](crate::Postgres). Every method is one transaction; a failed one changes
 /// nothing. Users call it through [`Durable`](crate::Durable), which reads on a thread of its
