@@ -127,7 +127,7 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
     let f = st.frame + 1;
     settle(mb, st, f, fin.finish && live)?;
     let mut refused = Refused::default();
-    let taken: Vec<(Parcel, Vec<u8>)> = if live {
+    let mut taken: Vec<Parcel> = if live {
         take(mb, st, &fin.arriving, &mut refused)?
     } else {
         let stored = mb
@@ -136,10 +136,10 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
         let stored: Vec<(u64, u64, Vec<u8>)> =
             postcard::from_bytes(&stored).map_err(|e| e.to_string())?;
         (stored.into_iter())
-            .map(|(owner, epoch, bytes)| (parcel(owner, epoch, "", &st.node, Vec::new()), bytes))
+            .map(|(owner, epoch, bytes)| parcel(owner, epoch, "", &st.node, bytes))
             .collect()
     };
-    for (p, _) in &taken {
+    for p in &taken {
         st.held.insert(p.owner.get() as u32, p.epoch + 1);
     }
     let spawned: Vec<OwnerId> = fin.spawns.iter().map(|s| owner(s.id)).collect();
@@ -147,10 +147,14 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
         st.held.insert(s.id, 0);
     }
     let (finish, dt) = (fin.finish, Span::from_flicks(fin.dt));
-    let stored: Vec<(u64, u64, Vec<u8>)> = (taken.iter())
-        .map(|(p, b)| (p.owner.get(), p.epoch, b.clone()))
+    // The arrivals as the frame's commit keeps them for a replay (the same encoding as the
+    // `(u64, u64, Vec<u8>)` a replay reads); then their bytes move into the frame.
+    let stored: Vec<(u64, u64, &[u8])> = (taken.iter())
+        .map(|p| (p.owner.get(), p.epoch, p.bytes.as_slice()))
         .collect();
-    let inbound = fin.inbound(taken.iter().map(|(_, b)| b.clone()).collect(), Vec::new());
+    let arrivals = postcard::to_stdvec(&stored).map_err(|e| e.to_string())?;
+    let bytes = taken.iter_mut().map(|p| std::mem::take(&mut p.bytes));
+    let inbound = fin.inbound(bytes.collect(), Vec::new());
     let (out, end) = if finish {
         st.shard.take_in_only(inbound);
         (Default::default(), Some(end(st)))
@@ -174,8 +178,6 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
         let mut wire = FrameOut::of(&out, end);
         wire.refused = refused.counts;
         let output = postcard::to_stdvec(&wire).map_err(|e| e.to_string())?;
-        let arrivals = postcard::to_stdvec(&stored).map_err(|e| e.to_string())?;
-        let accepts: Vec<Parcel> = taken.into_iter().map(|(p, _)| p).collect();
         mb.commit_frame(&FrameWrite {
             shard: st.index,
             frame: f,
@@ -184,7 +186,7 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
             arrivals: &arrivals,
             spawned: &spawned,
             sends: &sends,
-            accepts: &accepts,
+            accepts: &taken,
             refuses: &refused.parcels,
         })?;
         if f % CHECKPOINT == 0 && !finish {
@@ -242,18 +244,17 @@ fn take(
     st: &mut State,
     arriving: &[u32],
     refused: &mut Refused,
-) -> Result<Vec<(Parcel, Vec<u8>)>, String> {
+) -> Result<Vec<Parcel>, String> {
     let mut inbox = mb.inbox(&st.node)?;
     // The newest parcel of an owner first: an older one is stale whatever it says.
     inbox.sort_by_key(|p| (p.owner, std::cmp::Reverse(p.epoch)));
-    let mut out: Vec<(Parcel, Vec<u8>)> = Vec::with_capacity(arriving.len());
+    let mut out: Vec<Parcel> = Vec::with_capacity(arriving.len());
     for p in inbox {
         let decodes = postcard::from_bytes::<Departure>(&p.bytes).is_ok();
         let expected = arriving.iter().any(|&id| u64::from(id) == p.owner.get());
-        let taken = out.iter().any(|(q, _)| q.owner == p.owner);
+        let taken = out.iter().any(|q| q.owner == p.owner);
         if expected && decodes && !taken {
-            let bytes = p.bytes.clone();
-            out.push((p, bytes));
+            out.push(p);
             continue;
         }
         if !decodes {
