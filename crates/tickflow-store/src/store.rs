@@ -157,7 +157,8 @@ pub trait Store: Send {
             match part {
                 Part::Clocks { clocks, rows } => {
                     saved.clocks = clocks;
-                    saved.timers.reserve(rows.min(PART_ROWS * 256));
+                    // The count is the database's word: capped as `DurableLoad::reserve` caps it.
+                    saved.timers.reserve(rows.min(1 << 24));
                 }
                 Part::Timers(rows) => saved.timers.extend(rows),
             }

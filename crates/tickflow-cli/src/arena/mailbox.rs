@@ -28,9 +28,12 @@ pub(crate) enum V<'a> {
 /// Statements on either database's open transaction (`?N` placeholders, rewritten for
 /// PostgreSQL).
 pub(crate) trait Sql {
+    /// Runs a statement; the rows it changed.
     fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String>;
+    /// The byte column of the first row, if any.
     fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String>;
-    fn ints(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String>;
+    /// Rows of an integer and a text column.
+    fn pairs(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String>;
 }
 
 fn sqlite_values(v: &[V<'_>]) -> Vec<rusqlite::types::Value> {
@@ -53,7 +56,7 @@ impl Sql for rusqlite::Transaction<'_> {
         let params = rusqlite::params_from_iter(sqlite_values(v));
         (self.query_row(sql, params, |r| r.get(0)).optional()).map_err(err)
     }
-    fn ints(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
+    fn pairs(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
         let mut stmt = self.prepare(sql).map_err(err)?;
         let params = rusqlite::params_from_iter(sqlite_values(v));
         let rows = stmt.query_map(params, |r| Ok((r.get(0)?, r.get(1)?)));
@@ -90,7 +93,7 @@ impl Sql for postgres::Transaction<'_> {
         let row = self.query_opt(&pg_sql(sql), &refs).map_err(err)?;
         row.map(|r| r.try_get(0).map_err(err)).transpose()
     }
-    fn ints(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
+    fn pairs(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
         let vals = pg_values(v);
         let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
         let rows = self.query(&pg_sql(sql), &refs).map_err(err)?;
@@ -322,7 +325,7 @@ impl Mailbox {
         in_tx!(self, |tx, _S| {
             (|| -> Result<bool, String> {
                 for table in ["arena_frames", "arena_checkpoints", "tickflow_owners"] {
-                    let any = tx.ints(&format!("SELECT 0, 'x' FROM {table} LIMIT 1"), &[])?;
+                    let any = tx.pairs(&format!("SELECT 0, '' FROM {table} LIMIT 1"), &[])?;
                     if !any.is_empty() {
                         return Ok(false);
                     }
@@ -336,11 +339,11 @@ impl Mailbox {
     pub(crate) fn registry(&mut self) -> Result<(Vec<(i64, String)>, usize), String> {
         in_tx!(self, |tx, _S| {
             (|| -> Result<_, String> {
-                let owners = tx.ints(
+                let owners = tx.pairs(
                     "SELECT owner, node FROM tickflow_owners ORDER BY owner",
                     &[],
                 )?;
-                let outbox = tx.ints("SELECT owner, sender FROM tickflow_outbox", &[])?;
+                let outbox = tx.pairs("SELECT owner, sender FROM tickflow_outbox", &[])?;
                 Ok((owners, outbox.len()))
             })()
         })
