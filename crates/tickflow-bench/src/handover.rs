@@ -53,11 +53,20 @@ fn open(spec: &str) -> Db {
 }
 
 /// Waits before looking again: a poll interval on both databases. A variant in which each send
-/// and each acceptance notified `OUTBOX_CHANNEL` and both sides waited in `LISTEN` (the sync
-/// client's `notifications().timeout_iter`) was measured too: one handover at a time took
-/// p50 2.0 ms and p99 2.9 ms against 0.9–1.8 / 2.1–2.5 ms polling, so the bench polls.
-fn wait(_: &mut Db) {
+/// and each acceptance notified a channel and both sides waited in `LISTEN` (the sync client's
+/// `notifications().timeout_iter`) was measured too, and so were 60 and 150 µs polls: all were
+/// slower on the 2-core VM (`LISTEN`: p50 1.4 ms and p99 2.4–2.6 ms against 1.2 / 1.8 ms
+/// polling every 20 µs, in the same runs), so the bench polls every 20 µs.
+fn wait() {
     std::thread::sleep(POLL);
+}
+
+/// Waits before the sender looks again, unless the receiver has ended (it would wait forever).
+fn wait_for(peer: &mut std::process::Child) {
+    if let Some(status) = peer.try_wait().expect("the receiver's status") {
+        panic!("the receiver process ended ({status}) before taking every parcel");
+    }
+    wait();
 }
 
 /// The receiver: imports and accepts what arrives until the stop parcel.
@@ -68,7 +77,7 @@ fn serve(spec: &str) {
     loop {
         let inbox = on!(&mut db, |s| s.inbox("b", 10_000)).expect("inbox");
         if inbox.is_empty() {
-            wait(&mut db);
+            wait();
             continue;
         }
         let stop = inbox.iter().any(|p| p.owner.get() == STOP);
@@ -96,11 +105,11 @@ fn parcel(owner: OwnerId, bytes: Vec<u8>) -> Parcel {
 }
 
 /// Waits until the registry names the receiver for `owner`.
-fn settled(db: &mut Db, owner: OwnerId) {
+fn settled(db: &mut Db, owner: OwnerId, peer: &mut std::process::Child) {
     loop {
         match on!(db, |s| s.settle(owner, "a", 0)).expect("settle") {
             Settled::Moved(_) => return,
-            Settled::Waiting => wait(db),
+            Settled::Waiting => wait_for(peer),
             Settled::Kept => panic!("{owner:?} was refused"),
         }
     }
@@ -148,7 +157,7 @@ fn measure(spec: &str, single: usize, batches: usize) -> (Duration, Duration, f6
         let start = Instant::now();
         let (owner, p) = take(1, &mut sched).pop().expect("one");
         on!(&mut db, |s| s.send(&p)).expect("send");
-        settled(&mut db, owner);
+        settled(&mut db, owner, &mut peer);
         sched.commit_owner(owner);
         times.push(start.elapsed());
     }
@@ -164,7 +173,7 @@ fn measure(spec: &str, single: usize, batches: usize) -> (Duration, Duration, f6
                 break;
             }
             assert!(!settled.contains(&Settled::Kept), "a parcel was refused");
-            wait(&mut db);
+            wait_for(&mut peer);
         }
         for (owner, _) in &batch {
             sched.commit_owner(*owner);

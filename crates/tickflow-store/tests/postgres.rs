@@ -161,3 +161,37 @@ fn damaged_rows_and_versions_are_refused() {
         Err(StoreError::Setting(_))
     ));
 }
+
+/// A send commits without waiting for the disk, and only it: the setting must not outlive the
+/// send's own transaction, nor reach into a caller's transaction through `send_in`.
+#[test]
+fn a_send_relaxes_only_its_own_commit() {
+    use tickflow::OwnerId;
+    use tickflow_store::{Handovers, Parcel};
+    let Some(url) = url("a_send_relaxes_only_its_own_commit") else {
+        return;
+    };
+    let s = Schema::new(url, "relax");
+    let mut db = s.open();
+    let parcel = |owner: u64| Parcel {
+        owner: OwnerId::new(owner),
+        epoch: 0,
+        sender: "n1".into(),
+        receiver: "n2".into(),
+        bytes: vec![1, 2, 3],
+    };
+    for owner in [1, 2] {
+        db.register(OwnerId::new(owner), "n1").unwrap();
+    }
+    db.send(&parcel(1)).unwrap();
+    let show = |c: &mut postgres::Client| -> String {
+        c.query_one("SHOW synchronous_commit", &[]).unwrap().get(0)
+    };
+    assert_eq!(show(db.client()), "on", "the send's setting outlived it");
+    let mut tx = db.client().transaction().unwrap();
+    Postgres::send_in(&mut tx, &parcel(2)).unwrap();
+    let inside: String = tx.query_one("SHOW synchronous_commit", &[]).unwrap().get(0);
+    assert_eq!(inside, "on", "send_in changed its caller's commit");
+    tx.commit().unwrap();
+    assert_eq!(db.inbox("n2", 10).unwrap().len(), 2);
+}
