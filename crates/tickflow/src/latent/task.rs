@@ -13,7 +13,7 @@ use super::lend;
 use super::slots::{Core, CANCELLED, FINISHED, RUNNING};
 use super::wait::{NextFrame, Sleep, Until};
 use crate::commands::Commands;
-use crate::time::{Clocks, Domain, Interval, Span};
+use crate::time::{Clocks, Domain, Interval, Span, Time};
 use crate::timer::Timers;
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
@@ -77,6 +77,38 @@ impl<C: 'static> TaskCx<C> {
     /// Waits `d` of real time (unscaled, runs while paused).
     pub fn delay_real(&self, d: Span) -> Sleep<C> {
         Sleep::new(self.exec, Domain::Real, d.flicks())
+    }
+
+    /// Waits until the game clock reads `time` ("at match time 60 s"): resumes in the latent
+    /// stage of the first frame whose timer stage reaches it. A time reached already does not
+    /// wait.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut sched = Scheduler::<Vec<u64>>::new();
+    /// sched.tasks().spawn(None, |cx| async move {
+    ///     cx.delay_until(Time::ZERO + secs(0.25)).await;
+    ///     cx.with(|log| log.push(1));
+    ///     cx.delay_until(Time::ZERO + secs(0.1)).await; // passed: no wait
+    ///     cx.with(|log| log.push(2));
+    /// });
+    /// let mut log = Vec::new();
+    /// for frame in 1..=3 {
+    ///     sched.tick(secs(0.1), &mut log);
+    ///     if frame == 2 {
+    ///         assert!(log.is_empty(), "0.2 s is before 0.25 s");
+    ///     }
+    /// }
+    /// assert_eq!(log, [1, 2]);
+    /// ```
+    pub fn delay_until(&self, time: Time) -> Sleep<C> {
+        Sleep::until(self.exec, Domain::Game, time.flicks())
+    }
+
+    /// Waits until the real clock reads `time` (see [`delay_until`](Self::delay_until)).
+    pub fn delay_until_real(&self, time: Time) -> Sleep<C> {
+        Sleep::until(self.exec, Domain::Real, time.flicks())
     }
 
     /// Resumes in the next frame's latent stage.

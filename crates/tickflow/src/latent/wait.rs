@@ -27,6 +27,8 @@ pub struct Sleep<C: 'static> {
     exec: u64,
     domain: Domain,
     span: u64,
+    /// A time on `domain`'s clock to wait until, instead of `span` from now.
+    until: Option<u64>,
     state: SleepState,
     _context: PhantomData<fn() -> C>,
 }
@@ -57,9 +59,16 @@ impl<C: 'static> Sleep<C> {
             exec,
             domain,
             span,
+            until: None,
             state: SleepState::New,
             _context: PhantomData,
         }
+    }
+
+    pub(super) fn until(exec: u64, domain: Domain, time: u64) -> Self {
+        let mut sleep = Sleep::new(exec, domain, 0);
+        sleep.until = Some(time);
+        sleep
     }
 
     /// Arms a timer due at `due` that wakes `w`'s task: its reusable timer or a one-shot
@@ -129,10 +138,24 @@ impl<C: 'static> Future for Sleep<C> {
         }
         exec(this.exec, |exec: &Exec<C>| match &this.state {
             SleepState::New => {
-                let start = exec
-                    .anchor(this.domain)
-                    .unwrap_or_else(|| exec.clock(this.domain));
-                let due = start.saturating_add(this.span);
+                let due = match this.until {
+                    Some(time) => {
+                        let now = exec.clock(this.domain);
+                        if now >= time {
+                            // Reached already: no wait, and no anchor for a next delay.
+                            this.state = SleepState::Done;
+                            return Poll::Ready(());
+                        }
+                        this.span = time - now;
+                        time
+                    }
+                    None => {
+                        let start = exec
+                            .anchor(this.domain)
+                            .unwrap_or_else(|| exec.clock(this.domain));
+                        start.saturating_add(this.span)
+                    }
+                };
                 let (timer, wake) = this.arm(exec, due, cx.waker());
                 this.state = SleepState::Waiting { timer, due, wake };
                 Poll::Pending

@@ -19,12 +19,14 @@
 
 mod frames;
 mod span;
+mod stopwatch;
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 pub use frames::{Frames, Interval};
 pub use span::{Span, FLICKS_PER_SECOND};
+pub use stopwatch::Stopwatch;
 
 /// A point on one clock: the flicks since that clock started.
 ///

@@ -22,6 +22,9 @@ pub(crate) struct Spec<C> {
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `wake.rs`).
     pub(super) start: Option<u64>,
+    /// An absolute due time on its clock ([`Timers::at`]): the delay is what is left of it
+    /// when the timer is stored.
+    pub(super) deadline: Option<u64>,
     pub(super) payload: Option<Box<[u8]>>,
     pub(super) durable: Option<Offline>,
 }
@@ -37,6 +40,7 @@ impl<C> Spec<C> {
             && self.times.is_none()
             && self.tag.is_none()
             && self.start.is_none()
+            && self.deadline.is_none()
             && self.payload.is_none()
             && self.durable.is_none()
             && self.delay == self.period
@@ -63,6 +67,7 @@ impl<C> Spec<C> {
             tag: None,
             on_cancel: None,
             start: None,
+            deadline: None,
             payload: None,
             durable: None,
         }

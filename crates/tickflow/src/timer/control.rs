@@ -207,6 +207,62 @@ impl<C: 'static> Timers<C> {
         true
     }
 
+    /// Sets the time left of the countdown in progress: the next call comes `left` from now
+    /// (on the timer's clock; frames for a frame timer), and the countdown's length stays (a
+    /// looping timer's next period is its rate again). "Cut the cooldown by half a second" is
+    /// `set_remaining(h, remaining - 0.5 s)`. More time left than the countdown's length reads
+    /// as nothing elapsed yet. Returns `false` for an unknown handle, or a timer whose callback
+    /// is running.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u32>::new();
+    /// let cooldown = timers.every(secs(2.0)).call(|n, _| *n += 1);
+    /// timers.tick(secs(0.5), &mut 0);
+    /// let left = timers.remaining(cooldown).unwrap();
+    /// assert!(timers.set_remaining(cooldown, left - secs(0.5)));
+    /// assert_eq!(timers.remaining(cooldown), Some(secs(1.0)));
+    /// assert_eq!(timers.elapsed(cooldown), Some(secs(1.0)));
+    /// let mut n = 0;
+    /// timers.tick(secs(1.0), &mut n);
+    /// assert_eq!((n, timers.remaining(cooldown)), (1, Some(secs(2.0))));
+    /// ```
+    pub fn set_remaining(&mut self, h: TimerHandle, left: Span) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        let left = left.flicks().min(NEVER - 1);
+        match self.slots.at(idx).state {
+            State::Pending | State::Paused => self.slots.at_mut(idx).due = left,
+            State::Active | State::Ready => {
+                self.unschedule(idx);
+                self.schedule(idx, left, Base::Now);
+            }
+            State::Executing | State::ExecutingPaused | State::Free => return false,
+        }
+        self.touch(idx);
+        true
+    }
+
+    /// Sets how much of the countdown in progress has elapsed (Bevy's `Timer::set_elapsed`):
+    /// [`set_remaining`](Self::set_remaining) with its length less `elapsed` (zero left when
+    /// `elapsed` is the length or more). Returns `false` as `set_remaining` does.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let charge = timers.after(secs(4.0)).call(|_, _| {});
+    /// assert!(timers.set_elapsed(charge, secs(3.0)));
+    /// assert_eq!(timers.fraction(charge), Some(0.75));
+    /// ```
+    pub fn set_elapsed(&mut self, h: TimerHandle, elapsed: Span) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        let len = self.countdown_len(idx);
+        self.set_remaining(h, Span::from_flicks(len.saturating_sub(elapsed.flicks())))
+    }
+
     /// Changes a timer's rate: its period, or a one-shot's delay. The countdown in progress
     /// keeps the time it has run and ends at the new length (a cooldown cut by a fifth ends a
     /// fifth sooner; one that has already run longer is due in the next tick); a first delay in

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{TimerHandle, Timers};
+use super::{OwnerId, TimerHandle, Timers};
 use crate::commands::Commands;
 use crate::time::{Clocks, Span, Time};
 
@@ -194,6 +194,28 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     pub fn tag(&self) -> Option<u64> {
         let mgr = &*self.timers;
         mgr.find(self.kind().handle).and_then(|idx| mgr.tag_of(idx))
+    }
+
+    /// The owner given with [`TimerBuilder::owner`](super::TimerBuilder::owner), if any: a
+    /// callback shared by the timers of many entities finds whose call this is.
+    ///
+    /// ```
+    /// # use tickflow::prelude::*;
+    /// let mut timers = TimerManager::<Vec<OwnerId>>::new();
+    /// for id in [3, 5] {
+    ///     timers.after(secs(1.0)).owner(OwnerId::from(id)).call(|seen, cx| {
+    ///         seen.extend(cx.owner());
+    ///     });
+    /// }
+    /// let mut seen = Vec::new();
+    /// timers.tick(secs(1.0), &mut seen);
+    /// assert_eq!(seen, [OwnerId::from(3), OwnerId::from(5)]);
+    /// ```
+    pub fn owner(&self) -> Option<OwnerId> {
+        let mgr = &*self.timers;
+        (mgr.find(self.kind().handle))
+            .and_then(|idx| mgr.extras_of(idx))
+            .and_then(|x| x.owner)
     }
 
     /// The bytes given with [`TimerBuilder::payload`](super::TimerBuilder::payload) (empty

@@ -14,7 +14,7 @@ use super::{Callback, CancelHook, Journal, Offline, OwnerId, TimerBuilder, Timer
 use crate::commands::Commands;
 use crate::handle::ContainerId;
 use crate::owner::OwnerIndex;
-use crate::time::{Domain, Interval, Time};
+use crate::time::{Domain, Interval, Span, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
@@ -201,6 +201,33 @@ impl<C: 'static> Timers<C> {
         TimerBuilder::new(self, Spec::one_shot(clock, amount))
     }
 
+    /// Starts a one-shot timer due when the game clock reads `time` (or the real clock, with
+    /// [`real`](TimerBuilder::real)): "at match time 60 s". A time already reached fires in
+    /// the next tick. The delay is counted when the timer is stored, so
+    /// [`remaining`](Self::remaining) and [`fraction`](Self::fraction) run from then, and
+    /// the due time is exact even when it is set from inside a frame.
+    ///
+    /// ```
+    /// # use tickflow::prelude::*;
+    /// let mut timers = TimerManager::<Vec<&str>>::new();
+    /// timers.tick(secs(10.0), &mut Vec::new());
+    /// let overtime = timers.at(Time::ZERO + secs(60.0)).call(|log, _| log.push("overtime"));
+    /// assert_eq!(timers.remaining(overtime), Some(secs(50.0)));
+    /// let mut log = Vec::new();
+    /// timers.tick(secs(49.0), &mut log);
+    /// assert!(log.is_empty());
+    /// timers.tick(secs(1.0), &mut log);
+    /// assert_eq!(log, ["overtime"]);
+    /// ```
+    pub fn at(&mut self, time: Time) -> TimerBuilder<'_, C, Span> {
+        let now = self.span.now[Domain::Game.index()];
+        let spec = Spec {
+            deadline: Some(time.flicks()),
+            ..Spec::one_shot(Domain::Game, time.flicks().saturating_sub(now))
+        };
+        TimerBuilder::new(self, spec)
+    }
+
     /// Starts a looping timer that fires every `period` (the first call one period from now
     /// unless [`first_delay`](TimerBuilder::first_delay) says otherwise). A zero period fires
     /// once every tick. In [`Frames`](crate::time::Frames), it counts frames:
@@ -230,7 +257,12 @@ impl<C: 'static> Timers<C> {
     /// [`insert`](Self::insert) for a timer with an owner, name, hook, tag, call limit, first
     /// delay or start time.
     #[inline(never)]
-    fn insert_with_extras(&mut self, spec: Spec<C>, cb: Callback<C>) -> TimerHandle {
+    fn insert_with_extras(&mut self, mut spec: Spec<C>, cb: Callback<C>) -> TimerHandle {
+        if let Some(due) = spec.deadline {
+            // Counted now, on the clock the builder ended on (`real()` may have changed it).
+            let left = due.saturating_sub(self.span.now[spec.domain.index()]);
+            (spec.delay, spec.period) = (left, left);
+        }
         let extras = Extras {
             owner: spec.owner,
             name: spec.name,
@@ -259,7 +291,15 @@ impl<C: 'static> Timers<C> {
         if durable {
             self.claim_key(idx);
         }
-        self.schedule(idx, spec.delay, spec.start.map_or(Base::Call, Base::At));
+        match spec.deadline {
+            // Absolute: placed now even inside a frame (a pending timer would count its delay
+            // from the time the frame reaches).
+            Some(due) => self.place(
+                idx,
+                due.max(self.span.now[spec.domain.index()]).min(NEVER - 1),
+            ),
+            None => self.schedule(idx, spec.delay, spec.start.map_or(Base::Call, Base::At)),
+        }
         handle
     }
 
