@@ -3,16 +3,20 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod clock;
+mod control;
 mod later;
 mod owner;
 mod plugin;
+mod read;
 mod resource;
 mod target;
 mod timer_entity;
 
+pub use control::TickflowTimerCommands;
 pub use later::{Later, LaterTimer, TickflowCommandsExt};
 pub use owner::{owner, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
+pub use read::{TickflowRead, TickflowTimers};
 pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow, TickflowCommands};
 pub use target::Target;
 pub use timer_entity::{TickflowTimer, TimerFired};
@@ -24,7 +28,7 @@ pub use timer_entity::{TickflowTimer, TimerFired};
 pub mod prelude {
     pub use crate::{
         owner, Target, Tickflow, TickflowCommands, TickflowCommandsExt, TickflowOwner,
-        TickflowPlugin, TickflowSystems, TimerFired,
+        TickflowPlugin, TickflowSystems, TickflowTimerCommands, TickflowTimers, TimerFired,
     };
     pub use tickflow::prelude::{
         millis, secs, CatchUp, Clocks, Deferred, Domain, FrameReport, Frames, LatentActions,

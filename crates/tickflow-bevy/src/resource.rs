@@ -3,7 +3,7 @@
 
 use std::ops::Deref;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use bevy_ecs::prelude::*;
@@ -116,6 +116,17 @@ impl Tickflow {
         self.slot().as_deref_mut().expect(RUNNING)
     }
 
+    /// The scheduler, unless a frame is running it.
+    pub(crate) fn idle_scheduler(&mut self) -> Option<&mut Scheduler<World>> {
+        self.slot().as_deref_mut()
+    }
+
+    /// The slot, locked, for reading through `&self` (`Res<Tickflow>`): uncontended but for
+    /// readers running in parallel, each holding it for the length of a read.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Box<Scheduler<World>>>> {
+        self.sched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(crate) fn commands(&mut self) -> SchedulerCommands<World> {
         self.scheduler().commands()
     }
@@ -169,7 +180,17 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
         .take();
     *tf.slot() = Some(restored.unwrap_or(sched));
     match result {
-        Ok(report) => tf.last = Some(report),
+        Ok(report) => {
+            // Where Bevy users look (its LogPlugin shows `tracing`), once: each error is in
+            // the report of the one frame that applied the failed change.
+            for e in &report.errors {
+                tracing::error!(
+                    frame = report.frame,
+                    "tickflow: a queued change failed: {e}"
+                );
+            }
+            tf.last = Some(report);
+        }
         Err(payload) => panic::resume_unwind(payload),
     }
 }

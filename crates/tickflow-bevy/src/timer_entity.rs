@@ -9,7 +9,7 @@ use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::world::DeferredWorld;
 use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::prelude::{Frames, Scheduler, Span, Tickable, TimerCx, TimerHandle};
+use tickflow::prelude::{Frames, Scheduler, Span, Tickable, TimerCx, TimerHandle, Timers};
 use tickflow::snapshot::Resolver;
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
@@ -17,7 +17,7 @@ use tickflow::timer::TimerBuilder;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
 
 use crate::later::{Spec, When};
-use crate::resource::TickflowCommands;
+use crate::resource::{Tickflow, TickflowCommands};
 use crate::target::Target;
 
 /// Triggered on a timer's entity at each call of a timer set with
@@ -33,9 +33,14 @@ pub struct TimerFired {
 }
 
 /// A timer set with [`commands.tickflow()`](crate::TickflowCommandsExt), on the entity that is
-/// its handle. The timer is set in the scheduler at the start of the next tickflow frame
-/// (counting from there, as every change queued between frames), or by [`flush`](crate::flush);
-/// removing the component or despawning the entity cancels it.
+/// its handle. The timer is set in the scheduler as the component is added (when the
+/// commands that spawned it are applied), counting from the scheduler's time then, the end of
+/// the last tickflow frame, as any timer set between frames: its [`handle`](Self::handle) and
+/// what [`TickflowTimers`](crate::TickflowTimers) reads of it are there from then on. One
+/// spawned while a tickflow frame runs (from a callback) is set at the start of the next
+/// frame, or by [`flush`](crate::flush). Control it through its entity with
+/// [`TickflowTimerCommands`](crate::TickflowTimerCommands); removing the component or
+/// despawning the entity cancels it.
 #[derive(Component)]
 #[component(on_add = queue, on_remove = cancel)]
 pub struct TickflowTimer {
@@ -67,21 +72,119 @@ impl TickflowTimer {
         }
     }
 
-    /// The timer in the scheduler (`None` until the next frame sets it).
+    /// The timer in the scheduler (`None` while it waits for the next frame, and after its
+    /// last call).
     pub fn handle(&self) -> Option<TimerHandle> {
         self.handle
     }
+
+    /// `true` when it counts frames (`after(Frames(n))`, `every(Frames(n))`).
+    pub(crate) fn counts_frames(&self) -> bool {
+        matches!(self.spec.when, When::AfterFrames(_) | When::EveryFrames(_))
+    }
 }
 
-/// Timer entities added since the last frame, to set in one batch: cheaper than a
-/// tickflow command each (measured: the commands, with their boxed closures, were most of
-/// the cost of scheduling one).
-#[derive(Resource, Default, Debug)]
-pub(crate) struct LaterQueue(Vec<Entity>);
+/// A change to a timer made through its entity
+/// ([`TickflowTimerCommands`](crate::TickflowTimerCommands)); amounts in flicks, or frames
+/// for a frame timer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    Pause,
+    Unpause,
+    Restart,
+    Rate(u64),
+    Remaining(u64),
+    Shorten(u64),
+}
 
+impl Control {
+    /// Applies it to the timer `h`: `false` when the timer is gone or refused it.
+    fn apply(self, t: &mut Timers<World>, h: TimerHandle) -> bool {
+        let span = Span::from_flicks;
+        match self {
+            Control::Pause => t.pause(h),
+            Control::Unpause => t.unpause(h),
+            Control::Restart => t.restart(h),
+            Control::Rate(r) => t.set_rate(h, span(r)),
+            Control::Remaining(left) => t.set_remaining(h, span(left)),
+            Control::Shorten(by) => t
+                .remaining(h)
+                .is_some_and(|left| t.set_remaining(h, left.saturating_sub(span(by)))),
+        }
+    }
+}
+
+/// Timer entities added while a tickflow frame ran (the scheduler was busy), to set at the
+/// start of the next one, and the controls given to them meanwhile.
+#[derive(Resource, Default, Debug)]
+pub(crate) struct LaterQueue {
+    entities: Vec<Entity>,
+    controls: Vec<(Entity, Control)>,
+}
+
+/// Sets the timer of a `TickflowTimer` just added: now, in the scheduler, or at the next frame
+/// when a frame is running.
 fn queue(mut world: DeferredWorld, ctx: HookContext) {
-    if let Some(mut q) = world.get_resource_mut::<LaterQueue>() {
-        q.0.push(ctx.entity);
+    let entity = ctx.entity;
+    let Some(spec) = world.get::<TickflowTimer>(entity).map(|t| t.spec) else {
+        return;
+    };
+    if spec.times == Some(0) {
+        // No call will ever come, so no last call would despawn it.
+        world.commands().entity(entity).despawn();
+        return;
+    }
+    let set = (world.get_resource_mut::<Tickflow>())
+        .and_then(|mut tf| tf.idle_scheduler().map(|sched| set(sched, spec, entity)));
+    match set {
+        Some(h) => {
+            if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
+                timer.handle = Some(h);
+            }
+        }
+        None => {
+            if let Some(mut q) = world.get_resource_mut::<LaterQueue>() {
+                q.entities.push(entity);
+            }
+        }
+    }
+}
+
+/// Applies `control` to the timer of `entity`: now when the scheduler is idle, else queued
+/// for the running frame's next apply (or, for a timer not set yet, for its setting).
+/// `false` (and a warning) when the entity holds no timer of `commands.tickflow()`, or the
+/// amount's unit is not the timer's.
+pub(crate) fn control(world: &mut World, entity: Entity, control: Control, frames: Option<bool>) {
+    let Some(timer) = world.get::<TickflowTimer>(entity) else {
+        tracing::warn!(
+            "tickflow: {control:?} for {entity}, which holds no timer of commands.tickflow() \
+             (it fired its last call, was despawned, or never had one): ignored"
+        );
+        return;
+    };
+    if frames.is_some_and(|f| f != timer.counts_frames()) {
+        tracing::warn!(
+            "tickflow: {control:?} for the timer of {entity} is in {}, the timer counts {}: ignored",
+            if timer.counts_frames() { "time" } else { "frames" },
+            if timer.counts_frames() { "frames" } else { "time" },
+        );
+        return;
+    }
+    let Some(h) = timer.handle else {
+        world
+            .resource_mut::<LaterQueue>()
+            .controls
+            .push((entity, control));
+        return;
+    };
+    let mut tf = world.resource_mut::<Tickflow>();
+    match tf.idle_scheduler() {
+        Some(sched) => {
+            control.apply(sched.timers(), h);
+        }
+        None => world.resource::<TickflowCommands>().timers(move |t| {
+            control.apply(t, h);
+        }),
     }
 }
 
@@ -97,31 +200,41 @@ fn cancel(world: DeferredWorld, ctx: HookContext) {
     }
 }
 
-/// Sets the timers of the entities queued since the last call.
+/// Sets the timers of the entities added while a frame ran, then applies the controls given
+/// to them meanwhile, in order.
 pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
     let Some(mut q) = world.get_resource_mut::<LaterQueue>() else {
         return;
     };
-    if q.0.is_empty() {
+    if q.entities.is_empty() && q.controls.is_empty() {
         return;
     }
-    let mut queued = std::mem::take(&mut q.0);
+    let (mut queued, mut controls) = (
+        std::mem::take(&mut q.entities),
+        std::mem::take(&mut q.controls),
+    );
     for &entity in &queued {
         let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) else {
             continue; // despawned before its frame
         };
-        if timer.spec.times == Some(0) {
-            // No call will ever come, so no last call would despawn it.
-            world.despawn(entity);
-        } else if timer.handle.is_none() {
+        if timer.handle.is_none() {
             timer.handle = Some(set(sched, timer.spec, entity));
         }
     }
+    for &(entity, control) in &controls {
+        if let Some(h) = world.get::<TickflowTimer>(entity).and_then(|t| t.handle) {
+            control.apply(sched.timers(), h);
+        }
+    }
     queued.clear();
-    // Keep the buffer (hooks may have queued more meanwhile: none run here, but be exact).
+    controls.clear();
+    // Keep the buffers (no hook runs here, but be exact: keep what one might have queued).
     let mut q = world.resource_mut::<LaterQueue>();
-    if q.0.is_empty() {
-        q.0 = queued;
+    if q.entities.is_empty() {
+        q.entities = queued;
+    }
+    if q.controls.is_empty() {
+        q.controls = controls;
     }
 }
 

@@ -264,6 +264,23 @@ impl<C: 'static> Scheduler<C> {
         &mut self.timers
     }
 
+    /// The timers, to read: [`remaining`](Timers::remaining), [`fraction`](Timers::fraction),
+    /// [`list`](Timers::list) and the other queries, from a shared reference (a cooldown bar
+    /// drawn while other readers read). Unlike [`timers`](Self::timers), it does not apply
+    /// the commands queued since the last frame: what it shows is the state they will change.
+    ///
+    /// ```
+    /// # use tickflow::prelude::*;
+    /// let mut sched = Scheduler::<()>::new();
+    /// let cooldown = sched.timers().after(secs(2.0)).call(|_, _| {});
+    /// sched.tick(secs(0.5), &mut ());
+    /// let view: &Scheduler<()> = &sched;
+    /// assert_eq!(view.timers_ref().fraction(cooldown), Some(0.25));
+    /// ```
+    pub fn timers_ref(&self) -> &Timers<C> {
+        &self.timers
+    }
+
     /// The latent actions (the frame's latent stage, before the tasks). They run in the
     /// scheduler's frames ([`tick`](Self::tick)), so [`LatentActions`] has no `tick` of its
     /// own (a [`LatentActionManager`](crate::latent::LatentActionManager) does).

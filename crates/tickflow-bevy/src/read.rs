@@ -1,0 +1,200 @@
+//! Reading the scheduler without `ResMut`: [`Tickflow::read`], and [`TickflowTimers`], the
+//! system parameter that reads the timers of `commands.tickflow()` by their entities. Both
+//! only read, so systems that use them run in parallel with each other and with anything
+//! that does not write the [`Tickflow`] resource.
+
+use std::sync::MutexGuard;
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemParam;
+use tickflow::prelude::{Clocks, Scheduler, Span, TimerHandle, Timers};
+
+use crate::resource::Tickflow;
+use crate::timer_entity::TickflowTimer;
+
+const RUNNING: &str = "Tickflow::read: the scheduler is running a frame (callbacks read it \
+                       through their `cx`)";
+
+/// A read of the app's scheduler through `Res<Tickflow>` ([`Tickflow::read`]). It holds the
+/// resource's lock: drop it before reading again from the same system.
+pub struct TickflowRead<'a> {
+    guard: MutexGuard<'a, Option<Box<Scheduler<World>>>>,
+}
+
+impl std::fmt::Debug for TickflowRead<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickflowRead").finish_non_exhaustive()
+    }
+}
+
+impl TickflowRead<'_> {
+    /// The scheduler, for its `&self` methods: clocks, pause, time dilation.
+    ///
+    /// # Panics
+    ///
+    /// While a tickflow frame runs (from inside a callback or an observer it triggers).
+    #[track_caller]
+    pub fn scheduler(&self) -> &Scheduler<World> {
+        self.guard.as_deref().expect(RUNNING)
+    }
+
+    /// The timers, to query ([`Scheduler::timers_ref`]): remaining, elapsed, fraction, list.
+    ///
+    /// # Panics
+    ///
+    /// As [`scheduler`](Self::scheduler).
+    #[track_caller]
+    pub fn timers(&self) -> &Timers<World> {
+        self.scheduler().timers_ref()
+    }
+
+    /// The clocks of the last tickflow frame.
+    ///
+    /// # Panics
+    ///
+    /// As [`scheduler`](Self::scheduler).
+    #[track_caller]
+    pub fn clocks(&self) -> Clocks {
+        self.scheduler().clocks()
+    }
+}
+
+impl Tickflow {
+    /// Reads the scheduler through a shared reference: a system with `Res<Tickflow>` (which
+    /// runs in parallel with other readers) instead of `ResMut<Tickflow>`. Changes queued
+    /// since the last frame ([`TickflowCommands`](crate::TickflowCommands)) are not applied
+    /// yet in what it shows.
+    ///
+    /// ```
+    /// use bevy_app::App;
+    /// use bevy_ecs::prelude::*;
+    /// use bevy_time::{TimePlugin, TimeUpdateStrategy};
+    /// use tickflow_bevy::prelude::*;
+    ///
+    /// #[derive(Resource)]
+    /// struct Cooldown(TimerHandle);
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+    ///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+    /// let h = app.world_mut().resource_mut::<Tickflow>().scheduler().timers().after(secs(1.0)).call(|_, _| {});
+    /// app.insert_resource(Cooldown(h));
+    /// for _ in 0..4 {
+    ///     app.update(); // the first update starts Bevy's clocks: 3 steps of 0.1 s
+    /// }
+    /// let fraction = app
+    ///     .world_mut()
+    ///     .run_system_once(|tf: Res<Tickflow>, cd: Res<Cooldown>| tf.read().timers().fraction(cd.0))
+    ///     .unwrap();
+    /// assert_eq!(fraction, Some(0.3));
+    /// # use bevy_ecs::system::RunSystemOnce;
+    /// ```
+    pub fn read(&self) -> TickflowRead<'_> {
+        TickflowRead { guard: self.lock() }
+    }
+}
+
+/// Reads the timers of [`commands.tickflow()`](crate::TickflowCommandsExt) by their entities,
+/// as `Query<&Timer>` reads Bevy's: a cooldown bar or an ability button, from a system that
+/// only reads. Each method answers `None` for an entity that holds no such timer (despawned,
+/// fired its last call, or spawned during a frame and not set yet), and otherwise what
+/// [`Timers`] answers for its handle.
+///
+/// ```
+/// use bevy_app::App;
+/// use bevy_ecs::prelude::*;
+/// use bevy_time::{TimePlugin, TimeUpdateStrategy};
+/// use tickflow_bevy::prelude::*;
+///
+/// #[derive(Component)]
+/// struct CooldownBar(Entity);
+///
+/// #[derive(Resource, Default)]
+/// struct Drawn(Vec<f64>);
+///
+/// fn draw(bars: Query<&CooldownBar>, timers: TickflowTimers, mut drawn: ResMut<Drawn>) {
+///     for bar in &bars {
+///         drawn.0.extend(timers.fraction(bar.0));
+///     }
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+///     .init_resource::<Drawn>()
+///     .add_systems(bevy_app::Update, draw);
+/// let cooldown = app
+///     .world_mut()
+///     .run_system_once(|mut commands: Commands| commands.tickflow().after(secs(0.4)).fire().id())
+///     .unwrap();
+/// app.world_mut().spawn(CooldownBar(cooldown));
+/// for _ in 0..5 {
+///     app.update();
+/// }
+/// // Update runs after the fixed step: 0.1 s in, then 0.2, 0.3 (and 0 before the first step).
+/// assert_eq!(app.world().resource::<Drawn>().0, [0.0, 0.25, 0.5, 0.75]);
+/// # use bevy_ecs::system::RunSystemOnce;
+/// ```
+#[derive(SystemParam)]
+pub struct TickflowTimers<'w, 's> {
+    tickflow: Res<'w, Tickflow>,
+    timers: Query<'w, 's, &'static TickflowTimer>,
+}
+
+impl std::fmt::Debug for TickflowTimers<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickflowTimers").finish_non_exhaustive()
+    }
+}
+
+impl TickflowTimers<'_, '_> {
+    /// The timer `entity` holds, in the scheduler.
+    pub fn handle(&self, entity: Entity) -> Option<TimerHandle> {
+        self.timers.get(entity).ok()?.handle()
+    }
+
+    fn query<T>(
+        &self,
+        entity: Entity,
+        f: impl FnOnce(&Timers<World>, TimerHandle) -> T,
+    ) -> Option<T> {
+        let h = self.handle(entity)?;
+        Some(f(self.tickflow.read().timers(), h))
+    }
+
+    /// Time left until its next call ([`Timers::remaining`]; frames for a frame timer).
+    pub fn remaining(&self, entity: Entity) -> Option<Span> {
+        self.query(entity, |t, h| t.remaining(h)).flatten()
+    }
+
+    /// Time since its current countdown began ([`Timers::elapsed`]).
+    pub fn elapsed(&self, entity: Entity) -> Option<Span> {
+        self.query(entity, |t, h| t.elapsed(h)).flatten()
+    }
+
+    /// How far its countdown has come, 0 to 1 ([`Timers::fraction`]): a progress bar.
+    pub fn fraction(&self, entity: Entity) -> Option<f64> {
+        self.query(entity, |t, h| t.fraction(h)).flatten()
+    }
+
+    /// Its period or delay ([`Timers::rate`]).
+    pub fn rate(&self, entity: Entity) -> Option<Span> {
+        self.query(entity, |t, h| t.rate(h)).flatten()
+    }
+
+    /// `true` while it is paused ([`TickflowTimerCommands::pause_timer`](crate::TickflowTimerCommands::pause_timer)).
+    pub fn is_paused(&self, entity: Entity) -> Option<bool> {
+        self.query(entity, |t, h| t.exists(h).then(|| t.is_paused(h)))
+            .flatten()
+    }
+
+    /// The calls it has made.
+    pub fn calls_made(&self, entity: Entity) -> Option<u64> {
+        self.query(entity, |t, h| t.calls_made(h)).flatten()
+    }
+
+    /// The whole scheduler, to read ([`Tickflow::read`]).
+    pub fn read(&self) -> TickflowRead<'_> {
+        self.tickflow.read()
+    }
+}

@@ -1,0 +1,229 @@
+//! The controls Bevy users reach for, in a real headless app: reading without `ResMut`,
+//! controlling a `commands.tickflow()` timer through its entity, and errors through `tracing`.
+
+mod app;
+
+use std::sync::{Arc, Mutex};
+
+use app::{app, lines, log, run};
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::{assert_is_read_only_system, RunSystemOnce};
+use tickflow_bevy::prelude::*;
+
+fn reads(world: &mut World, e: Entity) -> (Option<Span>, Option<bool>, Option<u64>) {
+    world
+        .run_system_once(move |t: TickflowTimers| (t.remaining(e), t.is_paused(e), t.calls_made(e)))
+        .unwrap()
+}
+
+#[test]
+fn readers_only_read() {
+    fn bar(t: TickflowTimers, q: Query<Entity>) {
+        for e in &q {
+            let _ = t.fraction(e);
+        }
+    }
+    fn clocks(tf: Res<Tickflow>) {
+        let _ = tf.read().clocks();
+    }
+    assert_is_read_only_system(bar);
+    assert_is_read_only_system(clocks);
+}
+
+#[test]
+fn an_entity_timer_is_controlled_from_the_frame_it_is_set() {
+    let mut app = app();
+    let e = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            let mut t = commands
+                .tickflow()
+                .every(secs(1.0))
+                .call(|w| log(w, "call"));
+            t.pause_timer().shorten_timer(secs(0.3));
+            t.id()
+        })
+        .unwrap();
+    assert_eq!(
+        reads(app.world_mut(), e),
+        (Some(secs(0.7)), Some(true), Some(0))
+    );
+    run(&mut app, 10);
+    assert!(lines(&app).is_empty(), "paused");
+    app.world_mut().commands().entity(e).unpause_timer();
+    app.world_mut().flush();
+    run(&mut app, 7);
+    assert_eq!(lines(&app), ["call"]);
+    assert_eq!(reads(app.world_mut(), e).0, Some(secs(1.0)));
+    // Restart after 0.5 s: the next call a full second later.
+    run(&mut app, 5);
+    app.world_mut()
+        .commands()
+        .entity(e)
+        .restart_timer()
+        .set_timer_rate(secs(0.5));
+    app.world_mut().flush();
+    assert_eq!(reads(app.world_mut(), e).0, Some(secs(0.5)));
+    app.world_mut()
+        .commands()
+        .entity(e)
+        .set_timer_remaining(secs(0.2));
+    app.world_mut().flush();
+    run(&mut app, 2);
+    assert_eq!(lines(&app), ["call", "call"]);
+    assert_eq!(
+        reads(app.world_mut(), e),
+        (Some(secs(0.5)), Some(false), Some(2))
+    );
+}
+
+#[test]
+fn frame_timers_take_frames_and_mismatched_units_are_ignored() {
+    let mut app = app();
+    let (captured, _guard) = capture();
+    let e = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            let mut t = commands
+                .tickflow()
+                .after(Frames(10))
+                .call(|w| log(w, "done"));
+            t.shorten_timer(secs(1.0)); // seconds, for a frame timer: ignored
+            t.shorten_timer(Frames(7));
+            t.id()
+        })
+        .unwrap();
+    assert_eq!(reads(app.world_mut(), e).0, Some(Span::from_flicks(3)));
+    run(&mut app, 3);
+    assert_eq!(lines(&app), ["done"]);
+    app.world_mut().commands().entity(e).pause_timer(); // gone after its last call
+    let plain = app.world_mut().spawn_empty().id();
+    app.world_mut().commands().entity(plain).restart_timer();
+    app.world_mut().flush();
+    let warnings = captured.lock().unwrap().clone();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(
+        warnings[0].contains("is in time, the timer counts frames"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("Pause for the timer of"),
+        "{warnings:?}"
+    );
+    assert!(warnings[1].contains("the entity is gone"), "{warnings:?}");
+    assert!(warnings[2].contains("Restart for"), "{warnings:?}");
+    assert!(warnings[2].contains("holds no timer"), "{warnings:?}");
+}
+
+/// Spawned and controlled from a callback (the scheduler busy with its frame): the timer and
+/// its controls wait for the next frame, in order.
+#[test]
+fn controls_given_inside_a_frame_wait_for_it() {
+    let mut app = app();
+    app.world_mut()
+        .resource_mut::<Tickflow>()
+        .scheduler()
+        .timers()
+        .after(secs(0.1))
+        .call(|world, _| {
+            let mut commands = world.commands();
+            let mut t = commands
+                .tickflow()
+                .after(secs(1.0))
+                .call(|w| log(w, "inner"));
+            t.set_timer_remaining(secs(0.3)).pause_timer();
+            let id = t.id();
+            world.flush();
+            world
+                .resource_mut::<app::Log>()
+                .0
+                .push(format!("{}", id.to_bits()));
+        });
+    run(&mut app, 1);
+    let id = Entity::from_bits(lines(&app)[0].parse().unwrap());
+    assert_eq!(
+        reads(app.world_mut(), id).0,
+        None,
+        "not set until the next frame"
+    );
+    run(&mut app, 1);
+    assert_eq!(
+        reads(app.world_mut(), id),
+        (Some(secs(0.3)), Some(true), Some(0))
+    );
+    // And controlled from an observer of another timer's call, inside a frame.
+    app.world_mut()
+        .run_system_once(move |mut commands: Commands| {
+            commands.tickflow().after(secs(0.1)).fire().observe(
+                move |_: On<TimerFired>, mut commands: Commands| {
+                    commands.entity(id).unpause_timer();
+                },
+            );
+        })
+        .unwrap();
+    run(&mut app, 4);
+    assert_eq!(lines(&app).last().map(String::as_str), Some("inner"));
+}
+
+#[test]
+fn a_failed_queued_change_is_logged_once() {
+    let mut app = app();
+    let (captured, _guard) = capture();
+    let (a, b) = {
+        let mut tf = app.world_mut().resource_mut::<Tickflow>();
+        let ticks = tf.scheduler().ticks();
+        let a = ticks.add(TickSettings::named("a"), |_, _| {});
+        let b = ticks.add(TickSettings::named("b"), |_, _| {});
+        ticks.add_prerequisite(a, b).unwrap();
+        (a, b)
+    };
+    app.world_mut()
+        .resource::<TickflowCommands>()
+        .ticks()
+        .add_prerequisite(b, a);
+    run(&mut app, 5);
+    let errors = captured.lock().unwrap().clone();
+    assert_eq!(
+        errors,
+        ["tickflow: a queued change failed: prerequisite would form a cycle: `b` waits for `a` waits for `b`"]
+    );
+}
+
+/// Collects the messages of `tracing` events on this thread while the guard lives.
+fn capture() -> (Arc<Mutex<Vec<String>>>, tracing::subscriber::DefaultGuard) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let guard = tracing::subscriber::set_default(Collect(seen.clone()));
+    (seen, guard)
+}
+
+struct Collect(Arc<Mutex<Vec<String>>>);
+
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl tracing::Subscriber for Collect {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        if event.metadata().target().starts_with("tickflow") {
+            let mut m = Message(String::new());
+            event.record(&mut m);
+            self.0.lock().unwrap().push(m.0);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
