@@ -97,8 +97,10 @@ impl Tickflow {
 /// Reads the timers of [`commands.tickflow()`](crate::TickflowCommandsExt) by their entities,
 /// as `Query<&Timer>` reads Bevy's: a cooldown bar or an ability button, from a system that
 /// only reads. Each method answers `None` for an entity that holds no such timer (despawned,
-/// fired its last call, or spawned during a frame and not set yet), and otherwise what
-/// [`Timers`] answers for its handle.
+/// or its timer made its last call), and otherwise what [`Timers`] answers for its handle; a
+/// timer still waiting for the next frame's batch (see [`TickflowTimer`]) reads as its first
+/// countdown, untouched, which is what the batch will set; but one spawned and controlled
+/// from inside a frame reads `None` until the next frame sets it and applies its controls.
 ///
 /// ```
 /// use bevy_app::App;
@@ -147,50 +149,79 @@ impl std::fmt::Debug for TickflowTimers<'_, '_> {
     }
 }
 
+/// A timer as `TickflowTimers` finds it.
+enum Found {
+    /// In the scheduler.
+    Set(TimerHandle),
+    /// Queued for the next frame's batch: its first countdown's length and its rate.
+    Waiting(u64, u64),
+}
+
 impl TickflowTimers<'_, '_> {
-    /// The timer `entity` holds, in the scheduler.
+    /// The timer `entity` holds, in the scheduler (`None` too while it waits for the next
+    /// frame's batch: the other methods answer for it then).
     pub fn handle(&self, entity: Entity) -> Option<TimerHandle> {
         self.timers.get(entity).ok()?.handle()
+    }
+
+    fn find(&self, entity: Entity) -> Option<Found> {
+        let timer = self.timers.get(entity).ok()?;
+        match timer.handle() {
+            Some(h) => Some(Found::Set(h)),
+            None => timer.waiting().map(|(len, rate)| Found::Waiting(len, rate)),
+        }
     }
 
     fn query<T>(
         &self,
         entity: Entity,
-        f: impl FnOnce(&Timers<World>, TimerHandle) -> T,
+        set: impl FnOnce(&Timers<World>, TimerHandle) -> Option<T>,
+        waiting: impl FnOnce(u64, u64) -> T,
     ) -> Option<T> {
-        let h = self.handle(entity)?;
-        Some(f(self.tickflow.read().timers(), h))
+        match self.find(entity)? {
+            Found::Set(h) => set(self.tickflow.read().timers(), h),
+            Found::Waiting(len, rate) => Some(waiting(len, rate)),
+        }
     }
 
     /// Time left until its next call ([`Timers::remaining`]; frames for a frame timer).
     pub fn remaining(&self, entity: Entity) -> Option<Span> {
-        self.query(entity, |t, h| t.remaining(h)).flatten()
+        self.query(
+            entity,
+            |t, h| t.remaining(h),
+            |len, _| Span::from_flicks(len),
+        )
     }
 
     /// Time since its current countdown began ([`Timers::elapsed`]).
     pub fn elapsed(&self, entity: Entity) -> Option<Span> {
-        self.query(entity, |t, h| t.elapsed(h)).flatten()
+        self.query(entity, |t, h| t.elapsed(h), |_, _| Span::ZERO)
     }
 
     /// How far its countdown has come, 0 to 1 ([`Timers::fraction`]): a progress bar.
     pub fn fraction(&self, entity: Entity) -> Option<f64> {
-        self.query(entity, |t, h| t.fraction(h)).flatten()
+        let waiting = |len, _| if len == 0 { 1.0 } else { 0.0 };
+        self.query(entity, |t, h| t.fraction(h), waiting)
     }
 
     /// Its period or delay ([`Timers::rate`]).
     pub fn rate(&self, entity: Entity) -> Option<Span> {
-        self.query(entity, |t, h| t.rate(h)).flatten()
+        self.query(entity, |t, h| t.rate(h), |_, rate| Span::from_flicks(rate))
     }
 
-    /// `true` while it is paused ([`TickflowTimerCommands::pause_timer`](crate::TickflowTimerCommands::pause_timer)).
+    /// `true` while it is paused
+    /// ([`TickflowTimerCommands::pause_timer`](crate::TickflowTimerCommands::pause_timer)).
     pub fn is_paused(&self, entity: Entity) -> Option<bool> {
-        self.query(entity, |t, h| t.exists(h).then(|| t.is_paused(h)))
-            .flatten()
+        self.query(
+            entity,
+            |t, h| t.exists(h).then(|| t.is_paused(h)),
+            |_, _| false,
+        )
     }
 
     /// The calls it has made.
     pub fn calls_made(&self, entity: Entity) -> Option<u64> {
-        self.query(entity, |t, h| t.calls_made(h)).flatten()
+        self.query(entity, |t, h| t.calls_made(h), |_, _| 0)
     }
 
     /// The whole scheduler, to read ([`Tickflow::read`]).

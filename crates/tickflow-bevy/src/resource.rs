@@ -12,7 +12,7 @@ use tickflow::scheduler::Commands as SchedulerCommands;
 use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
 
 use crate::clock::HostClock;
-use crate::timer_entity::{detach_stale, set_queued, LaterResolver};
+use crate::timer_entity::{detach_stale, set_queued, with_idle, LaterResolver};
 
 /// The app's tickflow [`Scheduler`], whose context is the Bevy [`World`]: every timer, tick
 /// function, tickable, latent action and task callback gets `&mut World` (resources, queries,
@@ -116,9 +116,15 @@ impl Tickflow {
         self.slot().as_deref_mut().expect(RUNNING)
     }
 
-    /// The scheduler, unless a frame is running it.
-    pub(crate) fn idle_scheduler(&mut self) -> Option<&mut Scheduler<World>> {
-        self.slot().as_deref_mut()
+    /// Takes the scheduler out to use it beside the world (`None` while a frame runs it);
+    /// [`put_back`](Self::put_back) returns it.
+    pub(crate) fn take_idle(&mut self) -> Option<Box<Scheduler<World>>> {
+        self.slot().take()
+    }
+
+    /// Returns a scheduler [`take_idle`](Self::take_idle) took.
+    pub(crate) fn put_back(&mut self, sched: Box<Scheduler<World>>) {
+        *self.slot() = Some(sched);
     }
 
     /// The slot, locked, for reading through `&self` (`Res<Tickflow>`): uncontended but for
@@ -205,18 +211,19 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
 /// tickflow frame.
 #[track_caller]
 pub fn flush(world: &mut World) {
-    let mut sched = world
-        .get_resource_mut::<Tickflow>()
-        .expect("tickflow_bevy::flush: no Tickflow resource (add TickflowPlugin to the app)")
-        .slot()
-        .take()
-        .expect(
-            "tickflow_bevy::flush (or snapshot, state_hash) called from inside a tickflow frame: \
-             what is queued is applied before the next callback anyway",
-        );
-    set_queued(world, &mut sched);
-    sched.apply_commands();
-    *world.resource_mut::<Tickflow>().slot() = Some(sched);
+    assert!(
+        world.contains_resource::<Tickflow>(),
+        "tickflow_bevy::flush: no Tickflow resource (add TickflowPlugin to the app)"
+    );
+    let flushed = with_idle(world, |world, sched| {
+        set_queued(world, sched);
+        sched.apply_commands();
+    });
+    assert!(
+        flushed.is_some(),
+        "tickflow_bevy::flush (or snapshot, state_hash) called from inside a tickflow frame: \
+         what is queued is applied before the next callback anyway"
+    );
 }
 
 /// The scheduler's state as plain data, for rollback and save games, with everything queued

@@ -227,3 +227,46 @@ impl tracing::Subscriber for Collect {
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}
 }
+
+/// A timer waiting for the next frame's batch reads exactly as it will once set.
+#[test]
+fn a_queued_timer_reads_as_it_will_be_set() {
+    let mut app = app();
+    let all = |world: &mut World, e: Entity| {
+        world
+            .run_system_once(move |t: TickflowTimers| {
+                (
+                    t.handle(e).is_some(),
+                    (
+                        t.remaining(e),
+                        t.elapsed(e),
+                        t.fraction(e),
+                        t.rate(e),
+                        t.is_paused(e),
+                        t.calls_made(e),
+                    ),
+                )
+            })
+            .unwrap()
+    };
+    for frames in [false, true] {
+        let e = app
+            .world_mut()
+            .run_system_once(move |mut commands: Commands| match frames {
+                false => commands
+                    .tickflow()
+                    .every(secs(2.0))
+                    .first_delay(secs(0.5))
+                    .fire()
+                    .id(),
+                true => commands.tickflow().after(Frames(3)).fire().id(),
+            })
+            .unwrap();
+        let (set, waiting) = all(app.world_mut(), e);
+        assert!(!set);
+        tickflow_bevy::flush(app.world_mut());
+        let (set, now) = all(app.world_mut(), e);
+        assert!(set);
+        assert_eq!(waiting, now);
+    }
+}

@@ -21,10 +21,11 @@ pub(crate) struct Spec<C> {
     pub(super) on_cancel: Option<CancelHook<C>>,
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `wake.rs`).
+    /// With `absolute`: the due time itself ([`Timers::at`]), the delay being what is left of
+    /// it when the timer is stored. (A flag beside `start` rather than a field of its own:
+    /// a wider spec measured 12-15 ns more per timer set through tickflow-bevy.)
     pub(super) start: Option<u64>,
-    /// An absolute due time on its clock ([`Timers::at`]): the delay is what is left of it
-    /// when the timer is stored.
-    pub(super) deadline: Option<u64>,
+    pub(super) absolute: bool,
     pub(super) payload: Option<Box<[u8]>>,
     pub(super) durable: Option<Offline>,
 }
@@ -40,7 +41,6 @@ impl<C> Spec<C> {
             && self.times.is_none()
             && self.tag.is_none()
             && self.start.is_none()
-            && self.deadline.is_none()
             && self.payload.is_none()
             && self.durable.is_none()
             && self.delay == self.period
@@ -67,7 +67,7 @@ impl<C> Spec<C> {
             tag: None,
             on_cancel: None,
             start: None,
-            deadline: None,
+            absolute: false,
             payload: None,
             durable: None,
         }
