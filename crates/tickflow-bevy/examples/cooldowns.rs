@@ -1,0 +1,167 @@
+//! Cooldowns in a headless Bevy app, step by step (10 fixed steps per second, one per update,
+//! so every line is the same on every run), and checked at the end:
+//!
+//! - a cooldown bar drawn by a system that only reads (`TickflowTimers`, no `ResMut`);
+//! - the cooldown frozen by a spell (`pause_timer`), cut by a pickup (`shorten_timer`), both
+//!   through the timer's entity;
+//! - a save taken while mana regenerates, then the fireball's cooldown ends and two more points
+//!   of mana come, then the save is loaded: the regeneration timer and the mana are back where
+//!   they were (the next point comes when it came the first time), and the cooldown, which
+//!   ended after the save, stays ended: its entity went with its last call.
+//!
+//! ```sh
+//! cargo run -p tickflow-bevy --example cooldowns
+//! ```
+
+use bevy_app::{App, Update};
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::RunSystemOnce;
+use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use tickflow::snapshot::{Registry, SchedulerSnapshot};
+use tickflow_bevy::prelude::*;
+
+#[derive(Resource, Default)]
+struct Lines(Vec<String>);
+
+#[derive(Resource, Default, Clone, Copy)]
+struct Mana(u32);
+
+/// The fireball's cooldown: the entity of its timer.
+#[derive(Resource)]
+struct Fireball(Entity);
+
+fn say(world: &mut World, line: String) {
+    println!("{line}");
+    world.resource_mut::<Lines>().0.push(line);
+}
+
+/// The cooldown bar: reads the timer through its entity, from a system that writes nothing
+/// tickflow owns (it runs in parallel with other readers).
+fn draw_bar(fireball: Option<Res<Fireball>>, timers: TickflowTimers, mut lines: ResMut<Lines>) {
+    let Some(fireball) = fireball else {
+        return; // not cast yet
+    };
+    let Some(fraction) = timers.fraction(fireball.0) else {
+        return; // fired: its entity is gone
+    };
+    let left = timers.remaining(fireball.0).unwrap_or_default();
+    let filled = (fraction * 10.0).round() as usize;
+    let bar = format!(
+        "[{}{}] {:.1} s left{}",
+        "#".repeat(filled),
+        ".".repeat(10 - filled),
+        left.as_secs_f64(),
+        if timers.is_paused(fireball.0) == Some(true) {
+            " (frozen)"
+        } else {
+            ""
+        }
+    );
+    println!("{bar}");
+    lines.0.push(bar);
+}
+
+fn main() {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .init_resource::<Lines>()
+        .init_resource::<Mana>()
+        .add_systems(Update, draw_bar);
+    app.update(); // starts Bevy's clocks: no step yet
+
+    // Cast: a 2 s cooldown whose end is observed on its own entity.
+    let fireball = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            commands
+                .tickflow()
+                .after(secs(2.0))
+                .fire()
+                .observe(|_: On<TimerFired>, mut commands: Commands| {
+                    commands.queue(|world: &mut World| say(world, "fireball ready".into()));
+                })
+                .id()
+        })
+        .unwrap();
+    app.insert_resource(Fireball(fireball));
+    // Mana: one point every 0.5 s.
+    app.world_mut()
+        .run_system_once(|mut commands: Commands| {
+            commands
+                .tickflow()
+                .every(secs(0.5))
+                .call(|world: &mut World| {
+                    world.resource_mut::<Mana>().0 += 1;
+                    let mana = world.resource::<Mana>().0;
+                    say(world, format!("mana {mana}"));
+                });
+        })
+        .unwrap();
+
+    let step = |app: &mut App, n: usize| (0..n).for_each(|_| app.update());
+    let command = |app: &mut App, line: &str, f: fn(&mut EntityCommands)| {
+        say(app.world_mut(), line.into());
+        let world = app.world_mut();
+        let fireball = world.resource::<Fireball>().0;
+        f(&mut world.commands().entity(fireball));
+        world.flush();
+    };
+
+    step(&mut app, 4);
+    command(&mut app, "frost nova: the cooldown freezes", |e| {
+        e.pause_timer();
+    });
+    step(&mut app, 3);
+    command(&mut app, "thaw, and a haste pickup: 0.5 s off", |e| {
+        e.unpause_timer().shorten_timer(secs(0.5));
+    });
+
+    // A save (the scheduler and the game's own state), two more points of mana, the load.
+    let snap: SchedulerSnapshot = tickflow_bevy::snapshot(app.world_mut());
+    let mana = *app.world().resource::<Mana>();
+    say(app.world_mut(), format!("saved at mana {}", mana.0));
+    step(&mut app, 12);
+    tickflow_bevy::restore(app.world_mut(), &snap, &mut Registry::new()).expect("the save loads");
+    app.insert_resource(mana);
+    let cooldown = app
+        .world_mut()
+        .run_system_once(move |t: TickflowTimers| t.remaining(fireball))
+        .unwrap();
+    say(
+        app.world_mut(),
+        format!("loaded: mana {}, fireball cooldown {cooldown:?}", mana.0),
+    );
+    step(&mut app, 3);
+
+    let lines = &app.world().resource::<Lines>().0;
+    let expected = [
+        "[#.........] 1.9 s left",
+        "[#.........] 1.8 s left",
+        "[##........] 1.7 s left",
+        "[##........] 1.6 s left",
+        "frost nova: the cooldown freezes",
+        "mana 1",
+        "[##........] 1.6 s left (frozen)",
+        "[##........] 1.6 s left (frozen)",
+        "[##........] 1.6 s left (frozen)",
+        "thaw, and a haste pickup: 0.5 s off",
+        "saved at mana 1",
+        "[#####.....] 1.0 s left",
+        "[######....] 0.9 s left",
+        "mana 2",
+        "[######....] 0.8 s left",
+        "[#######...] 0.7 s left",
+        "[#######...] 0.6 s left",
+        "[########..] 0.5 s left",
+        "[########..] 0.4 s left",
+        "mana 3",
+        "[#########.] 0.3 s left",
+        "[#########.] 0.2 s left",
+        "[##########] 0.1 s left",
+        "fireball ready",
+        "loaded: mana 1, fireball cooldown None",
+        "mana 2",
+    ];
+    assert_eq!(lines, &expected, "what the example printed");
+}
