@@ -1,6 +1,7 @@
 //! A game server on tokio's multi-threaded runtime: one task per room, each room a
-//! `Scheduler` stepped at 30 Hz on a [`Pacer`]'s absolute deadlines (no drift, unlike
-//! `interval` with `Skip`, and with tickflow's catch-up policy after a stall), and the
+//! `Scheduler` stepped at 30 Hz on a [`Pacer`]'s absolute deadlines, awaited with
+//! `pacer.tick().await` as tokio's `interval` is (no drift, unlike `interval` with `Skip`, and
+//! with tickflow's catch-up policy after a stall; the adapter is [`PacerTick`]), and the
 //! server's heartbeats on the wall-clock [`RealtimeTimers`] service (each room holds a
 //! [`RealtimeRemote`], a `Send + Sync` handle to it). Schedulers are `Send`,
 //! so each room's task may run on any worker thread, and move between them at every await.
@@ -20,6 +21,29 @@ use std::sync::Arc;
 use tickflow::driver::Pacer;
 use tickflow::prelude::*;
 use tickflow::realtime::{RealtimeRemote, RealtimeTimers};
+
+/// `pacer.tick().await`, as with `tokio::time::interval`: an adapter of a few lines, so that
+/// tickflow needs no async runtime of its own. Copy it into a tokio program.
+trait PacerTick {
+    /// Waits until the next step is due and returns how many are due then: 1, or after a
+    /// stall the missed steps as the pacer's catch-up policy says. The deadlines are absolute
+    /// (step `n` at start + n × period), so the ticks do not drift as `interval`'s `Skip`
+    /// does.
+    async fn tick(&mut self) -> u64;
+}
+
+impl PacerTick for Pacer {
+    async fn tick(&mut self) -> u64 {
+        loop {
+            tokio::time::sleep_until(self.next_deadline().into()).await;
+            // Woken a hair early (the timer's granularity), none may be due yet: wait again.
+            match self.due(std::time::Instant::now()) {
+                0 => continue,
+                n => return n,
+            }
+        }
+    }
+}
 
 /// The game state of one room.
 struct Room {
@@ -93,9 +117,8 @@ async fn run_room(id: u32, seconds: u32, heartbeats: RealtimeRemote) -> (Room, u
     let mut pacer = Pacer::new(HZ); // step n due at start + n/30 s, exactly
     let mut steps = 0;
     while steps < seconds * HZ {
-        tokio::time::sleep_until(pacer.next_deadline().into()).await;
         // Usually one step; after a stall (a busy worker), the missed ones, capped.
-        for _ in 0..pacer.due(std::time::Instant::now()) {
+        for _ in 0..pacer.tick().await {
             sched.tick(step, &mut room);
             steps += 1;
         }

@@ -17,7 +17,10 @@ use crate::timer::{CatchUp, DEFAULT_CATCH_UP_CAP};
 ///
 /// Runtime-agnostic: wait for [`next_deadline`](Self::next_deadline) however your loop waits (a
 /// thread sleep, `tokio::time::sleep_until`), then ask [`due`](Self::due) how many steps to run.
-/// [`PacedRunner`] does it on the calling thread with precise sleeps.
+/// [`PacedRunner`] does it on the calling thread with precise sleeps. In an async runtime,
+/// sleep until [`next_deadline`](Self::next_deadline) and ask [`due`](Self::due): the
+/// `tokio_rooms` example wraps that as `pacer.tick().await`, as tokio's `interval` is used,
+/// in an adapter of a dozen lines to copy (tickflow itself needs no runtime).
 ///
 /// # Examples
 ///
