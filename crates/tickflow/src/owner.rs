@@ -1,6 +1,7 @@
 //! Owners: who a timer, tick function, tickable, latent action or task belongs to, and the
 //! one index from an owner to its items that every part keeps.
 
+use std::collections::hash_map::Entry;
 use std::fmt;
 
 use rustc_hash::FxHashMap;
@@ -45,25 +46,86 @@ impl fmt::Debug for OwnerId {
     }
 }
 
+/// A service's owners, whatever its items are: for the scheduler's tracking of new owners
+/// ([`Scheduler::track_new_owners`](crate::Scheduler::track_new_owners)).
+pub(crate) trait Owners {
+    /// Starts or stops recording owners that get their first item.
+    fn track(&mut self, on: bool);
+    /// Moves the owners recorded since the last call to `out`.
+    fn take_fresh(&mut self, out: &mut Vec<OwnerId>);
+    /// Calls `f` with every owner that has an item.
+    fn each(&self, f: &mut dyn FnMut(OwnerId));
+}
+
+impl<T> Owners for OwnerIndex<T> {
+    fn track(&mut self, on: bool) {
+        OwnerIndex::track(self, on);
+    }
+
+    fn take_fresh(&mut self, out: &mut Vec<OwnerId>) {
+        OwnerIndex::take_fresh(self, out);
+    }
+
+    fn each(&self, f: &mut dyn FnMut(OwnerId)) {
+        self.owners().for_each(f);
+    }
+}
+
 /// The items of each owner, in the order they were added. Removing an item keeps the order
 /// of the others, and an owner without items takes no room.
 #[derive(Clone, Debug)]
 pub(crate) struct OwnerIndex<T> {
     map: FxHashMap<OwnerId, Vec<T>>,
+    /// Owners that got their first item since the last `take_fresh`, while tracking
+    /// ([`Scheduler::track_new_owners`](crate::Scheduler::track_new_owners)); `None`: not
+    /// tracking, which costs nothing.
+    fresh: Option<Vec<OwnerId>>,
 }
 
 impl<T> Default for OwnerIndex<T> {
     fn default() -> Self {
         OwnerIndex {
             map: FxHashMap::default(),
+            fresh: None,
         }
+    }
+}
+
+impl<T> OwnerIndex<T> {
+    /// Starts or stops recording owners that get their first item.
+    pub(crate) fn track(&mut self, on: bool) {
+        match (on, &self.fresh) {
+            (true, None) => self.fresh = Some(Vec::new()),
+            (false, _) => self.fresh = None,
+            (true, Some(_)) => {}
+        }
+    }
+
+    /// Moves the owners recorded since the last call to `out`.
+    pub(crate) fn take_fresh(&mut self, out: &mut Vec<OwnerId>) {
+        if let Some(fresh) = &mut self.fresh {
+            out.append(fresh);
+        }
+    }
+
+    /// Every owner with items, in no order.
+    pub(crate) fn owners(&self) -> impl Iterator<Item = OwnerId> + '_ {
+        self.map.keys().copied()
     }
 }
 
 impl<T: Copy + PartialEq> OwnerIndex<T> {
     /// Records `item` as `owner`'s.
     pub(crate) fn add(&mut self, owner: OwnerId, item: T) {
-        self.map.entry(owner).or_default().push(item);
+        match self.map.entry(owner) {
+            Entry::Occupied(mut e) => e.get_mut().push(item),
+            Entry::Vacant(e) => {
+                e.insert(vec![item]);
+                if let Some(fresh) = &mut self.fresh {
+                    fresh.push(owner);
+                }
+            }
+        }
     }
 
     /// Forgets `item` of `owner` (nothing when it is not there).

@@ -51,7 +51,7 @@ use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::handle::SharedAlloc;
-use crate::owner::OwnerId;
+use crate::owner::{OwnerId, Owners};
 use crate::time::{Clocks, Span};
 use crate::timer::Timers;
 
@@ -153,6 +153,29 @@ pub struct Tickables<C: 'static> {
     /// Registration order; removed entries stay until compaction.
     order: Vec<TickableHandle>,
     live: usize,
+    /// Owners of tickables added since the last `take_fresh`, while tracking (see
+    /// [`Owners`]); an owner may appear more than once.
+    fresh: Option<Vec<OwnerId>>,
+}
+
+impl<C: 'static> Owners for Tickables<C> {
+    fn track(&mut self, on: bool) {
+        match (on, &self.fresh) {
+            (true, None) => self.fresh = Some(Vec::new()),
+            (false, _) => self.fresh = None,
+            (true, Some(_)) => {}
+        }
+    }
+
+    fn take_fresh(&mut self, out: &mut Vec<OwnerId>) {
+        if let Some(fresh) = &mut self.fresh {
+            out.append(fresh);
+        }
+    }
+
+    fn each(&self, f: &mut dyn FnMut(OwnerId)) {
+        self.slots.iter().flatten().filter_map(|e| e.owner).for_each(f);
+    }
 }
 
 impl<C: 'static> Tickables<C> {
@@ -162,6 +185,7 @@ impl<C: 'static> Tickables<C> {
             slots: Vec::new(),
             order: Vec::new(),
             live: 0,
+            fresh: None,
         }
     }
 
@@ -183,10 +207,14 @@ impl<C: 'static> Tickables<C> {
         if self.slots.len() <= i {
             self.slots.resize_with(i + 1, || None);
         }
+        let owner = t.owner();
+        if let (Some(fresh), Some(o)) = (&mut self.fresh, owner) {
+            fresh.push(o);
+        }
         self.slots[i] = Some(Entry {
             gen: h.tag(),
             mode: t.mode(),
-            owner: t.owner(),
+            owner,
             obj: Some(t),
         });
         self.order.push(h);

@@ -188,3 +188,36 @@ fn queued_cycle_errors_are_reported() {
     );
     assert!(sched.tick(secs(0.1), &mut ()).errors.is_empty());
 }
+
+/// Every part reports an owner's first item while tracking, and `owners` lists who has items.
+#[test]
+fn new_owners_are_reported_by_every_part() {
+    let mut sched = Scheduler::<Game>::new();
+    let o = OwnerId::new;
+    sched.track_new_owners(true);
+    sched.timers().after(secs(1.0)).owner(o(1)).call(|_, _| {});
+    sched
+        .ticks()
+        .add(TickSettings::named("ai").owned_by(o(2)), |_, _| {});
+    sched.tickables().add(Named("ui", Some(o(3))));
+    sched.latent().delay(o(4), 7, secs(1.0), |_, _| {});
+    sched
+        .tasks()
+        .spawn(Some(o(5)), |cx| async move { cx.delay(secs(9.0)).await });
+    // Queued from a `Commands` handle: reported once applied.
+    sched.commands().timers(move |t| {
+        t.after(secs(1.0)).owner(o(6)).call(|_, _| {});
+    });
+    let mut fresh = sched.take_new_owners();
+    fresh.sort();
+    assert_eq!(fresh, (1..=6).map(o).collect::<Vec<_>>());
+    sched.timers().after(secs(1.0)).owner(o(1)).call(|_, _| {});
+    assert!(sched.take_new_owners().is_empty(), "not new");
+    assert_eq!(sched.owners(), (1..=6).map(o).collect::<Vec<_>>());
+    sched.remove_owner(o(3));
+    sched.remove_owner(o(5));
+    assert_eq!(sched.owners(), [o(1), o(2), o(4), o(6)]);
+    sched.track_new_owners(false);
+    sched.timers().after(secs(1.0)).owner(o(9)).call(|_, _| {});
+    assert!(sched.take_new_owners().is_empty(), "not tracking");
+}

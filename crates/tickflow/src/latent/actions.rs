@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use super::action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
 };
-use crate::owner::{OwnerId, OwnerIndex};
+use crate::owner::{OwnerId, OwnerIndex, Owners};
 use crate::time::{Clocks, Domain, Span};
 use crate::timer::Timers;
 
@@ -119,6 +119,16 @@ impl<C> fmt::Debug for LatentActions<C> {
 }
 
 impl<C: 'static> LatentActions<C> {
+    /// Its owners, for tracking new ones.
+    pub(crate) fn owner_index(&mut self) -> &mut dyn Owners {
+        &mut self.owners
+    }
+
+    /// Its owners, to read.
+    pub(crate) fn owners_ref(&self) -> &dyn Owners {
+        &self.owners
+    }
+
     /// No actions.
     pub(crate) fn new() -> Self {
         LatentActions {

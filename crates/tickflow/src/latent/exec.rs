@@ -30,7 +30,7 @@ use super::slots::{
 };
 use super::task::{TaskCx, TaskHandle};
 use crate::commands::Commands;
-use crate::owner::OwnerId;
+use crate::owner::{OwnerId, Owners};
 use crate::time::{Clocks, Domain};
 use crate::timer::{TimerHandle, Timers};
 use crate::unwind::Payload;
@@ -75,6 +75,11 @@ pub(crate) struct Exec<C: 'static> {
 }
 
 impl<C: 'static> Exec<C> {
+    /// Calls `f` with the tasks' owners (tracking new ones, or reading them).
+    pub(crate) fn with_owners<R>(&self, f: impl FnOnce(&mut dyn Owners) -> R) -> R {
+        f(&mut self.slots.borrow_mut().owners)
+    }
+
     pub(crate) fn new() -> Self {
         Exec {
             factory: TaskFactory {

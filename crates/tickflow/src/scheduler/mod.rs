@@ -106,6 +106,7 @@ mod apply;
 mod commands;
 mod frame;
 pub(crate) mod migrate;
+mod owners;
 mod queued;
 pub(crate) mod registry;
 mod report;

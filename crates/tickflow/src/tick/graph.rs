@@ -26,7 +26,7 @@ use super::body::Body;
 use super::interval::{Clock, Cooldown, Intervals};
 use super::{TickError, TickHandle, TickSettings};
 use crate::handle::SharedAlloc;
-use crate::owner::{OwnerId, OwnerIndex};
+use crate::owner::{OwnerId, OwnerIndex, Owners};
 use crate::time::Clocks;
 
 pub(crate) use moved::MovedTick;
@@ -151,6 +151,16 @@ impl<C> std::fmt::Debug for TickGraph<C> {
 }
 
 impl<C> TickGraph<C> {
+    /// Its owners, for tracking new ones.
+    pub(crate) fn owner_index(&mut self) -> &mut dyn Owners {
+        &mut self.owners
+    }
+
+    /// Its owners, to read.
+    pub(crate) fn owners_ref(&self) -> &dyn Owners {
+        &self.owners
+    }
+
     #[cfg(test)]
     pub(crate) fn new(alloc: SharedAlloc) -> TickGraph<C> {
         Self::with_wake(alloc, Arc::default())

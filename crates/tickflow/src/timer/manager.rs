@@ -13,7 +13,7 @@ use super::wheel::Wheel;
 use super::{Callback, CancelHook, Journal, Offline, OwnerId, TimerBuilder, TimerHandle};
 use crate::commands::Commands;
 use crate::handle::ContainerId;
-use crate::owner::OwnerIndex;
+use crate::owner::{OwnerIndex, Owners};
 use crate::time::{Domain, Interval, Span, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
@@ -163,6 +163,16 @@ impl<C: 'static> Timers<C> {
     /// The commands callbacks reach through their context.
     pub(crate) fn commands(&self) -> &Commands<C> {
         &self.commands
+    }
+
+    /// Its owners, for tracking new ones.
+    pub(crate) fn owner_index(&mut self) -> &mut dyn Owners {
+        &mut self.owners
+    }
+
+    /// Its owners, to read.
+    pub(crate) fn owners_ref(&self) -> &dyn Owners {
+        &self.owners
     }
 
     /// Points the callbacks' commands at a scheduler.
