@@ -3,6 +3,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod clock;
+mod commands;
 mod control;
 mod later;
 mod owner;
@@ -12,12 +13,13 @@ mod resource;
 mod target;
 mod timer_entity;
 
+pub use commands::TickflowCommands;
 pub use control::TickflowTimerCommands;
 pub use later::{Later, LaterTimer, TickflowCommandsExt};
-pub use owner::{owner, TickflowOwner};
+pub use owner::{owner, OwnerCheck, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
 pub use read::{TickflowRead, TickflowTimers};
-pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow, TickflowCommands};
+pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow};
 pub use target::Target;
 pub use timer_entity::{TickflowTimer, TimerFired};
 

@@ -3,15 +3,22 @@
 use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::world::DeferredWorld;
-use tickflow::prelude::OwnerId;
+use tickflow::prelude::{OwnerId, Scheduler};
 
-use crate::resource::TickflowCommands;
+use crate::commands::TickflowCommands;
 
 /// The tickflow owner id of an entity: give it to
 /// [`TimerBuilder::owner`](tickflow::timer::TimerBuilder::owner),
 /// [`TickSettings::owned_by`](tickflow::tick::TickSettings::owned_by), latent actions and
 /// tasks, and put [`TickflowOwner`] on the entity. Different for every entity, including a
 /// new entity that reuses a despawned one's index (the generation is part of it).
+///
+/// One rule for owners in a Bevy app: **an owner is an entity whose despawn removes what it
+/// owns**. For scheduler items that takes [`TickflowOwner`] on the entity; the plugin checks,
+/// as each new owner appears, that its entity has it ([`OwnerCheck`]: a warning by default,
+/// or the component inserted for you). For a timer of
+/// [`commands.tickflow()`](crate::TickflowCommandsExt), [`LaterTimer::owner`](crate::LaterTimer::owner)
+/// makes the timer's entity a child of the owner, which Bevy despawns with it.
 pub fn owner(entity: Entity) -> OwnerId {
     OwnerId::new(entity.to_bits())
 }
@@ -60,6 +67,67 @@ fn remove_owned(world: DeferredWorld, ctx: HookContext) {
     if let Some(commands) = world.get_resource::<TickflowCommands>() {
         if commands.is_connected() {
             commands.remove_owner(owner(ctx.entity));
+        }
+    }
+}
+
+/// What the plugin does when an owner id used in the scheduler names an entity without
+/// [`TickflowOwner`], which would leave that entity's timers, tick functions and tasks
+/// running after it is despawned. Checked for each new owner at the start of the next
+/// tickflow frame (or [`flush`](crate::flush)); set with
+/// [`TickflowPlugin::owner_check`](crate::TickflowPlugin::owner_check).
+///
+/// An owner id is only a number: one that is not an entity's (`OwnerId::new(7)` for a zone,
+/// say) can look like one. `Warn` (the default) never changes anything; `Register` is for apps
+/// whose owner ids all come from [`owner`]; `Off` for apps that number their owners
+/// otherwise. Owners a scheduler already had when [`install`](crate::install)ed or
+/// [`restore`](crate::restore)d are not checked (their ids may be another run's entities).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OwnerCheck {
+    /// A warning through `tracing` (Bevy's `LogPlugin` shows it), once per new owner.
+    #[default]
+    Warn,
+    /// Inserts [`TickflowOwner`] on the entity; an owner whose entity is already gone loses
+    /// its items at once (with a warning), as if the component had been there.
+    Register,
+    /// No check, and no tracking of new owners.
+    Off,
+}
+
+/// Checks the owners that appeared in `sched` since the last check (see [`OwnerCheck`]).
+pub(crate) fn check_new_owners(world: &mut World, sched: &mut Scheduler<World>, check: OwnerCheck) {
+    if check == OwnerCheck::Off {
+        return;
+    }
+    let mut fresh = sched.take_new_owners();
+    fresh.sort_unstable();
+    fresh.dedup();
+    for o in fresh {
+        let Some(entity) = Entity::try_from_bits(o.get()) else {
+            continue;
+        };
+        match world.get_entity_mut(entity) {
+            Ok(e) if e.contains::<TickflowOwner>() => {}
+            Ok(mut e) if check == OwnerCheck::Register => {
+                e.insert(TickflowOwner);
+            }
+            Ok(_) => tracing::warn!(
+                "tickflow: {entity} owns scheduler items (owner({entity})) but has no \
+                 TickflowOwner: despawning it will not remove them. Insert TickflowOwner, or \
+                 let the plugin do it (TickflowPlugin::owner_check(OwnerCheck::Register)); for \
+                 owner ids that are not entities, OwnerCheck::Off"
+            ),
+            Err(_) if check == OwnerCheck::Register => {
+                tracing::warn!(
+                    "tickflow: owner({entity}) was given to scheduler items after the entity \
+                     was despawned: they are removed"
+                );
+                sched.remove_owner(o);
+            }
+            Err(_) => tracing::warn!(
+                "tickflow: owner {o:?} names no live entity (despawned before its items were \
+                 set?): they stay until removed (Scheduler::remove_owner)"
+            ),
         }
     }
 }

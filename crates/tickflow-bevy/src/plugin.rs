@@ -10,7 +10,9 @@ use bevy_ecs::schedule::ScheduleLabel;
 use bevy_time::{Fixed, Real, Time, Virtual};
 use tickflow::Span;
 
-use crate::resource::{run_frame, GameTime, Tickflow, TickflowCommands};
+use crate::commands::TickflowCommands;
+use crate::owner::OwnerCheck;
+use crate::resource::{run_frame, GameTime, Tickflow};
 use crate::timer_entity::LaterQueue;
 
 /// Runs the app's tickflow [`Scheduler`](tickflow::Scheduler) (the [`Tickflow`] resource)
@@ -71,6 +73,7 @@ pub struct TickflowPlugin {
     schedule: Option<Interned<dyn ScheduleLabel>>,
     frames_while_paused: bool,
     stage_timing: bool,
+    owner_check: OwnerCheck,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -120,6 +123,7 @@ impl TickflowPlugin {
             schedule: None,
             frames_while_paused: true,
             stage_timing: false,
+            owner_check: OwnerCheck::default(),
         })
     }
 
@@ -130,6 +134,7 @@ impl TickflowPlugin {
             schedule: None,
             frames_while_paused: false,
             stage_timing: false,
+            owner_check: OwnerCheck::default(),
         }
     }
 
@@ -146,6 +151,44 @@ impl TickflowPlugin {
     /// each stage a span).
     pub fn stage_timing(mut self, on: bool) -> Self {
         self.stage_timing = on;
+        self
+    }
+
+    /// What happens when an owner id used in the scheduler names an entity without
+    /// [`TickflowOwner`](crate::TickflowOwner) ([`OwnerCheck`]; default: a warning).
+    ///
+    /// ```
+    /// use bevy_app::App;
+    /// use bevy_ecs::prelude::*;
+    /// use bevy_time::{TimePlugin, TimeUpdateStrategy};
+    /// use tickflow_bevy::prelude::*;
+    /// use tickflow_bevy::OwnerCheck;
+    ///
+    /// #[derive(Resource, Default)]
+    /// struct Shots(u32);
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins((TimePlugin, TickflowPlugin::fixed(60).owner_check(OwnerCheck::Register)))
+    ///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+    ///     .init_resource::<Shots>();
+    /// let turret = app.world_mut().spawn_empty().id(); // no TickflowOwner
+    /// app.world_mut()
+    ///     .resource_mut::<Tickflow>()
+    ///     .scheduler()
+    ///     .timers()
+    ///     .every(Frames(1))
+    ///     .owner(owner(turret))
+    ///     .call(|world, _| world.resource_mut::<Shots>().0 += 1);
+    /// for _ in 0..3 {
+    ///     app.update(); // the plugin gives the turret TickflowOwner; two steps
+    /// }
+    /// assert!(app.world().entity(turret).contains::<TickflowOwner>());
+    /// app.world_mut().despawn(turret);
+    /// app.update();
+    /// assert_eq!(app.world().resource::<Shots>().0, 2);
+    /// ```
+    pub fn owner_check(mut self, check: OwnerCheck) -> Self {
+        self.owner_check = check;
         self
     }
 
@@ -177,6 +220,8 @@ impl Plugin for TickflowPlugin {
         let mut tickflow = Tickflow::new();
         tickflow.stage_timing = self.stage_timing;
         tickflow.scheduler().set_stage_timing(self.stage_timing);
+        tickflow.owner_check = self.owner_check;
+        (tickflow.scheduler()).track_new_owners(self.owner_check != OwnerCheck::Off);
         // Frames are the game's steps: a paused app makes none (see the type's docs).
         tickflow.scheduler().set_frame_clock_pauses(true);
         let commands = TickflowCommands(tickflow.commands());

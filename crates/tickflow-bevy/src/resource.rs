@@ -1,7 +1,6 @@
-//! The app's scheduler as Bevy resources: [`Tickflow`] (the scheduler itself) and
-//! [`TickflowCommands`] (a handle that queues changes from anywhere, even while it runs).
+//! The app's scheduler as a Bevy resource, [`Tickflow`], and the functions that run its
+//! frames, flush, save, restore and replace it.
 
-use std::ops::Deref;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -12,6 +11,8 @@ use tickflow::scheduler::Commands as SchedulerCommands;
 use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
 
 use crate::clock::HostClock;
+use crate::commands::TickflowCommands;
+use crate::owner::{check_new_owners, OwnerCheck};
 use crate::timer_entity::{detach_stale, set_queued, with_idle, LaterResolver};
 
 /// The app's tickflow [`Scheduler`], whose context is the Bevy [`World`]: every timer, tick
@@ -64,6 +65,8 @@ pub struct Tickflow {
     last: Option<FrameReport>,
     /// The plugin's `stage_timing`, for a scheduler put in place later ([`install`]).
     pub(crate) stage_timing: bool,
+    /// The plugin's owner check, likewise.
+    pub(crate) owner_check: OwnerCheck,
 }
 
 /// The game time of a frame the plugin runs.
@@ -94,6 +97,7 @@ impl Tickflow {
             game: HostClock::default(),
             last: None,
             stage_timing: false,
+            owner_check: OwnerCheck::default(),
         }
     }
 
@@ -170,8 +174,10 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
         GameTime::Step(step) => step,
         GameTime::Elapsed(elapsed) => tf.game.advance(elapsed),
     };
+    let check = tf.owner_check;
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
         set_queued(world, &mut sched);
+        check_new_owners(world, &mut sched, check);
         sched.set_paused(paused);
         sched.tick_split(game_dt, real_dt, world)
     }));
@@ -215,8 +221,10 @@ pub fn flush(world: &mut World) {
         world.contains_resource::<Tickflow>(),
         "tickflow_bevy::flush: no Tickflow resource (add TickflowPlugin to the app)"
     );
+    let check = world.resource::<Tickflow>().owner_check;
     let flushed = with_idle(world, |world, sched| {
         set_queued(world, sched);
+        check_new_owners(world, sched, check);
         sched.apply_commands();
     });
     assert!(
@@ -287,6 +295,7 @@ pub fn restore(
         sched.timers().clear(h);
     }
     detach_stale(world, &bound);
+    sched.track_new_owners(world.resource::<Tickflow>().owner_check != OwnerCheck::Off);
     let commands = sched.commands();
     world.resource_mut::<Tickflow>().replace(sched);
     world.insert_resource(TickflowCommands(commands));
@@ -310,35 +319,9 @@ pub fn install(world: &mut World, mut sched: Scheduler<World>) {
     );
     let mut tf = world.resource_mut::<Tickflow>();
     sched.set_stage_timing(tf.stage_timing);
+    sched.track_new_owners(tf.owner_check != OwnerCheck::Off);
     sched.set_frame_clock_pauses(true);
     let commands = sched.commands();
     tf.replace(sched);
     world.insert_resource(TickflowCommands(commands));
-}
-
-/// A tickflow [`Commands`](tickflow::scheduler::Commands) handle of the app's scheduler, as a resource that stays in the
-/// world while frames run: queue timers, tick functions, latent actions and tasks from any
-/// system (`Res<TickflowCommands>`), hook or callback. Applied in order before the next
-/// tickflow callback runs.
-///
-/// ```
-/// use bevy_ecs::prelude::*;
-/// use tickflow_bevy::prelude::*;
-///
-/// fn arm_autosave(tf: Res<TickflowCommands>) {
-///     tf.timers(|timers| {
-///         timers.every(secs(60.0)).name("autosave").call(|_world, _| { /* save */ });
-///     });
-/// }
-/// # bevy_ecs::system::assert_is_system(arm_autosave);
-/// ```
-#[derive(Resource, Clone, Debug)]
-pub struct TickflowCommands(pub(crate) SchedulerCommands<World>);
-
-impl Deref for TickflowCommands {
-    type Target = SchedulerCommands<World>;
-
-    fn deref(&self) -> &SchedulerCommands<World> {
-        &self.0
-    }
 }

@@ -17,8 +17,9 @@ use tickflow::tickable::TickableInfo;
 use tickflow::timer::TimerBuilder;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
 
+use crate::commands::TickflowCommands;
 use crate::later::{Spec, When};
-use crate::resource::{Tickflow, TickflowCommands};
+use crate::resource::Tickflow;
 use crate::target::Target;
 
 /// Triggered on a timer's entity at each call of a timer set with

@@ -3,9 +3,7 @@
 
 mod app;
 
-use std::sync::{Arc, Mutex};
-
-use app::{app, lines, log, run};
+use app::{app, capture, lines, log, run};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::{assert_is_read_only_system, RunSystemOnce};
 use tickflow_bevy::prelude::*;
@@ -187,45 +185,6 @@ fn a_failed_queued_change_is_logged_once() {
         errors,
         ["tickflow: a queued change failed: prerequisite would form a cycle: `b` waits for `a` waits for `b`"]
     );
-}
-
-/// Collects the messages of `tracing` events on this thread while the guard lives.
-fn capture() -> (Arc<Mutex<Vec<String>>>, tracing::subscriber::DefaultGuard) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let guard = tracing::subscriber::set_default(Collect(seen.clone()));
-    (seen, guard)
-}
-
-struct Collect(Arc<Mutex<Vec<String>>>);
-
-struct Message(String);
-
-impl tracing::field::Visit for Message {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.0 = format!("{value:?}");
-        }
-    }
-}
-
-impl tracing::Subscriber for Collect {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        if event.metadata().target().starts_with("tickflow") {
-            let mut m = Message(String::new());
-            event.record(&mut m);
-            self.0.lock().unwrap().push(m.0);
-        }
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 /// A timer waiting for the next frame's batch reads exactly as it will once set.

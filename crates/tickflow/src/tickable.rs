@@ -174,7 +174,11 @@ impl<C: 'static> Owners for Tickables<C> {
     }
 
     fn each(&self, f: &mut dyn FnMut(OwnerId)) {
-        self.slots.iter().flatten().filter_map(|e| e.owner).for_each(f);
+        self.slots
+            .iter()
+            .flatten()
+            .filter_map(|e| e.owner)
+            .for_each(f);
     }
 }
 
