@@ -274,9 +274,9 @@ impl<C: 'static> Scheduler<C> {
     /// # use tickflow::prelude::*;
     /// let mut sched = Scheduler::<()>::new();
     /// let cooldown = sched.timers().after(secs(2.0)).call(|_, _| {});
-    /// sched.tick(secs(0.5), &mut ());
+    /// sched.tick(secs(0.25), &mut ());
     /// let view: &Scheduler<()> = &sched;
-    /// assert_eq!(view.timers_ref().fraction(cooldown), Some(0.25));
+    /// assert_eq!(view.timers_ref().fraction(cooldown), Some(0.125));
     /// ```
     pub fn timers_ref(&self) -> &Timers<C> {
         &self.timers
