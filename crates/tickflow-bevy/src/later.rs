@@ -73,6 +73,7 @@ impl fmt::Debug for LaterTimer<'_, '_, '_> {
         f.debug_struct("LaterTimer")
             .field("spec", &self.spec)
             .field("owner", &self.owner)
+            .field("name", &self.name)
             .finish_non_exhaustive()
     }
 }
@@ -92,8 +93,10 @@ impl<'a, 'w, 's> Later<'a, 'w, 's> {
                 catch_up: None,
                 times: None,
                 first_delay: None,
+                named: false,
             },
             owner: None,
+            name: None,
             _unit: PhantomData,
         }
     }
@@ -136,7 +139,14 @@ pub(crate) struct Spec {
     pub(crate) times: Option<u64>,
     /// Flicks, or frames for a frame timer.
     pub(crate) first_delay: Option<u64>,
+    /// Its name waits beside it in a [`LaterName`] (a flag here: the spec stays small, and
+    /// unnamed timers, most of them, pay nothing for names).
+    pub(crate) named: bool,
 }
+
+/// The name given with [`LaterTimer::name`], on the timer's entity until the timer is set.
+#[derive(Component, Debug)]
+pub(crate) struct LaterName(pub(crate) Box<str>);
 
 /// Options of a timer set with [`commands.tickflow()`](TickflowCommandsExt), then what it
 /// does. Each of `trigger`, `run_system`, `queue`, `call`, `target` and `fire` spawns the
@@ -146,6 +156,7 @@ pub struct LaterTimer<'a, 'w, 's, U = Span> {
     commands: &'a mut Commands<'w, 's>,
     spec: Spec,
     owner: Option<Entity>,
+    name: Option<Box<str>>,
     /// What its delays are given in: `Span` or [`Frames`](tickflow::time::Frames).
     _unit: PhantomData<U>,
 }
@@ -179,6 +190,38 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
         self
     }
 
+    /// Names the timer in the scheduler, so it is not anonymous in
+    /// [`Timers::list`](tickflow::timer::Timers::list), `info_of`, snapshots and
+    /// [`clear_named`](tickflow::timer::Timers::clear_named) (which clears the timer but
+    /// leaves its entity: despawning the entity does both). Its tag is taken: it is the
+    /// entity's bits, by which a restore finds the entity again; data of your own goes on the
+    /// entity, as components.
+    ///
+    /// ```
+    /// use bevy_app::App;
+    /// use bevy_ecs::prelude::*;
+    /// use bevy_ecs::system::RunSystemOnce;
+    /// use bevy_time::TimePlugin;
+    /// use tickflow_bevy::prelude::*;
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)));
+    /// app.world_mut()
+    ///     .run_system_once(|mut commands: Commands| {
+    ///         commands.tickflow().every(secs(30.0)).name("autosave").fire();
+    ///     })
+    ///     .unwrap();
+    /// tickflow_bevy::flush(app.world_mut());
+    /// let mut tf = app.world_mut().resource_mut::<Tickflow>();
+    /// let list = tf.scheduler().timers().list();
+    /// assert_eq!(list[0].name.as_deref(), Some("autosave"));
+    /// ```
+    pub fn name(mut self, name: impl Into<Box<str>>) -> Self {
+        self.name = Some(name.into());
+        self.spec.named = true;
+        self
+    }
+
     /// Makes the timer's entity a child of `entity` (`ChildOf`): despawning `entity` despawns
     /// the timer's entity, which cancels the timer.
     pub fn owner(mut self, entity: Entity) -> Self {
@@ -188,10 +231,14 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
 
     fn spawn(self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
         let timer = TickflowTimer::new(self.spec, target, fire);
-        match self.owner {
+        let mut entity = match self.owner {
             Some(parent) => self.commands.spawn((timer, ChildOf(parent))),
             None => self.commands.spawn(timer),
+        };
+        if let Some(name) = self.name {
+            entity.insert(LaterName(name));
         }
+        entity
     }
 
     /// At each call, triggers `event` for its observers.

@@ -18,7 +18,7 @@ use tickflow::timer::TimerBuilder;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
 
 use crate::commands::TickflowCommands;
-use crate::later::{Spec, When};
+use crate::later::{LaterName, Spec, When};
 use crate::resource::Tickflow;
 use crate::target::Target;
 
@@ -240,8 +240,16 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
         if timer.spec.times == Some(0) {
             // No call will ever come, so no last call would despawn it.
             world.despawn(entity);
+        } else if timer.handle.is_none() && !timer.spec.named {
+            timer.handle = Some(set(sched, timer.spec, entity, None));
         } else if timer.handle.is_none() {
-            timer.handle = Some(set(sched, timer.spec, entity));
+            // Named: the name is beside it, and goes once the timer has it.
+            let spec = timer.spec;
+            let name = world.entity_mut(entity).take::<LaterName>().map(|n| n.0);
+            let h = set(sched, spec, entity, name);
+            if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
+                timer.handle = Some(h);
+            }
         }
     }
     for &(entity, control) in &controls {
@@ -261,40 +269,63 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
     }
 }
 
-fn set(sched: &mut Scheduler<World>, spec: Spec, entity: Entity) -> TimerHandle {
+fn set(
+    sched: &mut Scheduler<World>,
+    spec: Spec,
+    entity: Entity,
+    name: Option<Box<str>>,
+) -> TimerHandle {
     let timers = sched.timers();
     match spec.when {
-        When::After(d) => time(timers.after(d), spec, entity),
-        When::Every(p) => time(timers.every(p), spec, entity),
-        When::AfterFrames(n) => frames(timers.after(Frames(n)), spec, entity),
-        When::EveryFrames(n) => frames(timers.every(Frames(n)), spec, entity),
+        When::After(d) => time(timers.after(d), spec, entity, name),
+        When::Every(p) => time(timers.every(p), spec, entity, name),
+        When::AfterFrames(n) => frames(timers.after(Frames(n)), spec, entity, name),
+        When::EveryFrames(n) => frames(timers.every(Frames(n)), spec, entity, name),
     }
 }
 
 /// The options of a timer that counts time.
-fn time(mut b: TimerBuilder<'_, World>, spec: Spec, entity: Entity) -> TimerHandle {
+fn time(
+    mut b: TimerBuilder<'_, World>,
+    spec: Spec,
+    entity: Entity,
+    name: Option<Box<str>>,
+) -> TimerHandle {
     if spec.real {
         b = b.real();
     }
     if let Some(f) = spec.first_delay {
         b = b.first_delay(Span::from_flicks(f));
     }
-    finish(b, spec, entity)
+    finish(b, spec, entity, name)
 }
 
 /// The options of a timer that counts frames.
-fn frames(mut b: TimerBuilder<'_, World, Frames>, spec: Spec, entity: Entity) -> TimerHandle {
+fn frames(
+    mut b: TimerBuilder<'_, World, Frames>,
+    spec: Spec,
+    entity: Entity,
+    name: Option<Box<str>>,
+) -> TimerHandle {
     if let Some(f) = spec.first_delay {
         b = b.first_delay(Frames(f));
     }
-    finish(b, spec, entity)
+    finish(b, spec, entity, name)
 }
 
 /// The options every timer has, and its callback.
-fn finish<U>(builder: TimerBuilder<'_, World, U>, spec: Spec, entity: Entity) -> TimerHandle {
-    // The tag finds the entity again after a restore; no owner or name, which would cost a
-    // side-table entry or an allocation per timer.
+fn finish<U>(
+    builder: TimerBuilder<'_, World, U>,
+    spec: Spec,
+    entity: Entity,
+    name: Option<Box<str>>,
+) -> TimerHandle {
+    // The tag finds the entity again after a restore; no owner, and a name only when given
+    // (each costs a side-table entry).
     let mut builder = builder.tag(entity.to_bits());
+    if let Some(name) = name {
+        builder = builder.name(name);
+    }
     if let Some(c) = spec.catch_up {
         builder = builder.catch_up(c);
     }

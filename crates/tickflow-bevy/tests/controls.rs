@@ -4,6 +4,7 @@
 mod app;
 
 use app::{app, capture, lines, log, run};
+use bevy_app::App;
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::{assert_is_read_only_system, RunSystemOnce};
 use tickflow_bevy::prelude::*;
@@ -228,4 +229,45 @@ fn a_queued_timer_reads_as_it_will_be_set() {
         assert!(set);
         assert_eq!(waiting, now);
     }
+}
+
+/// A named timer is named in the scheduler, in its snapshot, and after a restore.
+#[test]
+fn a_named_timer_keeps_its_name_through_a_save() {
+    let mut app = app();
+    let e = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            commands
+                .tickflow()
+                .every(secs(1.0))
+                .name("regen")
+                .fire()
+                .id()
+        })
+        .unwrap();
+    let snap = tickflow_bevy::snapshot(app.world_mut());
+    let names = |app: &mut App| -> Vec<Option<String>> {
+        let mut tf = app.world_mut().resource_mut::<Tickflow>();
+        tf.scheduler()
+            .timers()
+            .list()
+            .into_iter()
+            .map(|i| i.name)
+            .collect()
+    };
+    assert_eq!(names(&mut app), [Some("regen".to_string())]);
+    run(&mut app, 3);
+    tickflow_bevy::restore(
+        app.world_mut(),
+        &snap,
+        &mut tickflow::snapshot::Registry::new(),
+    )
+    .unwrap();
+    assert_eq!(names(&mut app), [Some("regen".to_string())]);
+    assert_eq!(
+        reads(app.world_mut(), e).0,
+        Some(secs(1.0)),
+        "bound to its entity again"
+    );
 }
