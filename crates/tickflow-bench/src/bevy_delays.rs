@@ -11,7 +11,11 @@
 //!   grow as the entities arrive, which favours Bevy's one batch spawn); *warm*: in an app
 //!   that already scheduled and cancelled N delays, as a running game does.
 //!
-//! Each figure is the median of several rounds; rounds alternate between the two apps.
+//! Each figure is the median of several rounds; rounds alternate between the two apps, and each
+//! round of each app runs in a process of its own (this program started again with
+//! `TICKFLOW_B1_ROUND` set): in one process, an app's tables were allocated where the app
+//! before it had freed its own, and Bevy's figure moved by a quarter between builds of the
+//! same code.
 
 use std::time::{Duration, Instant};
 
@@ -116,6 +120,56 @@ fn frame(app: &mut App, updates: usize) -> Duration {
     times[times.len() / 2]
 }
 
+const ROUND: &str = "TICKFLOW_B1_ROUND";
+
+/// One round of one app: the cold and warm schedule (ns per delay) and the frame (µs).
+fn round(kind: Kind, n: usize, updates: usize) -> (f64, f64, f64) {
+    let per = |d: Duration| d.as_secs_f64() * 1e9 / n as f64;
+    let mut a = app(kind);
+    let cold = per(schedule(&mut a, kind, n));
+    cancel_all(&mut a, kind);
+    let warm = per(schedule(&mut a, kind, n));
+    let f = frame(&mut a, updates).as_secs_f64() * 1e6;
+    (cold, warm, f)
+}
+
+/// [`round`] in a new process.
+fn round_apart(kind: Kind, n: usize, updates: usize) -> (f64, f64, f64) {
+    let k = match kind {
+        Kind::Empty => 0,
+        Kind::Bevy => 1,
+        Kind::Tickflow => 2,
+    };
+    let out = std::process::Command::new(std::env::current_exe().expect("this program"))
+        .args(std::env::args().skip(1))
+        .env(ROUND, format!("{k} {n} {updates}"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("a round's process");
+    assert!(out.status.success(), "a B1 round's process failed");
+    // The last line: a host program (`tickflow bench`) may print its headings first.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_default();
+    let v: Vec<f64> = (last.split_whitespace())
+        .map(|x| x.parse().expect("a figure"))
+        .collect();
+    (v[0], v[1], v[2])
+}
+
+/// Serves one round when started as a round's process: `true` if it was one.
+fn serve_round() -> bool {
+    let Ok(spec) = std::env::var(ROUND) else {
+        return false;
+    };
+    let v: Vec<usize> = (spec.split_whitespace())
+        .map(|x| x.parse().expect("a round spec"))
+        .collect();
+    let kind = [Kind::Empty, Kind::Bevy, Kind::Tickflow][v[0]];
+    let (cold, warm, f) = round(kind, v[1], v[2]);
+    println!("{cold} {warm} {f}");
+    true
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -123,6 +177,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Runs B1 and prints its table.
 pub fn run(opts: &Options) {
+    if serve_round() {
+        std::process::exit(0);
+    }
     let (rounds, updates) = if opts.quick { (3, 30) } else { (5, 100) };
     println!(
         "B1 delays in a headless Bevy app: tickflow-bevy `commands.tickflow()` vs Bevy `commands.delayed()`\n\
@@ -133,14 +190,9 @@ pub fn run(opts: &Options) {
         let (mut frame_tf, mut frame_bevy, mut frame_empty) = (vec![], vec![], vec![]);
         let (mut cold_tf, mut cold_bevy, mut warm_tf, mut warm_bevy) =
             (vec![], vec![], vec![], vec![]);
-        let per = |d: Duration| d.as_secs_f64() * 1e9 / n as f64;
         for _ in 0..rounds {
             for kind in [Kind::Empty, Kind::Bevy, Kind::Tickflow] {
-                let mut a = app(kind);
-                let cold = per(schedule(&mut a, kind, n));
-                cancel_all(&mut a, kind);
-                let warm = per(schedule(&mut a, kind, n));
-                let f = frame(&mut a, updates).as_secs_f64() * 1e6;
+                let (cold, warm, f) = round_apart(kind, n, updates);
                 match kind {
                     Kind::Empty => frame_empty.push(f),
                     Kind::Bevy => {
