@@ -218,7 +218,6 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
     /// ```
     pub fn name(mut self, name: impl Into<Box<str>>) -> Self {
         self.name = Some(name.into());
-        self.spec.named = true;
         self
     }
 
@@ -229,7 +228,8 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
         self
     }
 
-    fn spawn(self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
+    fn spawn(mut self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
+        self.spec.named = self.name.is_some();
         let timer = TickflowTimer::new(self.spec, target, fire);
         let mut entity = match self.owner {
             Some(parent) => self.commands.spawn((timer, ChildOf(parent))),

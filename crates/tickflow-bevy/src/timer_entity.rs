@@ -153,7 +153,7 @@ fn queue(mut world: DeferredWorld, ctx: HookContext) {
 
 /// Applies `control` to the timer of `entity`: now when the scheduler is idle, else queued
 /// for the running frame's next apply (or, for a timer not set yet, for its setting).
-/// `false` (and a warning) when the entity holds no timer of `commands.tickflow()`, or the
+/// Ignored with a warning when the entity holds no timer of `commands.tickflow()`, or the
 /// amount's unit is not the timer's.
 pub(crate) fn control(world: &mut World, entity: Entity, control: Control, frames: Option<bool>) {
     let Some(timer) = world.get::<TickflowTimer>(entity) else {
@@ -164,10 +164,13 @@ pub(crate) fn control(world: &mut World, entity: Entity, control: Control, frame
         return;
     };
     if frames.is_some_and(|f| f != timer.counts_frames()) {
+        let (given, counts) = match timer.counts_frames() {
+            true => ("time", "frames"),
+            false => ("frames", "time"),
+        };
         tracing::warn!(
-            "tickflow: {control:?} for the timer of {entity} is in {}, the timer counts {}: ignored",
-            if timer.counts_frames() { "time" } else { "frames" },
-            if timer.counts_frames() { "frames" } else { "time" },
+            "tickflow: {control:?} for the timer of {entity} is in {given}, the timer counts \
+             {counts}: ignored"
         );
         return;
     }

@@ -110,10 +110,7 @@ impl Handovers for Sqlite {
         let accepted = Self::accept_in(&mut tx, parcel)?;
         if let Accepted::Stale(_) = accepted {
             // The stale parcel goes; the caller's effects are for a taken owner only.
-            tx.execute(
-                "DELETE FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2",
-                params![parcel.owner.get() as i64, parcel.epoch as i64],
-            )?;
+            remove_parcel(&tx, parcel)?;
         } else {
             effects(&mut tx)?;
         }
@@ -197,10 +194,7 @@ impl Handovers for Sqlite {
         for p in parcels {
             let a = Self::accept_in(&mut tx, p)?;
             if let Accepted::Stale(_) = a {
-                tx.execute(
-                    "DELETE FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2",
-                    params![p.owner.get() as i64, p.epoch as i64],
-                )?;
+                remove_parcel(&tx, p)?;
             }
             out.push(a);
         }
@@ -232,4 +226,13 @@ impl Handovers for Sqlite {
         tx.commit()?;
         Ok(out)
     }
+}
+
+/// Removes `parcel` from the outbox (a stale one, which `accept_in` leaves to its caller).
+fn remove_parcel(tx: &rusqlite::Transaction<'_>, parcel: &Parcel) -> Result<(), StoreError> {
+    tx.execute(
+        "DELETE FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2",
+        params![parcel.owner.get() as i64, parcel.epoch as i64],
+    )?;
+    Ok(())
 }

@@ -57,17 +57,46 @@ pub(crate) trait Owners {
     fn each(&self, f: &mut dyn FnMut(OwnerId));
 }
 
+/// The owners a part recorded while tracking (`None`: not tracking, which costs nothing).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fresh(Option<Vec<OwnerId>>);
+
+impl Fresh {
+    /// Starts (keeping what is recorded) or stops (forgetting it) recording.
+    pub(crate) fn track(&mut self, on: bool) {
+        match (on, &self.0) {
+            (true, None) => self.0 = Some(Vec::new()),
+            (false, _) => self.0 = None,
+            (true, Some(_)) => {}
+        }
+    }
+
+    /// Records `owner`, while tracking.
+    pub(crate) fn note(&mut self, owner: OwnerId) {
+        if let Some(fresh) = &mut self.0 {
+            fresh.push(owner);
+        }
+    }
+
+    /// Moves what was recorded since the last call to `out`.
+    pub(crate) fn take(&mut self, out: &mut Vec<OwnerId>) {
+        if let Some(fresh) = &mut self.0 {
+            out.append(fresh);
+        }
+    }
+}
+
 impl<T> Owners for OwnerIndex<T> {
     fn track(&mut self, on: bool) {
-        OwnerIndex::track(self, on);
+        self.fresh.track(on);
     }
 
     fn take_fresh(&mut self, out: &mut Vec<OwnerId>) {
-        OwnerIndex::take_fresh(self, out);
+        self.fresh.take(out);
     }
 
     fn each(&self, f: &mut dyn FnMut(OwnerId)) {
-        self.owners().for_each(f);
+        self.map.keys().copied().for_each(f);
     }
 }
 
@@ -77,40 +106,16 @@ impl<T> Owners for OwnerIndex<T> {
 pub(crate) struct OwnerIndex<T> {
     map: FxHashMap<OwnerId, Vec<T>>,
     /// Owners that got their first item since the last `take_fresh`, while tracking
-    /// ([`Scheduler::track_new_owners`](crate::Scheduler::track_new_owners)); `None`: not
-    /// tracking, which costs nothing.
-    fresh: Option<Vec<OwnerId>>,
+    /// ([`Scheduler::track_new_owners`](crate::Scheduler::track_new_owners)).
+    fresh: Fresh,
 }
 
 impl<T> Default for OwnerIndex<T> {
     fn default() -> Self {
         OwnerIndex {
             map: FxHashMap::default(),
-            fresh: None,
+            fresh: Fresh::default(),
         }
-    }
-}
-
-impl<T> OwnerIndex<T> {
-    /// Starts or stops recording owners that get their first item.
-    pub(crate) fn track(&mut self, on: bool) {
-        match (on, &self.fresh) {
-            (true, None) => self.fresh = Some(Vec::new()),
-            (false, _) => self.fresh = None,
-            (true, Some(_)) => {}
-        }
-    }
-
-    /// Moves the owners recorded since the last call to `out`.
-    pub(crate) fn take_fresh(&mut self, out: &mut Vec<OwnerId>) {
-        if let Some(fresh) = &mut self.fresh {
-            out.append(fresh);
-        }
-    }
-
-    /// Every owner with items, in no order.
-    pub(crate) fn owners(&self) -> impl Iterator<Item = OwnerId> + '_ {
-        self.map.keys().copied()
     }
 }
 
@@ -121,9 +126,7 @@ impl<T: Copy + PartialEq> OwnerIndex<T> {
             Entry::Occupied(mut e) => e.get_mut().push(item),
             Entry::Vacant(e) => {
                 e.insert(vec![item]);
-                if let Some(fresh) = &mut self.fresh {
-                    fresh.push(owner);
-                }
+                self.fresh.note(owner);
             }
         }
     }

@@ -51,7 +51,7 @@ use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::handle::SharedAlloc;
-use crate::owner::{OwnerId, Owners};
+use crate::owner::{Fresh, OwnerId, Owners};
 use crate::time::{Clocks, Span};
 use crate::timer::Timers;
 
@@ -155,22 +155,16 @@ pub struct Tickables<C: 'static> {
     live: usize,
     /// Owners of tickables added since the last `take_fresh`, while tracking (see
     /// [`Owners`]); an owner may appear more than once.
-    fresh: Option<Vec<OwnerId>>,
+    fresh: Fresh,
 }
 
 impl<C: 'static> Owners for Tickables<C> {
     fn track(&mut self, on: bool) {
-        match (on, &self.fresh) {
-            (true, None) => self.fresh = Some(Vec::new()),
-            (false, _) => self.fresh = None,
-            (true, Some(_)) => {}
-        }
+        self.fresh.track(on);
     }
 
     fn take_fresh(&mut self, out: &mut Vec<OwnerId>) {
-        if let Some(fresh) = &mut self.fresh {
-            out.append(fresh);
-        }
+        self.fresh.take(out);
     }
 
     fn each(&self, f: &mut dyn FnMut(OwnerId)) {
@@ -189,7 +183,7 @@ impl<C: 'static> Tickables<C> {
             slots: Vec::new(),
             order: Vec::new(),
             live: 0,
-            fresh: None,
+            fresh: Fresh::default(),
         }
     }
 
@@ -212,8 +206,8 @@ impl<C: 'static> Tickables<C> {
             self.slots.resize_with(i + 1, || None);
         }
         let owner = t.owner();
-        if let (Some(fresh), Some(o)) = (&mut self.fresh, owner) {
-            fresh.push(o);
+        if let Some(o) = owner {
+            self.fresh.note(o);
         }
         self.slots[i] = Some(Entry {
             gen: h.tag(),

@@ -120,7 +120,7 @@ impl<C> fmt::Debug for LatentActions<C> {
 
 impl<C: 'static> LatentActions<C> {
     /// Its owners, for tracking new ones.
-    pub(crate) fn owner_index(&mut self) -> &mut dyn Owners {
+    pub(crate) fn owners_mut(&mut self) -> &mut dyn Owners {
         &mut self.owners
     }
 

@@ -57,10 +57,10 @@ impl<C: 'static> Scheduler<C> {
 
     /// Calls `f` with each part's owners.
     fn each_part(&mut self, f: &mut dyn FnMut(&mut dyn Owners)) {
-        f(self.timers.owner_index());
-        f(self.ticks.graph.owner_index());
+        f(self.timers.owners_mut());
+        f(self.ticks.graph.owners_mut());
         f(&mut self.tickables);
-        f(self.latent.owner_index());
+        f(self.latent.owners_mut());
         self.tasks.exec().with_owners(|o| f(o));
     }
 }

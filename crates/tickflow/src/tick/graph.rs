@@ -152,7 +152,7 @@ impl<C> std::fmt::Debug for TickGraph<C> {
 
 impl<C> TickGraph<C> {
     /// Its owners, for tracking new ones.
-    pub(crate) fn owner_index(&mut self) -> &mut dyn Owners {
+    pub(crate) fn owners_mut(&mut self) -> &mut dyn Owners {
         &mut self.owners
     }
 

@@ -91,9 +91,8 @@ impl Stopwatch {
     /// Time counted so far, read at `clocks`' time (clocks from before it started count
     /// nothing more).
     pub fn elapsed(&self, clocks: &Clocks) -> Span {
-        let running = self.since.map_or(Span::ZERO, |since| {
-            clocks.now(self.domain) - since.min(clocks.now(self.domain))
-        });
+        let now = clocks.now(self.domain);
+        let running = self.since.map_or(Span::ZERO, |since| now - since.min(now));
         self.banked.saturating_add(running)
     }
 }

@@ -21,10 +21,9 @@ pub(crate) struct Spec<C> {
     pub(super) on_cancel: Option<CancelHook<C>>,
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `wake.rs`).
-    /// With `absolute`: the due time itself ([`Timers::at`]), the delay being what is left of
-    /// it when the timer is stored. (A flag beside `start` rather than a field of its own:
-    /// a wider spec measured 12-15 ns more per timer set through tickflow-bevy.)
     pub(super) start: Option<u64>,
+    /// `start` is the due time itself ([`Timers::at`]): the delay is what is left of it when
+    /// the timer is stored (`Timers::insert_absolute`).
     pub(super) absolute: bool,
     pub(super) payload: Option<Box<[u8]>>,
     pub(super) durable: Option<Offline>,

@@ -166,7 +166,7 @@ impl<C: 'static> Timers<C> {
     }
 
     /// Its owners, for tracking new ones.
-    pub(crate) fn owner_index(&mut self) -> &mut dyn Owners {
+    pub(crate) fn owners_mut(&mut self) -> &mut dyn Owners {
         &mut self.owners
     }
 
@@ -230,11 +230,11 @@ impl<C: 'static> Timers<C> {
     /// assert_eq!(log, ["overtime"]);
     /// ```
     pub fn at(&mut self, time: Time) -> TimerBuilder<'_, C, Span> {
-        let now = self.span.now[Domain::Game.index()];
+        // Its delay is counted when it is stored (`insert_absolute`), on its final clock.
         let spec = Spec {
             start: Some(time.flicks()),
             absolute: true,
-            ..Spec::one_shot(Domain::Game, time.flicks().saturating_sub(now))
+            ..Spec::one_shot(Domain::Game, 0)
         };
         TimerBuilder::new(self, spec)
     }
