@@ -30,15 +30,16 @@ pub(crate) struct Spec<C> {
 }
 
 impl<C> Spec<C> {
-    /// Whether the timer needs nothing beyond its entry: no side-table data, no tag, and it
-    /// starts counting now.
+    /// Whether the timer needs nothing beyond its entry and its tag (which has a dense table
+    /// of its own): no side-table data, and it starts counting now. Such a spec owns no
+    /// memory (`Timers::insert` forgets it instead of dropping it): a new option that does
+    /// must be tested here.
     #[inline]
     pub(super) fn is_plain(&self) -> bool {
         self.owner.is_none()
             && self.name.is_none()
             && self.on_cancel.is_none()
             && self.times.is_none()
-            && self.tag.is_none()
             && self.start.is_none()
             && self.payload.is_none()
             && self.durable.is_none()

@@ -220,6 +220,12 @@ impl<C> Slots<C> {
         idx
     }
 
+    /// Room for `additional` more live slots before the vector grows: free slots count.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.entries
+            .reserve(additional.saturating_sub(self.free.len()));
+    }
+
     /// Returns a slot to the free list with a new generation (or retires it).
     pub(crate) fn free(&mut self, idx: u32) {
         self.live -= 1;
