@@ -10,6 +10,7 @@ use bevy_ecs::system::SystemId;
 use tickflow::prelude::{CatchUp, Domain, Span};
 use tickflow::time::Interval;
 
+use crate::spec::{LaterOptions, Spec, When};
 use crate::target::Target;
 use crate::timer_entity::TickflowTimer;
 
@@ -87,14 +88,7 @@ impl<'a, 'w, 's> Later<'a, 'w, 's> {
     fn with<U>(self, when: When) -> LaterTimer<'a, 'w, 's, U> {
         LaterTimer {
             commands: self.commands,
-            spec: Spec {
-                when,
-                real: false,
-                catch_up: None,
-                times: None,
-                first_delay: None,
-                named: false,
-            },
+            spec: Spec::new(when),
             owner: None,
             name: None,
             _unit: PhantomData,
@@ -120,33 +114,6 @@ impl<'a, 'w, 's> Later<'a, 'w, 's> {
         })
     }
 }
-
-#[derive(Copy, Clone, Debug)]
-pub(crate) enum When {
-    After(Span),
-    Every(Span),
-    AfterFrames(u64),
-    EveryFrames(u64),
-}
-
-/// A timer's settings, kept on its entity until the scheduler has it.
-#[derive(Copy, Clone, Debug)]
-pub(crate) struct Spec {
-    pub(crate) when: When,
-    /// Counts on the real clock (a time timer only).
-    pub(crate) real: bool,
-    pub(crate) catch_up: Option<CatchUp>,
-    pub(crate) times: Option<u64>,
-    /// Flicks, or frames for a frame timer.
-    pub(crate) first_delay: Option<u64>,
-    /// Its name waits beside it in a [`LaterName`] (a flag here: the spec stays small, and
-    /// unnamed timers, most of them, pay nothing for names).
-    pub(crate) named: bool,
-}
-
-/// The name given with [`LaterTimer::name`], on the timer's entity until the timer is set.
-#[derive(Component, Debug)]
-pub(crate) struct LaterName(pub(crate) Box<str>);
 
 /// Options of a timer set with [`commands.tickflow()`](TickflowCommandsExt), then what it
 /// does. Each of `trigger`, `run_system`, `queue`, `call`, `target` and `fire` spawns the
@@ -228,17 +195,20 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
         self
     }
 
-    fn spawn(mut self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
-        self.spec.named = self.name.is_some();
-        let timer = TickflowTimer::new(self.spec, target, fire);
-        let mut entity = match self.owner {
-            Some(parent) => self.commands.spawn((timer, ChildOf(parent))),
-            None => self.commands.spawn(timer),
+    fn spawn(self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
+        let timer = TickflowTimer::new(&self.spec, target, fire);
+        let options = LaterOptions {
+            name: self.name,
+            times: self.spec.times,
+            first_delay: self.spec.first_delay,
         };
-        if let Some(name) = self.name {
-            entity.insert(LaterName(name));
+        // One spawn each way: the options only on the timers that take them.
+        match (self.owner, options.is_empty()) {
+            (None, true) => self.commands.spawn(timer),
+            (Some(parent), true) => self.commands.spawn((timer, ChildOf(parent))),
+            (None, false) => self.commands.spawn((timer, options)),
+            (Some(parent), false) => self.commands.spawn((timer, options, ChildOf(parent))),
         }
-        entity
     }
 
     /// At each call, triggers `event` for its observers.

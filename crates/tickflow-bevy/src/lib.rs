@@ -10,6 +10,7 @@ mod owner;
 mod plugin;
 mod read;
 mod resource;
+mod spec;
 mod target;
 mod timer_entity;
 

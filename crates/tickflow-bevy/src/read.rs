@@ -10,6 +10,7 @@ use bevy_ecs::system::SystemParam;
 use tickflow::prelude::{Clocks, Scheduler, Span, TimerHandle, Timers};
 
 use crate::resource::Tickflow;
+use crate::spec::LaterOptions;
 use crate::timer_entity::TickflowTimer;
 
 const RUNNING: &str = "Tickflow::read: the scheduler is running a frame (callbacks read it \
@@ -140,7 +141,7 @@ impl Tickflow {
 #[derive(SystemParam)]
 pub struct TickflowTimers<'w, 's> {
     tickflow: Res<'w, Tickflow>,
-    timers: Query<'w, 's, &'static TickflowTimer>,
+    timers: Query<'w, 's, (&'static TickflowTimer, Option<&'static LaterOptions>)>,
 }
 
 impl std::fmt::Debug for TickflowTimers<'_, '_> {
@@ -161,14 +162,14 @@ impl TickflowTimers<'_, '_> {
     /// The timer `entity` holds, in the scheduler (`None` too while it waits for the next
     /// frame's batch: the other methods answer for it then).
     pub fn handle(&self, entity: Entity) -> Option<TimerHandle> {
-        self.timers.get(entity).ok()?.handle()
+        self.timers.get(entity).ok()?.0.handle()
     }
 
     fn find(&self, entity: Entity) -> Option<Found> {
-        let timer = self.timers.get(entity).ok()?;
+        let (timer, options) = self.timers.get(entity).ok()?;
         match timer.handle() {
             Some(h) => Some(Found::Set(h)),
-            None => timer.waiting().map(|(len, rate)| Found::Waiting(len, rate)),
+            None => (timer.waiting(options)).map(|(len, rate)| Found::Waiting(len, rate)),
         }
     }
 

@@ -18,8 +18,8 @@ use tickflow::timer::TimerBuilder;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
 
 use crate::commands::TickflowCommands;
-use crate::later::{LaterName, Spec, When};
 use crate::resource::Tickflow;
+use crate::spec::{LaterOptions, Packed, Spec, When};
 use crate::target::Target;
 
 /// Triggered on a timer's entity at each call of a timer set with
@@ -45,33 +45,33 @@ pub struct TimerFired {
 #[derive(Component)]
 #[component(on_add = queue, on_remove = cancel)]
 pub struct TickflowTimer {
-    spec: Spec,
+    /// Its settings, whether it fires `TimerFired`, and whether controls wait for it in the
+    /// queue (given inside a frame, before it was set). Small on purpose: see `spec.rs`.
+    spec: Packed,
     /// Taken out while it runs (it gets the world, this component included).
     target: Option<Target>,
-    fire: bool,
-    /// Controls wait for it in the queue (given inside a frame, before it was set).
-    controlled: bool,
     /// Its timer, once set.
     handle: Option<TimerHandle>,
 }
 
+const _: () = assert!(std::mem::size_of::<TickflowTimer>() == 40);
+
 impl fmt::Debug for TickflowTimer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TickflowTimer")
-            .field("spec", &self.spec)
-            .field("fire", &self.fire)
+            .field("spec", &self.spec.spec(None))
+            .field("fire", &self.spec.fire())
             .field("handle", &self.handle)
             .finish_non_exhaustive()
     }
 }
 
 impl TickflowTimer {
-    pub(crate) fn new(spec: Spec, target: Option<Target>, fire: bool) -> Self {
+    #[inline]
+    pub(crate) fn new(spec: &Spec, target: Option<Target>, fire: bool) -> Self {
         TickflowTimer {
-            spec,
+            spec: Packed::new(spec, fire),
             target,
-            fire,
-            controlled: false,
             handle: None,
         }
     }
@@ -82,24 +82,22 @@ impl TickflowTimer {
         self.handle
     }
 
-    /// A timer not set yet (queued for the next frame's batch): its first countdown's length
-    /// and its rate, in flicks or frames. It reads as that countdown, untouched: nothing can
-    /// have changed it (a control sets the batch first). `None` once set, or for a timer that
-    /// will never be set (`times(0)`).
-    pub(crate) fn waiting(&self) -> Option<(u64, u64)> {
-        if self.handle.is_some() || self.controlled || self.spec.times == Some(0) {
+    /// A timer not set yet (queued for the next frame's batch), with the options its entity
+    /// carries: its first countdown's length and its rate, in flicks or frames. It reads as
+    /// that countdown, untouched: nothing can have changed it (a control sets the batch
+    /// first). `None` once set, or for a timer that will never be set (`times(0)`).
+    pub(crate) fn waiting(&self, options: Option<&LaterOptions>) -> Option<(u64, u64)> {
+        if self.handle.is_some() || self.spec.controlled() || options.is_some_and(|o| o.never()) {
             return None;
         }
-        let rate = match self.spec.when {
-            When::After(d) | When::Every(d) => d.flicks(),
-            When::AfterFrames(n) | When::EveryFrames(n) => n,
-        };
-        Some((self.spec.first_delay.unwrap_or(rate), rate))
+        let rate = self.spec.amount();
+        let first = options.and_then(|o| o.first_delay);
+        Some((first.unwrap_or(rate), rate))
     }
 
     /// `true` when it counts frames (`after(Frames(n))`, `every(Frames(n))`).
     pub(crate) fn counts_frames(&self) -> bool {
-        matches!(self.spec.when, When::AfterFrames(_) | When::EveryFrames(_))
+        self.spec.counts_frames()
     }
 }
 
@@ -140,7 +138,17 @@ impl Control {
 pub(crate) struct LaterQueue {
     entities: Vec<Entity>,
     controls: Vec<(Entity, Control)>,
+    /// The batch's way to the timers' components, kept between batches: a fraction of the
+    /// instructions of `World::get_mut`, which finds the component's id by its type each
+    /// time.
+    components: Option<QueryState<Batch>>,
 }
+
+/// What setting a queued timer reads and writes on its entity.
+type Batch = (
+    &'static mut TickflowTimer,
+    Option<&'static mut LaterOptions>,
+);
 
 fn queue(mut world: DeferredWorld, ctx: HookContext) {
     // Only queued: set in one batch at the next frame, or sooner when something needs its
@@ -192,7 +200,7 @@ pub(crate) fn control(world: &mut World, entity: Entity, control: Control, frame
             None => {
                 (world.resource_mut::<LaterQueue>().controls).push((entity, control));
                 if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
-                    timer.controlled = true;
+                    timer.spec.set_controlled();
                 }
             }
         }
@@ -232,32 +240,42 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
     if q.entities.is_empty() && q.controls.is_empty() {
         return;
     }
-    let (mut queued, mut controls) = (
+    let (mut queued, mut controls, components) = (
         std::mem::take(&mut q.entities),
         std::mem::take(&mut q.controls),
+        q.components.take(),
     );
+    let mut components = components.unwrap_or_else(|| world.query());
+    let timers = sched.timers();
+    // One allocation for the batch, where growing as they arrive copies the table at each
+    // doubling (in a new app, a page fault per page copied).
+    timers.reserve(queued.len());
+    // Despawning needs the world, so it waits for the end of the batch: it changes no timer,
+    // and the timers are still set in the order their entities were spawned.
+    let mut never = Vec::new();
+    let mut batch = components.query_mut(&mut *world);
     for &entity in &queued {
-        let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) else {
+        let Ok((mut timer, mut options)) = batch.get_mut(entity) else {
             continue; // despawned before its frame
         };
-        if timer.spec.times == Some(0) {
+        if options.as_deref().is_some_and(LaterOptions::never) {
             // No call will ever come, so no last call would despawn it.
-            world.despawn(entity);
-        } else if timer.handle.is_none() && !timer.spec.named {
-            timer.handle = Some(set(sched, timer.spec, entity, None));
+            never.push(entity);
         } else if timer.handle.is_none() {
-            // Named: the name is beside it, and goes once the timer has it.
-            let spec = timer.spec;
-            let name = world.entity_mut(entity).take::<LaterName>().map(|n| n.0);
-            let h = set(sched, spec, entity, name);
-            if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
-                timer.handle = Some(h);
-            }
+            let spec = timer.spec.spec(options.as_deref());
+            // The name goes to the scheduler.
+            let name = options.as_mut().and_then(|o| o.name.take());
+            timer.handle = Some(set(timers, spec, entity, name));
         }
     }
+    for entity in never {
+        world.despawn(entity);
+    }
     for &(entity, control) in &controls {
-        if let Some(h) = world.get::<TickflowTimer>(entity).and_then(|t| t.handle) {
-            control.apply(sched.timers(), h);
+        if let Ok((timer, _)) = components.get(world, entity) {
+            if let Some(h) = timer.handle {
+                control.apply(sched.timers(), h);
+            }
         }
     }
     queued.clear();
@@ -270,15 +288,15 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
     if q.controls.is_empty() {
         q.controls = controls;
     }
+    q.components = Some(components);
 }
 
 fn set(
-    sched: &mut Scheduler<World>,
+    timers: &mut Timers<World>,
     spec: Spec,
     entity: Entity,
     name: Option<Box<str>>,
 ) -> TimerHandle {
-    let timers = sched.timers();
     match spec.when {
         When::After(d) => time(timers.after(d), spec, entity, name),
         When::Every(p) => time(timers.every(p), spec, entity, name),
@@ -388,7 +406,7 @@ fn run_entity(
     if timer.handle != Some(handle) {
         return false;
     }
-    let fire = timer.fire;
+    let fire = timer.spec.fire();
     if let Some(mut target) = timer.target.take() {
         target.run(world);
         if !last {
