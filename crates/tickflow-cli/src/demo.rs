@@ -152,9 +152,6 @@ impl Totals {
 
 /// Runs the demo and writes its files; prints the summary.
 pub(crate) fn run(s: &Settings) -> Result<(), CliError> {
-    if s.rollback_test {
-        return crate::rollback::run(s);
-    }
     let staging = Staging::new(&s.out)?;
     let recorder = Recorder::new();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());

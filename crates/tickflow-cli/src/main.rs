@@ -191,10 +191,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// The demo, or with `--rollback-test` the rollback test on the demo's world.
+fn demo_or_rollback(s: &demo::Settings) -> Result<(), CliError> {
+    match s.rollback_test {
+        true => rollback::run(s),
+        false => demo::run(s),
+    }
+}
+
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        None => demo::run(&cli.demo),
-        Some(Command::Demo(settings)) => demo::run(&settings),
+        None => demo_or_rollback(&cli.demo),
+        Some(Command::Demo(settings)) => demo_or_rollback(&settings),
         Some(Command::Explain(args)) => {
             let (actors, seed) = (args.actors as usize, args.seed);
             let mut world = arena::Cluster::new(actors, seed, 1, arena::BossMode::Task, false);
