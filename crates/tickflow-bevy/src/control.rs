@@ -6,7 +6,10 @@ use bevy_ecs::prelude::*;
 use tickflow::prelude::Domain;
 use tickflow::time::Interval;
 
-use crate::timer_entity::{control, Control};
+use crate::commands::TickflowCommands;
+use crate::queue::{set_queued, Control, LaterQueue};
+use crate::resource::with_idle;
+use crate::timer_entity::TickflowTimer;
 
 /// Controls for the timer a [`commands.tickflow()`](crate::TickflowCommandsExt) entity holds,
 /// on its `EntityCommands`. Applied with the commands (in the frame the timer was set too),
@@ -123,5 +126,56 @@ impl TickflowTimerCommands for EntityCommands<'_> {
     fn shorten_timer(&mut self, by: impl Interval) -> &mut Self {
         queue(self, amount(by, Control::Shorten));
         self
+    }
+}
+
+/// Applies `control` to the timer of `entity`: now when the scheduler is idle, else queued
+/// for the running frame's next apply (or, for a timer not set yet, for its setting).
+/// Ignored with a warning when the entity holds no timer of `commands.tickflow()`, or the
+/// amount's unit is not the timer's.
+fn control(world: &mut World, entity: Entity, control: Control, frames: Option<bool>) {
+    let Some(timer) = world.get::<TickflowTimer>(entity) else {
+        tracing::warn!(
+            "tickflow: {control:?} for {entity}, which holds no timer of commands.tickflow() \
+             (it fired its last call, was despawned, or never had one): ignored"
+        );
+        return;
+    };
+    if frames.is_some_and(|f| f != timer.counts_frames()) {
+        let (given, counts) = match timer.counts_frames() {
+            true => ("time", "frames"),
+            false => ("frames", "time"),
+        };
+        tracing::warn!(
+            "tickflow: {control:?} for the timer of {entity} is in {given}, the timer counts \
+             {counts}: ignored"
+        );
+        return;
+    }
+    let handle = timer.handle();
+    let applied = with_idle(world, |world, sched| {
+        // Not set yet: set the queued batch now, so the control acts on the timer as it is.
+        set_queued(world, sched);
+        if let Some(h) = world
+            .get::<TickflowTimer>(entity)
+            .and_then(TickflowTimer::handle)
+        {
+            control.apply(sched.timers(), h);
+        }
+    });
+    if applied.is_none() {
+        // A frame is running: with the running frame's next apply, or with the timer's
+        // setting at the next frame.
+        match handle {
+            Some(h) => world.resource::<TickflowCommands>().timers(move |t| {
+                control.apply(t, h);
+            }),
+            None => {
+                (world.resource_mut::<LaterQueue>()).push_control(entity, control);
+                if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
+                    timer.mark_controlled();
+                }
+            }
+        }
     }
 }

@@ -2,12 +2,14 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+mod bind;
 mod clock;
 mod commands;
 mod control;
 mod later;
 mod owner;
 mod plugin;
+mod queue;
 mod read;
 mod resource;
 mod spec;

@@ -12,8 +12,8 @@ use tickflow::Span;
 
 use crate::commands::TickflowCommands;
 use crate::owner::OwnerCheck;
+use crate::queue::{register_hooks, LaterQueue};
 use crate::resource::{run_frame, GameTime, Tickflow};
-use crate::timer_entity::LaterQueue;
 
 /// Runs the app's tickflow [`Scheduler`](tickflow::Scheduler) (the [`Tickflow`] resource)
 /// in Bevy's schedules, with its clocks driven by Bevy's.
@@ -228,6 +228,7 @@ impl Plugin for TickflowPlugin {
         app.insert_resource(tickflow)
             .insert_resource(commands)
             .init_resource::<LaterQueue>();
+        register_hooks(app.world_mut());
         match self.mode {
             Mode::Fixed { hz } => {
                 let fixed = Time::<Fixed>::from_hz(f64::from(hz));

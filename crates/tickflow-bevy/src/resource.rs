@@ -10,10 +10,11 @@ use tickflow::prelude::{FrameReport, Scheduler, Span};
 use tickflow::scheduler::Commands as SchedulerCommands;
 use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
 
+use crate::bind::{detach_stale, LaterResolver};
 use crate::clock::HostClock;
 use crate::commands::TickflowCommands;
 use crate::owner::{check_new_owners, OwnerCheck};
-use crate::timer_entity::{detach_stale, set_queued, with_idle, LaterResolver};
+use crate::queue::set_queued;
 
 /// The app's tickflow [`Scheduler`], whose context is the Bevy [`World`]: every timer, tick
 /// function, tickable, latent action and task callback gets `&mut World` (resources, queries,
@@ -324,4 +325,16 @@ pub fn install(world: &mut World, mut sched: Scheduler<World>) {
     let commands = sched.commands();
     tf.replace(sched);
     world.insert_resource(TickflowCommands(commands));
+}
+
+/// Runs `f` with the scheduler taken out of the world, and puts it back even when `f`
+/// panics (a queued closure applied on the way may): `None` while a frame runs it.
+pub(crate) fn with_idle<R>(
+    world: &mut World,
+    f: impl FnOnce(&mut World, &mut Scheduler<World>) -> R,
+) -> Option<R> {
+    let mut sched = world.resource_mut::<Tickflow>().take_idle()?;
+    let result = panic::catch_unwind(AssertUnwindSafe(|| f(world, &mut sched)));
+    world.resource_mut::<Tickflow>().put_back(sched);
+    Some(result.unwrap_or_else(|p| panic::resume_unwind(p)))
 }
