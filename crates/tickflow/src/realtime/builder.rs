@@ -3,8 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::core::{schedule, Core, Shared, ACTIVE, DONE};
 use super::dispatch::Dispatch;
+use super::entry::{Core, ACTIVE, DONE};
+use super::service::{schedule, Shared};
 use super::sync::{Arc, AtomicU8, Mutex, Ordering};
 use super::table::Entry;
 use crate::timer::CatchUp;

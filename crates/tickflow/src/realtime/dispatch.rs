@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::core::Call;
+use super::entry::Call;
 use super::sync::{lock, Arc, Mutex};
 
 /// Where a real-time timer's calls run.

@@ -73,21 +73,23 @@
 
 mod builder;
 mod clock;
-mod core;
 mod dispatch;
+mod entry;
+mod service;
 mod sync;
 mod table;
 
 use std::fmt;
 use std::time::Duration;
 
-pub use self::core::{scheduled, TimerPanic};
 pub use builder::{RealtimeBuilder, RealtimeHandle};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dispatch::{Dispatch, Dispatcher};
+pub use entry::{scheduled, TimerPanic};
 
-use self::core::{Flags, Shared};
 use self::table::State;
+use entry::Flags;
+use service::Shared;
 use sync::{lock, Arc, Condvar, Mutex};
 
 /// The real-time timer service. See the [module docs](self).
@@ -243,7 +245,7 @@ impl RealtimeTimers {
     #[track_caller]
     pub fn tick(&self) -> usize {
         assert!(
-            !self::core::in_own_callback(&self.remote.shared.flags),
+            !entry::in_own_callback(&self.remote.shared.flags),
             "RealtimeTimers::tick called from inside one of its own callbacks"
         );
         let mut buf = Vec::new();
@@ -264,7 +266,7 @@ impl RealtimeTimers {
     #[track_caller]
     pub fn shutdown(mut self) {
         assert!(
-            !self::core::in_own_callback(&self.remote.shared.flags),
+            !entry::in_own_callback(&self.remote.shared.flags),
             "RealtimeTimers::shutdown called from one of its own callbacks (it would wait for itself)"
         );
         self.stop();
@@ -274,7 +276,7 @@ impl RealtimeTimers {
         let shared = &self.remote.shared;
         // Dropped inside one of its own callbacks: stop without waiting for that call, and let
         // the thread end on its own once it returns.
-        let own = self::core::in_own_callback(&shared.flags);
+        let own = entry::in_own_callback(&shared.flags);
         shared.flags.stop(!own);
         {
             let _st = lock(&shared.state);

@@ -6,8 +6,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
-use super::core::{Call, Core, CANCELLED};
 use super::dispatch::Dispatch;
+use super::entry::{Call, Core, CANCELLED};
 use super::sync::{Arc, Ordering};
 use crate::timer::CatchUp;
 

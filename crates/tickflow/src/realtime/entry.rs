@@ -1,15 +1,12 @@
-//! What a timer shares with its handles (its state and callback), one call and how it runs,
-//! and the service that hands due calls to their dispatch. The timer table itself is in
-//! `table.rs`.
+//! What a timer shares with its handles (its state and callback), the service's flags, and one
+//! call and how it runs. Where calls run is `dispatch.rs`; the timer table is `table.rs`; the
+//! service that hands due calls out is `service.rs`.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
-use super::clock::Clock;
-use super::dispatch::Dispatch;
 use super::sync::{lock, Arc, AtomicBool, AtomicU8, Condvar, Mutex, Ordering};
-use super::table::{Entry, State};
 
 /// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (or `RUNNING_LAST` for
 /// the timer's last call) under the callback's lock, and `cancel` moves `ACTIVE` or `RUNNING`
@@ -249,60 +246,6 @@ fn report(flags: &Flags, payload: Box<dyn std::any::Any + Send>) {
             "tickflow realtime: the panic hook panicked while reporting: {}",
             report.message
         );
-    }
-}
-
-/// The service: its clock, its state, and how its thread is woken.
-pub(crate) struct Shared {
-    pub(crate) clock: Box<dyn Clock>,
-    pub(crate) state: Mutex<State>,
-    pub(crate) wake: Condvar,
-    pub(crate) flags: Arc<Flags>,
-}
-
-impl Shared {
-    /// Collects what is due now and hands each call to its dispatch; runs timer-thread calls
-    /// here. Returns how many calls ran here plus how many were handed on.
-    pub(crate) fn fire_due(&self, buf: &mut Vec<(Call, Dispatch)>) -> usize {
-        lock(&self.state).collect_due(self.clock.now(), buf);
-        if buf.is_empty() {
-            return 0;
-        }
-        // The calls made here are counted in flight as one batch (two lock round-trips per
-        // wake-up, not per call); calls handed on count themselves where they run.
-        let Some(_flight) = self.flags.begin_flight() else {
-            buf.clear();
-            return 0;
-        };
-        let mut n = 0;
-        for (call, dispatch) in buf.drain(..) {
-            // A call of this batch may have stopped the service (dropped it from its own
-            // callback): no call starts after a stop, the rest of the batch is dropped.
-            if self.flags.stopped.load(Ordering::Acquire) {
-                continue;
-            }
-            n += usize::from(match dispatch {
-                Dispatch::TimerThread => call.run_counted(),
-                other => other.send(call),
-            });
-        }
-        n
-    }
-}
-
-/// Builds an entry and inserts it; wakes the thread when it is due before everything else.
-pub(crate) fn schedule(shared: &Shared, entry: Entry) {
-    let first = entry.due(0);
-    let mut st = lock(&shared.state);
-    let earlier = match (first, st.next_due()) {
-        (Some(f), Some(head)) => f < head,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
-    st.insert(entry, first);
-    drop(st);
-    if earlier {
-        shared.wake.notify_one();
     }
 }
 
