@@ -374,7 +374,7 @@ impl<C: 'static> Timers<C> {
         m.span.prev = snap.clocks;
         m.span.frame = snap.frame;
         for (d, wheel) in m.wheels.iter_mut().enumerate() {
-            wheel.elapsed = snap.clocks[d];
+            wheel.start_at(snap.clocks[d]);
         }
         let mut counts = [(); 3].map(|_| SlotCounts::default());
         for r in snap.timers.iter().filter(|r| r.phase == Phase::Scheduled) {

@@ -13,9 +13,22 @@
 //!   records, so record `i` is in block `i / BLOCK` at `i % BLOCK` (block 0 is `first`, block
 //!   `k` is `more[k - 1]`).
 //! - `clear` keeps every block's buffer: an emptied slot's blocks serve the next slot that
-//!   fills (see `Level::give_back` in `wheel.rs`).
+//!   fills (see `Level::give_back` in `level.rs`).
 
-use super::wheel::Rec;
+/// A waiting timer: its index and the low 32 bits of its due time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Rec {
+    pub(super) idx: u32,
+    pub(super) due_lo: u32,
+}
+
+impl Rec {
+    /// The whole due time of a record of a level-0..=5 slot that starts at `start`.
+    #[inline]
+    pub(super) fn blind_due(self, start: u64) -> u64 {
+        (start & !u64::from(u32::MAX)) | u64::from(self.due_lo)
+    }
+}
 
 /// log2 of the block size. Small under test, so that unit and model tests cross blocks.
 const SHIFT: u32 = if cfg!(test) { 6 } else { 14 };

@@ -31,7 +31,7 @@
 //!   entries at all. Levels 6+ (timers more than ~97 s of flicks away) read each entry once.
 //!   The consumer of due records checks each against its entry anyway.
 //!
-//! - **Incremental cascading** (`stage.rs`): the records of the next non-empty slot of each
+//! - **Incremental cascading** (`stage.rs`, driven from here): the records of the next non-empty slot of each
 //!   level 1..=5 are moved into a staged copy of the lower levels a slice per tick while the
 //!   current slot passes, and swapped in when the clock enters that slot. Without it, entering
 //!   a level-5 slot (1.5 s of flicks wide) moves every timer due in it in one frame.
@@ -61,95 +61,17 @@
 //! level-5 one holds about a third of the records (up to 6 bytes per timer), which the wheel
 //! held anyway just before it entered that slot; the peak is unchanged.
 
-use super::recs::Recs;
+mod level;
+mod recs;
+mod stage;
+
+use self::level::{position, Level, BLIND_LEVELS, LEVELS, SLOT_BITS, SLOT_MASK};
+use self::recs::Rec;
+use self::stage::Stage;
 use super::slot::{Slots, NEVER};
 
-const LEVELS: usize = 11;
-pub(super) const SLOT_BITS: u32 = 6;
-pub(super) const SLOT_MASK: u64 = 63;
-/// Levels up to this one hold only due times that share bits 32 and up with the slot start.
-pub(super) const BLIND_LEVELS: usize = 5;
 /// A slot is compacted when more than this many and more than half of its records are stale.
 const COMPACT_MIN: usize = 16;
-
-/// A waiting timer: its index and the low 32 bits of its due time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Rec {
-    pub(super) idx: u32,
-    pub(super) due_lo: u32,
-}
-
-impl Rec {
-    /// The whole due time of a record of a level-0..=5 slot that starts at `start`.
-    #[inline]
-    pub(super) fn blind_due(self, start: u64) -> u64 {
-        (start & !u64::from(u32::MAX)) | u64::from(self.due_lo)
-    }
-}
-
-#[derive(Debug, Default)]
-pub(super) struct Slot {
-    pub(super) recs: Recs,
-    /// Records here made stale by a removal since the slot was filled or compacted.
-    pub(super) stale: u32,
-}
-
-#[derive(Debug)]
-pub(super) struct Level {
-    pub(super) occupied: u64,
-    pub(super) slots: [Slot; 64],
-    /// The largest record buffer an emptied slot of this level gave back, for the next slot
-    /// that fills: a level-5 slot holds up to a third of all timers, and freeing its buffer
-    /// when the clock enters it took half a millisecond of that frame (returning megabytes
-    /// to the system), then growing the next one from nothing faulted the pages in again.
-    spare: Recs,
-}
-
-impl Level {
-    pub(super) fn new() -> Level {
-        Level {
-            occupied: 0,
-            slots: std::array::from_fn(|_| Slot::default()),
-            spare: Recs::default(),
-        }
-    }
-
-    /// Adds a record to slot `slot` of this level.
-    #[inline]
-    pub(super) fn push(&mut self, slot: usize, rec: Rec) {
-        let s = &mut self.slots[slot];
-        if s.recs.is_unallocated() {
-            s.recs = std::mem::take(&mut self.spare);
-        }
-        s.recs.push(rec);
-        self.occupied |= 1 << slot;
-    }
-
-    /// Empties slot `slot`, returning its records (hand the buffer back with `give_back`).
-    pub(super) fn take(&mut self, slot: usize) -> Recs {
-        self.occupied &= !(1 << slot);
-        std::mem::take(&mut self.slots[slot]).recs
-    }
-
-    /// Empties slot `slot`, keeping its buffer if it is the largest.
-    pub(super) fn empty(&mut self, slot: usize) {
-        let recs = self.take(slot);
-        self.give_back(recs);
-    }
-
-    /// Keeps an emptied slot's buffer for the next slot that fills, if it is the largest.
-    pub(super) fn give_back(&mut self, mut recs: Recs) {
-        if recs.capacity() > self.spare.capacity() {
-            recs.clear();
-            self.spare = recs;
-        }
-    }
-
-    pub(super) fn heap_bytes(&self) -> usize {
-        let recs: usize = self.slots.iter().map(|s| s.recs.heap_bytes()).sum();
-        recs + self.spare.heap_bytes()
-    }
-}
 
 /// Records a wheel will receive, per level and slot (see [`Wheel::reserve`]).
 pub(crate) struct SlotCounts([[u32; 64]; LEVELS]);
@@ -175,23 +97,13 @@ impl SlotCounts {
 pub(crate) struct Wheel {
     /// The clock (`Domain::index`) whose timers this wheel holds.
     domain: usize,
-    pub(super) elapsed: u64,
-    pub(super) levels: Box<[Box<Level>]>,
+    elapsed: u64,
+    levels: Box<[Box<Level>]>,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
-    pub(super) stages: [Option<super::stage::Stage>; BLIND_LEVELS + 1],
+    stages: [Option<Stage>; BLIND_LEVELS + 1],
     /// Empty level sets that a finished stage gave back, reused by the next stage of the
     /// same level (index: level), so entering slots does not allocate.
-    pub(super) spare: [Option<Box<[Box<Level>]>>; BLIND_LEVELS + 1],
-}
-
-/// The level and slot of a record due at `due` while the wheel is at `elapsed`.
-#[inline]
-pub(super) fn position(elapsed: u64, due: u64) -> (usize, usize) {
-    let masked = (elapsed ^ due) | SLOT_MASK;
-    let significant = 63 - masked.leading_zeros();
-    let level = (significant / SLOT_BITS) as usize;
-    let slot = ((due >> (level as u32 * SLOT_BITS)) & SLOT_MASK) as usize;
-    (level, slot)
+    spare: [Option<Box<[Box<Level>]>>; BLIND_LEVELS + 1],
 }
 
 impl Wheel {
@@ -210,6 +122,15 @@ impl Wheel {
     /// The time the wheel has advanced to.
     pub(crate) fn elapsed(&self) -> u64 {
         self.elapsed
+    }
+
+    /// Sets the time of a wheel that holds nothing yet (a restore, before its timers go in).
+    pub(crate) fn start_at(&mut self, elapsed: u64) {
+        debug_assert!(
+            self.levels.iter().all(|l| l.occupied == 0),
+            "an empty wheel"
+        );
+        self.elapsed = elapsed;
     }
 
     /// Heap bytes held by the slot vectors and headers.
@@ -290,7 +211,7 @@ impl Wheel {
     }
 
     /// The start time of slot `slot` of `level` in the window `elapsed` is in.
-    pub(super) fn slot_start(&self, level: usize, slot: usize) -> u64 {
+    fn slot_start(&self, level: usize, slot: usize) -> u64 {
         let shift = level as u32 * SLOT_BITS;
         let level_bits = shift + SLOT_BITS;
         let level_start = if level_bits >= 64 {
@@ -363,12 +284,81 @@ impl Wheel {
         }
         self.elapsed = self.elapsed.max(now);
     }
+
+    /// Whether slot `slot` of `level` is a stage's source.
+    #[inline]
+    fn is_staging(&self, level: usize, slot: usize) -> bool {
+        level <= BLIND_LEVELS
+            && self.stages[level]
+                .as_ref()
+                .is_some_and(|s| s.slot() == slot)
+    }
+
+    /// Starts stages for the next slot of each blind level, and moves each stage's share for a
+    /// tick that advances the wheel to `now` (see `stage.rs`).
+    fn stage_ahead(&mut self, now: u64) {
+        for level in 1..=BLIND_LEVELS {
+            if self.stages[level].is_none() {
+                let lvl = &self.levels[level];
+                if lvl.occupied == 0 {
+                    continue;
+                }
+                let digit = (self.elapsed >> (level as u32 * SLOT_BITS)) & SLOT_MASK;
+                let slot = (lvl.occupied & (u64::MAX << digit)).trailing_zeros() as usize;
+                let start = self.slot_start(level, slot);
+                let lower = self.spare[level]
+                    .take()
+                    .unwrap_or_else(|| (0..level).map(|_| Box::new(Level::new())).collect());
+                self.stages[level] = Some(Stage::new(slot, start, lower));
+            }
+            let stage = self.stages[level].as_mut().expect("set above");
+            if now >= stage.start() {
+                continue; // entered in this tick: `enter_staged` moves the rest
+            }
+            let share = stage.share(&self.levels[level], self.elapsed, now);
+            stage.move_down(&self.levels[level], share);
+        }
+    }
+
+    /// Enters a staged slot at `start`: moves what is left, then swaps the staged levels in.
+    fn enter_staged(&mut self, level: usize, start: u64) {
+        let mut stage = self.stages[level].take().expect("a stage");
+        stage.move_down(&self.levels[level], stage.left(&self.levels[level]));
+        self.levels[level].empty(stage.slot());
+        self.elapsed = self.elapsed.max(start);
+        let mut lower = stage.into_lower();
+        for (l, staged) in lower.iter_mut().enumerate() {
+            debug_assert_eq!(
+                self.levels[l].occupied, 0,
+                "lower levels are empty at entry"
+            );
+            std::mem::swap(&mut self.levels[l], staged);
+        }
+        // The real levels swapped out are empty (every path that empties a slot resets it),
+        // so they serve the next stage of this level without allocating.
+        debug_assert!(lower
+            .iter()
+            .flat_map(|l| l.slots.iter())
+            .all(|s| s.recs.is_empty() && s.stale == 0));
+        self.spare[level] = Some(lower);
+    }
+
+    /// Heap bytes of the staged levels and the spare ones.
+    fn stages_heap_bytes(&self) -> usize {
+        let staged = self.stages.iter().flatten().map(Stage::lower);
+        staged
+            .chain(self.spare.iter().flatten().map(|l| &l[..]))
+            .flat_map(|lower| lower.iter())
+            .map(|l| std::mem::size_of::<Level>() + l.heap_bytes())
+            .sum()
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::slot::State;
+    use super::level::Slot;
     use super::*;
+    use crate::timer::slot::State;
 
     fn add(w: &mut Wheel, s: &mut Slots<()>, due: u64) -> u32 {
         let idx = s.alloc();
@@ -478,5 +468,59 @@ mod tests {
         let mut got = take_due(&mut w, &mut s, 1 << 21);
         got.sort();
         assert_eq!(got, vec![keep, idx]);
+    }
+
+    /// Random dues, removals and re-inserts over many small ticks: the staged wheel hands out
+    /// exactly what a sorted list says is due, tick by tick.
+    #[test]
+    fn staged_cascades_match_a_sorted_list() {
+        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
+        let mut w = Wheel::new(0);
+        let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move || rng.next();
+        let mut live: Vec<(u32, u64)> = vec![];
+        let frame = 11_760_000u64; // 60 Hz in flicks
+        let mut now = 0u64;
+        for _ in 0..2_000 {
+            let idx = s.alloc();
+            let due = now + 1 + rnd() % (1 << 33);
+            s.at_mut(idx).due = due;
+            s.at_mut(idx).state = State::Active;
+            w.insert(&s, idx);
+            live.push((idx, due));
+        }
+        for tick in 0..1_500 {
+            // churn: remove some, re-add some at new or the same due
+            for _ in 0..3 {
+                if live.is_empty() {
+                    break;
+                }
+                let k = (rnd() % live.len() as u64) as usize;
+                let (idx, due) = live.swap_remove(k);
+                w.remove(&s, idx);
+                let new_due = if rnd() % 2 == 0 {
+                    due
+                } else {
+                    now + 1 + rnd() % (1 << 32)
+                };
+                s.at_mut(idx).due = new_due;
+                w.insert(&s, idx);
+                live.push((idx, new_due));
+            }
+            now += frame * (1 + tick % 3);
+            let mut got = vec![];
+            w.advance(&mut s, now, |s, i, due| {
+                let e = s.at_mut(i);
+                if e.state == State::Active && e.due == due {
+                    e.state = State::Ready;
+                    got.push(i);
+                }
+            });
+            got.sort_unstable();
+            let mut want: Vec<u32> = live.iter().filter(|l| l.1 <= now).map(|l| l.0).collect();
+            want.sort_unstable();
+            assert_eq!(got, want, "tick {tick}");
+            live.retain(|l| l.1 > now);
+        }
     }
 }
