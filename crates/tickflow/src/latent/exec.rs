@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::task::Waker;
 
 use super::factory::{NewTask, TaskFactory};
-use super::lend::{self, Lend};
+use super::lend::{self, Control, Lend};
 use super::slots::{
     AnyOutput, BoxFuture, Core, Current, Ended, Slots, CANCELLED, FREE, HAS_ANCHOR, HAS_OWNER,
     IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
@@ -34,11 +34,6 @@ use crate::owner::{OwnerId, Owners};
 use crate::time::{Clocks, Domain};
 use crate::timer::{TimerHandle, Timers};
 use crate::unwind::Payload;
-
-/// Cancels tasks without knowing the context type (for [`TaskRef`]).
-pub(crate) trait Control {
-    fn cancel(&self, index: u32, gen: u32) -> bool;
-}
 
 /// The executor's state, owned by the scheduler.
 pub(crate) struct Exec<C: 'static> {

@@ -23,22 +23,29 @@
 //! shared references (its state uses `Cell`/`RefCell`), so the pointer stored in the
 //! activation stays valid while the activation's guard lives, whatever `&mut` borrows of the
 //! scheduler struct come and go meanwhile. A lookup ([`with_active`]) succeeds only for the id
-//! of an executor that is active *on this thread*: a future or `TaskCx` that travelled to
-//! another thread finds nothing there. Ids are never reused, and each executor has exactly
-//! one context type, so a matching id is a pointer of the right type.
+//! of an executor that is active *on this thread*, and only for the type it was activated
+//! with: a future or `TaskCx` that travelled to another thread finds nothing there, and a
+//! caller that names another executor type finds nothing either (the activation keeps the
+//! type's id). This file imports nothing of the executor's: it defines the one trait
+//! ([`Control`]) that it stores activations as.
 //!
 //! Tested below and by the task integration tests. CI runs them under valgrind
 //! (`bash .ci/valgrind`); miri needs a nightly toolchain with the miri component, which CI
 //! does not have.
 #![allow(unsafe_code)]
 
+use std::any::TypeId;
 use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::exec::Control;
+/// What an active executor offers to callers that do not know its context type: cancelling
+/// one of its tasks (for [`TaskRef`](super::TaskRef)).
+pub(crate) trait Control {
+    fn cancel(&self, index: u32, gen: u32) -> bool;
+}
 
 /// A slot through which code called by the lender can borrow a `&mut T` for a moment.
 pub(crate) struct Lend<T> {
@@ -163,8 +170,10 @@ pub(crate) fn fresh_id() -> u64 {
 #[derive(Copy, Clone)]
 struct Active {
     id: u64,
-    /// The executor, type-erased (its context type is known to whoever has the id).
+    /// The executor, type-erased.
     exec: NonNull<()>,
+    /// Its type: a lookup that names another type finds nothing.
+    ty: TypeId,
     /// The same executor, for callers that do not know its context type.
     control: NonNull<dyn Control>,
 }
@@ -189,22 +198,22 @@ pub(crate) fn activate<E: Control + 'static, R>(id: u64, exec: &E, f: impl FnOnc
     let active = Active {
         id,
         exec: NonNull::from(exec).cast(),
+        ty: TypeId::of::<E>(),
         control: NonNull::from(control),
     };
     let _restore = Deactivate(ACTIVE.with(|a| a.replace(Some(active))));
     f()
 }
 
-/// Calls `f` with the executor of id `id` if it is active on this thread; `None` otherwise.
-///
-/// The caller names the executor's type `E`: it must be the type `activate` was called with
-/// for that id (each id belongs to one executor, and so to one type).
+/// Calls `f` with the executor of id `id` if it is active on this thread and of type `E`;
+/// `None` otherwise (a caller that names the wrong type finds nothing: one comparison of
+/// type ids, so the function is safe whatever the caller names).
 pub(crate) fn with_active<E: 'static, R>(id: u64, f: impl FnOnce(&E) -> R) -> Option<R> {
-    let active = ACTIVE.with(Cell::get).filter(|a| a.id == id)?;
-    // SAFETY: `activate` stored a pointer to a live `E` (the executor of this id, which has
-    // this type) and removes it before its borrow of that `E` ends; we are called while that
-    // scope is on this thread's stack (the cell is thread-local), so the `E` is alive, and it
-    // is only ever used through shared references.
+    let active = (ACTIVE.with(Cell::get)).filter(|a| a.id == id && a.ty == TypeId::of::<E>())?;
+    // SAFETY: `activate` stored a pointer to a live executor whose type id is `E`'s (checked
+    // above, so the pointer is to an `E`), and removes it before its borrow of that `E` ends;
+    // we are called while that scope is on this thread's stack (the cell is thread-local), so
+    // the `E` is alive, and it is only ever used through shared references.
     let exec = unsafe { active.exec.cast::<E>().as_ref() };
     Some(f(exec))
 }
@@ -289,5 +298,44 @@ mod tests {
         }));
         assert!(r.is_ok());
         assert_eq!(a, 5);
+    }
+
+    struct ExecA(u32);
+    struct ExecB(#[allow(dead_code)] String);
+
+    impl Control for ExecA {
+        fn cancel(&self, _: u32, _: u32) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn an_activation_answers_only_its_id_and_its_type() {
+        let a = ExecA(7);
+        let id = fresh_id();
+        assert!(
+            with_active::<ExecA, _>(id, |e| e.0).is_none(),
+            "not active yet"
+        );
+        activate(id, &a, || {
+            assert_eq!(with_active::<ExecA, _>(id, |e| e.0), Some(7));
+            assert!(
+                with_active::<ExecB, _>(id, |e| e.0.len()).is_none(),
+                "another type"
+            );
+            assert!(
+                with_active::<ExecA, _>(fresh_id(), |e| e.0).is_none(),
+                "another id"
+            );
+            assert_eq!(with_active_control(id, |c| c.cancel(0, 0)), Some(true));
+            // From another thread the activation is not there.
+            std::thread::scope(|s| {
+                s.spawn(|| assert!(with_active::<ExecA, _>(id, |e| e.0).is_none()));
+            });
+        });
+        assert!(
+            with_active::<ExecA, _>(id, |e| e.0).is_none(),
+            "gone after the scope"
+        );
     }
 }
