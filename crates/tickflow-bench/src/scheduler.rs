@@ -12,7 +12,9 @@
 //! - S2: 1e4 functions with intervals of 0.5–5 s at 60 Hz: ns per frame and per function that
 //!   ticked, against a naive loop that checks every function's cooldown each frame and a
 //!   floor that calls only the due functions. Then 1e5 such functions, and 1e4 of which 10 %
-//!   tick every frame (the mix of a game: movement every frame, thinking on intervals).
+//!   tick every frame (the mix of a game: movement every frame, thinking on intervals). And
+//!   that mix with shorter intervals (0.1–2 s) and S1's graph (random groups, 10 % with a
+//!   prerequisite), against a scan in a cached topological order.
 //! - S3: 1e3 parallel functions of ~20 µs arithmetic each: speed-up of the worker pool over
 //!   running them one by one (`set_parallel(false)`).
 
@@ -129,31 +131,46 @@ fn floor_copy<const K: usize>(n_funcs: usize, frames: usize) -> f64 {
 }
 
 /// `n` intervals: `always_pct` % of them zero (the function ticks every frame), the others
-/// 0.5–5 s.
-fn s2_intervals(n: usize, always_pct: u32) -> Vec<Span> {
+/// uniform in `ms` milliseconds.
+fn s2_intervals(n: usize, always_pct: u32, ms: std::ops::Range<u64>) -> Vec<Span> {
     let mut r = rng();
     (0..n)
         .map(|_| {
             if r.random_range(0..100) < always_pct {
                 Span::ZERO
             } else {
-                Span::from_millis(r.random_range(500..5_000))
+                Span::from_millis(r.random_range(ms.clone()))
             }
         })
         .collect()
 }
 
-/// (ns per frame, ns per function that ticked).
-fn s2_tickflow(intervals: &[Span], frames: usize) -> (f64, f64) {
+/// (ns per frame, ns per function that ticked); with `graph`, each function in its group and
+/// after its prerequisite.
+fn s2_tickflow(
+    intervals: &[Span],
+    graph: Option<&[(usize, Option<usize>)]>,
+    frames: usize,
+) -> (f64, f64) {
     let mut sched = Scheduler::<u64>::new();
-    for &interval in intervals {
-        sched.ticks().add(
+    let mut handles = Vec::with_capacity(intervals.len());
+    for (i, &interval) in intervals.iter().enumerate() {
+        let group = graph.map_or(TickGroup::default(), |g| TickGroup::ALL[g[i].0]);
+        handles.push(sched.ticks().add(
             TickSettings {
                 interval,
-                ..TickSettings::default()
+                ..TickSettings::default().in_group(group)
             },
             |n, _| *n += 1,
-        );
+        ));
+    }
+    for (i, &(_, pre)) in graph.unwrap_or_default().iter().enumerate() {
+        if let Some(p) = pre {
+            sched
+                .ticks()
+                .add_prerequisite(handles[i], handles[p])
+                .unwrap();
+        }
     }
     let mut n = 0u64;
     sched.tick(Span::frames(1, 60), &mut n); // everyone's first tick
@@ -166,18 +183,34 @@ fn s2_tickflow(intervals: &[Span], frames: usize) -> (f64, f64) {
     (ns / frames as f64, ns / n.max(1) as f64)
 }
 
-/// A naive interval loop: every function's cooldown is checked every frame.
-fn s2_scan(intervals: &[Span], frames: usize) -> (f64, f64) {
+/// A naive interval loop: every function's cooldown is checked every frame, in a cached
+/// topological order of `graph` when there is one (by group, each function after its
+/// prerequisite: computed once, as a scheduler that caches its order would).
+fn s2_scan(
+    intervals: &[Span],
+    graph: Option<&[(usize, Option<usize>)]>,
+    frames: usize,
+) -> (f64, f64) {
     struct F {
         left: u64,
         interval: u64,
         f: unreal_tick::TickFn,
     }
-    let mut funcs: Vec<F> = intervals
+    let mut order: Vec<usize> = (0..intervals.len()).collect();
+    if let Some(g) = graph {
+        // A function runs in the later of its group and its prerequisite's (prerequisites
+        // have lower indexes, so index order within a group keeps them first).
+        let mut at = vec![0usize; g.len()];
+        for (i, &(group, pre)) in g.iter().enumerate() {
+            at[i] = pre.map_or(group, |p| group.max(at[p]));
+        }
+        order.sort_by_key(|&i| (at[i], i));
+    }
+    let mut funcs: Vec<F> = order
         .iter()
-        .map(|i| F {
+        .map(|&i| F {
             left: 0,
-            interval: i.flicks(),
+            interval: intervals[i].flicks(),
             f: Box::new(|n: &mut u64| *n += 1),
         })
         .collect();
@@ -245,13 +278,24 @@ fn s3(parallel: bool, rounds: u64, frames: usize) -> f64 {
     start.elapsed().as_secs_f64() * 1e3 / frames as f64
 }
 
-/// S2 with `always_pct` % of the functions ticking every frame; the floor is a
-/// `Vec<Box<dyn FnMut>>` loop over as many functions as tick per frame (the due calls only).
-fn s2(n: usize, always_pct: u32, runs: usize, s2_frames: usize) {
-    let intervals = s2_intervals(n, always_pct);
+/// S2 with `always_pct` % of the functions ticking every frame and the others every `ms`
+/// milliseconds, with S1's graph (random groups, 10 % with a prerequisite) when `graph`; the
+/// floor is a `Vec<Box<dyn FnMut>>` loop over as many functions as tick per frame (the due
+/// calls only).
+fn s2(
+    n: usize,
+    always_pct: u32,
+    ms: std::ops::Range<u64>,
+    graph: bool,
+    runs: usize,
+    s2_frames: usize,
+) {
+    let intervals = s2_intervals(n, always_pct, ms.clone());
+    let g = graph.then(|| s1_graph(n));
+    let g = g.as_deref();
     let (tf_frame, tf_each) = {
         let r: Vec<(f64, f64)> = (0..runs)
-            .map(|_| s2_tickflow(&intervals, s2_frames))
+            .map(|_| s2_tickflow(&intervals, g, s2_frames))
             .collect();
         (
             median(r.iter().map(|x| x.0).collect()),
@@ -259,7 +303,9 @@ fn s2(n: usize, always_pct: u32, runs: usize, s2_frames: usize) {
         )
     };
     let (scan_frame, scan_each) = {
-        let r: Vec<(f64, f64)> = (0..runs).map(|_| s2_scan(&intervals, s2_frames)).collect();
+        let r: Vec<(f64, f64)> = (0..runs)
+            .map(|_| s2_scan(&intervals, g, s2_frames))
+            .collect();
         (
             median(r.iter().map(|x| x.0).collect()),
             median(r.iter().map(|x| x.1).collect()),
@@ -269,16 +315,25 @@ fn s2(n: usize, always_pct: u32, runs: usize, s2_frames: usize) {
     let ticked = tf_frame / tf_each;
     let due = (ticked.round() as usize).max(1);
     let floor = repeat(runs, || s1_floor(due, s2_frames));
-    let what = if always_pct == 0 {
-        "all with intervals 0.5-5 s".to_string()
+    let secs = format!("{}-{} s", ms.start as f64 / 1e3, ms.end as f64 / 1e3);
+    let mut what = if always_pct == 0 {
+        format!("all with intervals {secs}")
     } else {
-        format!("{}% every frame, the others every 0.5-5 s", always_pct)
+        format!("{always_pct}% every frame, the others every {secs}")
     };
+    if graph {
+        what += ", random groups, 10 % with a prerequisite";
+    }
     println!("S2  {n} functions, {what}, at 60 Hz ({ticked:.0} tick per frame)");
     println!(
         "    tickflow      {tf_frame:9.0} ns/frame  {tf_each:7.1} ns per function that ticked"
     );
-    println!("    scan-all      {scan_frame:9.0} ns/frame  {scan_each:7.1} ns per function that ticked   tickflow/scan = {:.2}x", tf_frame / scan_frame);
+    let scan = if graph {
+        "cached topo   "
+    } else {
+        "scan-all      "
+    };
+    println!("    {scan}{scan_frame:9.0} ns/frame  {scan_each:7.1} ns per function that ticked   tickflow/scan = {:.2}x", tf_frame / scan_frame);
     println!(
         "    due calls only              {floor:7.1} ns per function that ticked   tickflow/floor = {:.2}x",
         tf_each / floor
@@ -322,12 +377,14 @@ pub fn run(opts: &Options) {
     }
 
     let s2_frames = if quick { 120 } else { 1_200 };
-    let empty = repeat(runs, || s2_tickflow(&[], s2_frames).0);
+    let empty = repeat(runs, || s2_tickflow(&[], None, s2_frames).0);
     println!("S0  an empty scheduler frame (clock, 7 groups, timers, tickables): {empty:.0} ns");
     for n in [10_000, 100_000] {
-        s2(n, 0, runs, s2_frames);
+        s2(n, 0, 500..5_000, false, runs, s2_frames);
     }
-    s2(10_000, 10, runs, s2_frames);
+    s2(10_000, 10, 500..5_000, false, runs, s2_frames);
+    // A game's shape (issue 34): short intervals, groups and prerequisites.
+    s2(10_000, 10, 100..2_000, true, runs, s2_frames);
 
     let rounds = calibrate();
     let s3_frames = if quick { 5 } else { 30 };
