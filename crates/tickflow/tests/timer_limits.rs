@@ -33,7 +33,7 @@ fn a_huge_delta_makes_at_most_the_cap_of_calls() {
     assert_eq!(n, 2 * DEFAULT_CATCH_UP_CAP);
 }
 
-/// Mutation `BLIND_LEVELS` 5 -> 6 in `timer/wheel.rs`: the wheel then read only the low 32
+/// Mutation `BLIND_LEVELS` 5 -> 6 in `timer/wheel/level.rs`: the wheel then read only the low 32
 /// bits of due times at a level whose slots span more than that, and timers due 100 s or more
 /// ahead were silently lost (`after(120 s)` never fired).
 #[test]

@@ -88,7 +88,7 @@ impl<C: 'static> Timers<C> {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
             wheel.advance(&mut self.slots, self.span.now[d], |slots, idx, due| {
                 let e = slots.at(idx);
-                // Stale records (lazy removal, `wheel.rs`) fail this check; so does a second
+                // Stale records (lazy removal, `wheel/mod.rs`) fail this check; so does a second
                 // record of the same timer and due, since `Call::make` marks it `Ready`.
                 if e.due == due && e.waits_in(d, due as u32) {
                     ready.collect(Call::make(slots, idx, 0, tick));

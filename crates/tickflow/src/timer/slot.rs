@@ -139,7 +139,7 @@ const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);
 impl<C> Entry<C> {
     /// Whether this timer waits in the wheel of clock `domain` (a `Domain::index`) at a due
     /// time whose low 32 bits are `due_lo`: what a wheel record `(index, due_lo)` must match
-    /// to be live (`wheel.rs`, lazy removal).
+    /// to be live (`wheel/mod.rs`, lazy removal).
     #[inline]
     pub(super) fn waits_in(&self, domain: usize, due_lo: u32) -> bool {
         // `&`: all three read this entry, and callers want no branch per record.

@@ -1,4 +1,4 @@
-//! Model test of the wheel's internals (`wheel.rs`, `stage.rs`) against a sorted list.
+//! Model test of the wheel's internals (`wheel/`) against a sorted list.
 //!
 //! Random inserts, removals (pause-like: the entry stays in its slot; free-like: the slot is
 //! reused by a new timer, possibly of the other clock), re-inserts at the same or another due

@@ -31,10 +31,15 @@
 //!   entries at all. Levels 6+ (timers more than ~97 s of flicks away) read each entry once.
 //!   The consumer of due records checks each against its entry anyway.
 //!
-//! - **Incremental cascading** (`stage.rs`, driven from here): the records of the next non-empty slot of each
-//!   level 1..=5 are moved into a staged copy of the lower levels a slice per tick while the
-//!   current slot passes, and swapped in when the clock enters that slot. Without it, entering
-//!   a level-5 slot (1.5 s of flicks wide) moves every timer due in it in one frame.
+//! - **Incremental cascading** (`stage.rs`, driven from here): the records of the next
+//!   non-empty slot of each level 1..=5 are moved into a staged copy of the lower levels a
+//!   slice per tick while the current slot passes, and swapped in when the clock enters that
+//!   slot. Without it, entering a level-5 slot (1.5 s of flicks wide) moves every timer due in
+//!   it in one frame.
+//!
+//! The parts: `recs.rs` (a record, and a slot's records in blocks), `level.rs` (a level's
+//! slots and where a due time goes), `stage.rs` (a slot being moved down ahead of time), and
+//! this file, the wheel that drives them.
 //!
 //! Ground rules (invariants):
 //!
