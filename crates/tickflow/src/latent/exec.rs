@@ -8,13 +8,12 @@
 //! unless it was woken: a task waiting on a delay costs nothing until its timer fires.
 //!
 //! The executor is owned by its scheduler and used through shared references only (its state
-//! is in `Cell`s and `RefCell`s). Task futures and [`TaskCx`] reach it through the activation
+//! is in `Cell`s and `RefCell`s). Task futures and [`TaskCx`](super::TaskCx) reach it through the activation
 //! of `lend.rs` while the scheduler runs on this thread, so nothing that travels with a task
 //! points at it: tasks are `Send`, and so is the scheduler.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::future::Future;
 use std::mem;
 use std::num::NonZeroU32;
 use std::panic::{self, AssertUnwindSafe};
@@ -28,7 +27,6 @@ use super::slots::{
     AnyOutput, BoxFuture, Core, Current, Ended, Slots, CANCELLED, FREE, HAS_ANCHOR, HAS_OWNER,
     IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
-use super::task::{TaskCx, TaskHandle};
 use crate::commands::Commands;
 use crate::owner::{OwnerId, Owners};
 use crate::time::{Clocks, Domain};
@@ -271,21 +269,6 @@ impl<C: 'static> Exec<C> {
             }
         }
         self.after_timers();
-    }
-
-    /// Spawns a task: first polled in the next latent stage.
-    pub(crate) fn spawn<F, T>(
-        &self,
-        owner: Option<OwnerId>,
-        f: impl FnOnce(TaskCx<C>) -> F,
-    ) -> TaskHandle<T>
-    where
-        F: Future<Output = T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let (task, handle) = self.factory.make(owner, f);
-        self.insert(task);
-        handle
     }
 
     /// Takes a task made by the factory (here or through `Commands`). One cancelled before it

@@ -6,6 +6,7 @@ use std::panic;
 
 use super::exec::Exec;
 use super::lend;
+use super::spawn;
 use super::{TaskCx, TaskHandle};
 use crate::owner::OwnerId;
 
@@ -88,7 +89,7 @@ impl<C: 'static> Tasks<C> {
         T: Send + 'static,
     {
         let exec = self.exec();
-        exec.activate(|| exec.spawn(owner, f))
+        exec.activate(|| spawn::spawn_in(exec, owner, f))
     }
 
     /// Tasks that have not ended.

@@ -10,7 +10,8 @@ use super::apply::{Command, Shared};
 use crate::commands::Commands;
 use crate::handle::{lock_alloc, SharedAlloc};
 use crate::latent::{
-    Completion, LatentAction, LatentCx, LatentHandle, TaskCx, TaskFactory, TaskHandle,
+    make_task, spawn_from, Completion, LatentAction, LatentCx, LatentHandle, TaskCx, TaskFactory,
+    TaskHandle,
 };
 use crate::owner::OwnerId;
 use crate::tick::{Body, TickCx, TickError, TickHandle, TickSettings};
@@ -270,9 +271,9 @@ impl<C: 'static> TaskCommands<'_, C> {
         T: Send + 'static,
     {
         let Some(shared) = self.cmds.shared() else {
-            return TaskFactory::closed().make(owner, f).1;
+            return make_task(&TaskFactory::closed(), owner, f).1;
         };
-        let (task, handle) = shared.tasks.spawn(owner, f);
+        let (task, handle) = spawn_from(&shared.tasks, owner, f);
         if let Some(task) = task {
             shared.push(Command::Spawn(task));
         }
