@@ -161,7 +161,7 @@
 //! The [`snapshot`] module has the rules, what cannot be saved (async tasks), a save-game
 //! example with serde, and [`sync_test`](snapshot::sync_test), which checks that a world
 //! survives rollbacks.
-// Two modules need unsafe code (`latent/lend.rs` and `timer/callback.rs`, which say why);
+// Two modules need unsafe code (`executor/lend.rs` and `timer/callback.rs`, which say why);
 // each opts in alone.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
@@ -170,6 +170,7 @@
 mod commands;
 pub mod compat;
 pub mod driver;
+mod executor;
 mod format;
 mod handle;
 pub mod latent;

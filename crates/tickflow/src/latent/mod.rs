@@ -67,7 +67,7 @@
 //!
 //! `TaskCx::with` hands the task a `&mut C` that the scheduler borrows only for the frame.
 //! That needs one small piece of unsafe code (a pointer lent for the length of a poll), kept in
-//! `lend.rs` with its argument; miri cannot run here (no nightly toolchain), so CI runs its
+//! `executor/lend.rs` with its argument; miri cannot run here (no nightly toolchain), so CI runs its
 //! tests and the task tests under valgrind (`bash .ci/valgrind`).
 //!
 //! # Examples
@@ -97,15 +97,6 @@
 
 mod action;
 mod actions;
-mod exec;
-mod factory;
-mod lend;
-mod poll;
-mod slots;
-mod spawn;
-mod task;
-mod tasks;
-mod wait;
 
 pub use action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, SavedAction,
@@ -114,12 +105,10 @@ pub use action::{
 pub use actions::{
     Completion, LatentActionManager, LatentActions, LatentCall, LatentCx, LatentHandle, LatentInfo,
 };
-pub use poll::MAX_TASK_PASSES;
-pub use task::{Cancelled, TaskCx, TaskHandle, TaskRef};
-pub use wait::{NextFrame, Sleep, Until};
+// The async tasks' executor is a module of its own (`executor/`); its public types are
+// reached here, beside the latent actions, as the one door to work that waits across frames.
+pub use crate::executor::{
+    Cancelled, NextFrame, Sleep, TaskCx, TaskHandle, TaskRef, Tasks, Until, MAX_TASK_PASSES,
+};
 
 pub(crate) use actions::{LatentSnapshot, MovedLatent};
-pub(crate) use exec::Exec;
-pub(crate) use factory::{NewTask, TaskFactory};
-pub(crate) use spawn::{make as make_task, spawn_from};
-pub use tasks::Tasks;

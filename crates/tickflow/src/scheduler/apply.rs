@@ -6,10 +6,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::executor::{Exec, NewTask, TaskFactory};
 use crate::handle::SharedAlloc;
-use crate::latent::{
-    Completion, Exec, LatentAction, LatentActions, LatentHandle, NewTask, TaskFactory,
-};
+use crate::latent::{Completion, LatentAction, LatentActions, LatentHandle};
 use crate::owner::OwnerId;
 use crate::tick::{Body, TickError, TickFunctions, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle, Tickables};

@@ -8,11 +8,9 @@ use std::num::NonZeroU32;
 
 use super::apply::{Command, Shared};
 use crate::commands::Commands;
+use crate::executor::{make_task, spawn_from, TaskFactory};
 use crate::handle::{lock_alloc, SharedAlloc};
-use crate::latent::{
-    make_task, spawn_from, Completion, LatentAction, LatentCx, LatentHandle, TaskCx, TaskFactory,
-    TaskHandle,
-};
+use crate::latent::{Completion, LatentAction, LatentCx, LatentHandle, TaskCx, TaskHandle};
 use crate::owner::OwnerId;
 use crate::tick::{Body, TickCx, TickError, TickHandle, TickSettings};
 use crate::tickable::{Tickable, TickableHandle};

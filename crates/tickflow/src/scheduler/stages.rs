@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::apply::{apply, Parts, Shared};
 use super::{FrameReport, Scheduler, Stage};
-use crate::latent::{Exec, LatentActions};
+use crate::executor::Exec;
+use crate::latent::LatentActions;
 use crate::tick::{Env, TickError, TickFunctions, TickGroup};
 use crate::tickable::Tickables;
 use crate::time::Clocks;

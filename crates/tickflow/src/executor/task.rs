@@ -18,7 +18,7 @@ use crate::timer::Timers;
 
 /// What a task gets to wait, to reach the game state and the timers, and to read the clocks.
 /// `Copy`, `Send` and `Sync`: it is only the id of the scheduler that spawned the task. See the
-/// [module docs](super) for the timing rules.
+/// [module docs](crate::latent) for the timing rules.
 ///
 /// Everything it does needs that scheduler to be running the task (or spawning it) on this
 /// thread: inside the task's `async` block it always is. The futures it returns work with the

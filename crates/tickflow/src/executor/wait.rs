@@ -21,8 +21,9 @@ fn exec<C: 'static, R>(id: u64, f: impl FnOnce(&Exec<C>) -> R) -> R {
     lend::with_active(id, f).expect(NOT_IN_A_TASK)
 }
 
-/// The future of [`TaskCx::delay`](super::TaskCx::delay), [`delay_real`](super::TaskCx::delay_real) and
-/// [`frames`](super::TaskCx::delay). Dropping it clears its timer.
+/// The future of [`TaskCx::delay`](crate::latent::TaskCx::delay),
+/// [`delay_real`](crate::latent::TaskCx::delay_real) and
+/// [`frames`](crate::latent::TaskCx::delay). Dropping it clears its timer.
 pub struct Sleep<C: 'static> {
     exec: u64,
     domain: Domain,
@@ -209,7 +210,7 @@ impl<C: 'static> fmt::Debug for Sleep<C> {
     }
 }
 
-/// The future of [`TaskCx::next_frame`](super::TaskCx::next_frame).
+/// The future of [`TaskCx::next_frame`](crate::latent::TaskCx::next_frame).
 pub struct NextFrame<C: 'static> {
     exec: u64,
     target: Option<u64>,
@@ -251,7 +252,7 @@ impl<C: 'static> fmt::Debug for NextFrame<C> {
     }
 }
 
-/// The future of [`TaskCx::until`](super::TaskCx::until).
+/// The future of [`TaskCx::until`](crate::latent::TaskCx::until).
 pub struct Until<C: 'static, F> {
     exec: u64,
     cond: F,

@@ -8,9 +8,9 @@
 //! unless it was woken: a task waiting on a delay costs nothing until its timer fires.
 //!
 //! The executor is owned by its scheduler and used through shared references only (its state
-//! is in `Cell`s and `RefCell`s). Task futures and [`TaskCx`](super::TaskCx) reach it through the activation
-//! of `lend.rs` while the scheduler runs on this thread, so nothing that travels with a task
-//! points at it: tasks are `Send`, and so is the scheduler.
+//! is in `Cell`s and `RefCell`s). Task futures and [`TaskCx`](super::TaskCx) reach it through
+//! the activation of `lend.rs` while the scheduler runs on this thread, so nothing that travels
+//! with a task points at it: tasks are `Send`, and so is the scheduler.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
