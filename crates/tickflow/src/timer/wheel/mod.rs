@@ -72,7 +72,7 @@ mod stage;
 
 use self::level::{position, Level, BLIND_LEVELS, LEVELS, SLOT_BITS, SLOT_MASK};
 use self::recs::Rec;
-use self::stage::Stage;
+use self::stage::StagedSlot;
 use super::slot::{Slots, NEVER};
 
 /// A slot is compacted when more than this many and more than half of its records are stale.
@@ -105,7 +105,7 @@ pub(crate) struct Wheel {
     elapsed: u64,
     levels: Box<[Box<Level>]>,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
-    stages: [Option<Stage>; BLIND_LEVELS + 1],
+    stages: [Option<StagedSlot>; BLIND_LEVELS + 1],
     /// Empty level sets that a finished stage gave back, reused by the next stage of the
     /// same level (index: level), so entering slots does not allocate.
     spare: [Option<Box<[Box<Level>]>>; BLIND_LEVELS + 1],
@@ -314,7 +314,7 @@ impl Wheel {
                 let lower = self.spare[level]
                     .take()
                     .unwrap_or_else(|| (0..level).map(|_| Box::new(Level::new())).collect());
-                self.stages[level] = Some(Stage::new(slot, start, lower));
+                self.stages[level] = Some(StagedSlot::new(slot, start, lower));
             }
             let stage = self.stages[level].as_mut().expect("set above");
             if now >= stage.start() {
@@ -350,7 +350,7 @@ impl Wheel {
 
     /// Heap bytes of the staged levels and the spare ones.
     fn stages_heap_bytes(&self) -> usize {
-        let staged = self.stages.iter().flatten().map(Stage::lower);
+        let staged = self.stages.iter().flatten().map(StagedSlot::lower);
         staged
             .chain(self.spare.iter().flatten().map(|l| &l[..]))
             .flat_map(|lower| lower.iter())

@@ -27,7 +27,7 @@ const MIN_MOVE: usize = 256;
 
 /// A level-`l` slot being moved down ahead of time.
 #[derive(Debug)]
-pub(super) struct Stage {
+pub(super) struct StagedSlot {
     slot: usize,
     start: u64,
     /// Records of the source slot before this one are moved.
@@ -36,11 +36,11 @@ pub(super) struct Stage {
     lower: Box<[Box<Level>]>,
 }
 
-impl Stage {
+impl StagedSlot {
     /// A stage of slot `slot` of its level, which starts at `start`, into `lower` (empty
     /// levels `0..l`).
-    pub(super) fn new(slot: usize, start: u64, lower: Box<[Box<Level>]>) -> Stage {
-        Stage {
+    pub(super) fn new(slot: usize, start: u64, lower: Box<[Box<Level>]>) -> StagedSlot {
+        StagedSlot {
             slot,
             start,
             cursor: 0,
