@@ -4,10 +4,10 @@ use std::fmt;
 use std::time::Duration;
 
 use super::dispatch::Dispatch;
-use super::entry::{Core, ACTIVE, DONE};
-use super::service::{schedule, Shared};
+use super::entry::{SharedTimer, ACTIVE, DONE};
+use super::service::{schedule, Service};
 use super::sync::{Arc, AtomicU8, Mutex, Ordering};
-use super::table::Entry;
+use super::table::TableEntry;
 use crate::timer::CatchUp;
 
 /// Options of a new real-time timer, from [`RealtimeTimers::after`](super::RealtimeTimers::after)
@@ -20,7 +20,7 @@ use crate::timer::CatchUp;
 /// [`every`](super::RealtimeTimers::every) say so.
 #[must_use = "a timer is stored only by .call(f)"]
 pub struct RealtimeBuilder<'a> {
-    shared: &'a Shared,
+    shared: &'a Service,
     /// The delay of `after`, the period of `every`: the period of any repeat.
     rate: Duration,
     first: Option<Duration>,
@@ -32,7 +32,7 @@ pub struct RealtimeBuilder<'a> {
 }
 
 impl<'a> RealtimeBuilder<'a> {
-    pub(crate) fn new(shared: &'a Shared, rate: Duration, repeating: bool) -> Self {
+    pub(crate) fn new(shared: &'a Service, rate: Duration, repeating: bool) -> Self {
         RealtimeBuilder {
             shared,
             rate,
@@ -95,7 +95,7 @@ impl<'a> RealtimeBuilder<'a> {
     pub fn call(self, f: impl FnMut() + Send + 'static) -> RealtimeHandle {
         let flags = Arc::clone(&self.shared.flags);
         let never = self.times == Some(0) || flags.stopped.load(Ordering::Acquire);
-        let core = Arc::new(Core {
+        let core = Arc::new(SharedTimer {
             state: AtomicU8::new(if never { DONE } else { ACTIVE }),
             callback: Mutex::new(Box::new(f)),
             on_cancel: self.on_cancel.map(|h| Mutex::new(Some(h))),
@@ -107,7 +107,7 @@ impl<'a> RealtimeBuilder<'a> {
             let now = self.shared.clock.now();
             // A first delay too large to represent: the timer never fires.
             let anchor = now.checked_add(first);
-            let entry = Entry {
+            let entry = TableEntry {
                 core: Arc::clone(&core),
                 anchor: anchor.unwrap_or(now),
                 period: repeating.then_some(self.rate),
@@ -142,7 +142,7 @@ impl fmt::Debug for RealtimeBuilder<'_> {
 /// A real-time timer: cancel it from any thread. `Send + Sync + Clone`.
 #[derive(Clone)]
 pub struct RealtimeHandle {
-    core: Arc<Core>,
+    core: Arc<SharedTimer>,
 }
 
 impl RealtimeHandle {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::entry::Call;
+use super::entry::DueCall;
 use super::sync::{lock, Arc, Mutex};
 
 /// Where a real-time timer's calls run.
@@ -22,7 +22,7 @@ pub enum Dispatch {
 
 impl Dispatch {
     /// Runs or hands on one call; `true` when it ran here or was handed on.
-    pub(crate) fn send(&self, call: Call) -> bool {
+    pub(crate) fn send(&self, call: DueCall) -> bool {
         match self {
             Dispatch::TimerThread => call.run(),
             #[cfg(feature = "rayon")]
@@ -80,7 +80,7 @@ impl fmt::Debug for Dispatch {
 #[derive(Clone, Default)]
 pub struct Dispatcher {
     /// Calls waiting (each knows the service it came from).
-    queue: Arc<Mutex<Vec<Call>>>,
+    queue: Arc<Mutex<Vec<DueCall>>>,
 }
 
 impl Dispatcher {
@@ -94,7 +94,11 @@ impl Dispatcher {
     pub fn pump(&self) -> usize {
         let mut calls = std::mem::take(&mut *lock(&self.queue));
         calls.sort_by_key(|c| (c.due, c.id));
-        calls.into_iter().map(Call::run).filter(|&ran| ran).count()
+        calls
+            .into_iter()
+            .map(DueCall::run)
+            .filter(|&ran| ran)
+            .count()
     }
 
     /// Calls waiting for [`pump`](Self::pump).

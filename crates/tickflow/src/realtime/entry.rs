@@ -18,8 +18,8 @@ pub(crate) const CANCELLED: u8 = 2;
 pub(crate) const DONE: u8 = 3;
 pub(crate) const RUNNING_LAST: u8 = 4;
 
-pub(crate) type Callback = Box<dyn FnMut() + Send>;
-pub(crate) type CancelHook = Box<dyn FnOnce() + Send>;
+pub(crate) type CallFn = Box<dyn FnMut() + Send>;
+pub(crate) type CancelFn = Box<dyn FnOnce() + Send>;
 // A plain std `Arc`: the hook is not part of what loom checks.
 pub(crate) type PanicHook = std::sync::Arc<dyn Fn(&TimerPanic) + Send + Sync>;
 
@@ -32,23 +32,23 @@ pub struct TimerPanic {
 }
 
 /// What a timer shares with its handles and with its queued calls.
-pub(crate) struct Core {
+pub(crate) struct SharedTimer {
     pub(crate) state: AtomicU8,
-    pub(crate) callback: Mutex<Callback>,
+    pub(crate) callback: Mutex<CallFn>,
     /// `None` when the timer has no hook: `cancel` then takes no lock.
-    pub(crate) on_cancel: Option<Mutex<Option<CancelHook>>>,
+    pub(crate) on_cancel: Option<Mutex<Option<CancelFn>>>,
     /// The service's flags: a stopped service has no active timers, and the destructors'
     /// panics go to its hook.
-    pub(crate) flags: Arc<Flags>,
+    pub(crate) flags: Arc<ServiceFlags>,
 }
 
-impl Drop for Core {
+impl Drop for SharedTimer {
     /// The last reference to a timer may go on any thread: the service's (a finished timer
     /// taken out of its table), a pool worker, a `pump`, a handle's owner. A closure whose
     /// destructor panics is reported to the service's panic hook like a panicking call, and
     /// that thread goes on.
     fn drop(&mut self) {
-        let cb: Callback = std::mem::replace(&mut *lock(&self.callback), Box::new(|| {}));
+        let cb: CallFn = std::mem::replace(&mut *lock(&self.callback), Box::new(|| {}));
         let hook = self.on_cancel.as_ref().and_then(|h| lock(h).take());
         for result in [
             panic::catch_unwind(AssertUnwindSafe(|| drop(cb))),
@@ -62,7 +62,7 @@ impl Drop for Core {
 }
 
 /// Service-wide flags that calls and handles need after the service is gone.
-pub(crate) struct Flags {
+pub(crate) struct ServiceFlags {
     pub(crate) stopped: AtomicBool,
     /// Calls running now (on any thread). `stopped` is set under this lock, so a call either
     /// counts itself before shutdown waits, or sees `stopped` and does not start.
@@ -71,9 +71,9 @@ pub(crate) struct Flags {
     pub(crate) panic_hook: Mutex<Option<PanicHook>>,
 }
 
-impl Flags {
+impl ServiceFlags {
     pub(crate) fn new() -> Self {
-        Flags {
+        ServiceFlags {
             stopped: AtomicBool::new(false),
             in_flight: Mutex::new(0),
             idle: Condvar::new(),
@@ -95,7 +95,7 @@ impl Flags {
 }
 
 /// Calls in flight; counted out on drop.
-pub(crate) struct Flight<'a>(&'a Flags);
+pub(crate) struct Flight<'a>(&'a ServiceFlags);
 
 impl Drop for Flight<'_> {
     fn drop(&mut self) {
@@ -107,7 +107,7 @@ impl Drop for Flight<'_> {
     }
 }
 
-impl Core {
+impl SharedTimer {
     /// `cancel` of a handle: `true` when this call cancelled a timer that could still run.
     pub(crate) fn cancel(&self) -> bool {
         let mut s = self.state.load(Ordering::Acquire);
@@ -170,16 +170,16 @@ pub fn scheduled() -> Option<Instant> {
 }
 
 /// One call of a timer, due at `due`.
-pub(crate) struct Call {
+pub(crate) struct DueCall {
     pub(crate) due: Instant,
     /// The timer's id (set order), for ties.
     pub(crate) id: u64,
-    pub(crate) core: Arc<Core>,
+    pub(crate) core: Arc<SharedTimer>,
     /// The timer's last call: it is done after this one.
     pub(crate) last: bool,
 }
 
-impl Call {
+impl DueCall {
     /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of
     /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
     pub(crate) fn run(self) -> bool {
@@ -223,7 +223,7 @@ impl Call {
 }
 
 /// Hands a caught panic to the service's hook (default: a line on stderr).
-fn report(flags: &Flags, payload: Box<dyn std::any::Any + Send>) {
+fn report(flags: &ServiceFlags, payload: Box<dyn std::any::Any + Send>) {
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -251,14 +251,14 @@ fn report(flags: &Flags, payload: Box<dyn std::any::Any + Send>) {
 
 /// `true` while the current thread runs one of this service's callbacks (waiting for the
 /// service to go idle there would wait for itself).
-pub(crate) fn in_own_callback(flags: &Arc<Flags>) -> bool {
+pub(crate) fn in_own_callback(flags: &Arc<ServiceFlags>) -> bool {
     let me = Arc::as_ptr(flags) as usize;
     SCHEDULED
         .with(Cell::get)
         .is_some_and(|(_, service)| service == me)
 }
 
-impl Flags {
+impl ServiceFlags {
     /// No call starts after this returns; with `wait`, none is running either.
     pub(crate) fn stop(&self, wait: bool) {
         let mut n = lock(&self.in_flight);

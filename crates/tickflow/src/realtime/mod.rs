@@ -87,9 +87,9 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use dispatch::{Dispatch, Dispatcher};
 pub use entry::{scheduled, TimerPanic};
 
-use self::table::State;
-use entry::Flags;
-use service::Shared;
+use self::table::Table;
+use entry::ServiceFlags;
+use service::Service;
 use sync::{lock, Arc, Condvar, Mutex};
 
 /// The real-time timer service. See the [module docs](self).
@@ -103,7 +103,7 @@ pub struct RealtimeTimers {
 /// other threads. It does not keep the service's thread alive.
 #[derive(Clone)]
 pub struct RealtimeRemote {
-    shared: Arc<Shared>,
+    shared: Arc<Service>,
 }
 
 impl RealtimeRemote {
@@ -130,11 +130,11 @@ impl RealtimeTimers {
         let base = clock.now();
         RealtimeTimers {
             remote: RealtimeRemote {
-                shared: Arc::new(Shared {
+                shared: Arc::new(Service {
                     clock,
-                    state: Mutex::new(State::new(base)),
+                    state: Mutex::new(Table::new(base)),
                     wake: Condvar::new(),
-                    flags: Arc::new(Flags::new()),
+                    flags: Arc::new(ServiceFlags::new()),
                 }),
             },
             #[cfg(not(tickflow_loom))]
@@ -325,7 +325,7 @@ pub const MAX_BATCH_WINDOW: Duration = Duration::from_secs(1);
 /// (`sleep.rs`), so its waits end within tens of microseconds of their deadline with no
 /// spinning.
 #[cfg(not(tickflow_loom))]
-fn run_thread(shared: &Shared) {
+fn run_thread(shared: &Service) {
     use sync::Ordering;
     let _precise = crate::sleep::PreciseThread::new();
     let mut buf = Vec::new();

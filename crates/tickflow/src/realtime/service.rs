@@ -1,25 +1,25 @@
 //! The service's shared part: its clock, its table of timers and the condition variable its
-//! thread waits on ([`Shared`]), how a new timer goes in ([`schedule`]) and how due calls come
-//! out ([`Shared::fire_due`]).
+//! thread waits on ([`Service`]), how a new timer goes in ([`schedule`]) and how due calls come
+//! out ([`Service::fire_due`]).
 
 use super::clock::Clock;
 use super::dispatch::Dispatch;
-use super::entry::{Call, Flags};
+use super::entry::{DueCall, ServiceFlags};
 use super::sync::{lock, Arc, Condvar, Mutex, Ordering};
-use super::table::{Entry, State};
+use super::table::{Table, TableEntry};
 
 /// The service: its clock, its state, and how its thread is woken.
-pub(crate) struct Shared {
+pub(crate) struct Service {
     pub(crate) clock: Box<dyn Clock>,
-    pub(crate) state: Mutex<State>,
+    pub(crate) state: Mutex<Table>,
     pub(crate) wake: Condvar,
-    pub(crate) flags: Arc<Flags>,
+    pub(crate) flags: Arc<ServiceFlags>,
 }
 
-impl Shared {
+impl Service {
     /// Collects what is due now and hands each call to its dispatch; runs timer-thread calls
     /// here. Returns how many calls ran here plus how many were handed on.
-    pub(crate) fn fire_due(&self, buf: &mut Vec<(Call, Dispatch)>) -> usize {
+    pub(crate) fn fire_due(&self, buf: &mut Vec<(DueCall, Dispatch)>) -> usize {
         lock(&self.state).collect_due(self.clock.now(), buf);
         if buf.is_empty() {
             return 0;
@@ -47,7 +47,7 @@ impl Shared {
 }
 
 /// Builds an entry and inserts it; wakes the thread when it is due before everything else.
-pub(crate) fn schedule(shared: &Shared, entry: Entry) {
+pub(crate) fn schedule(shared: &Service, entry: TableEntry) {
     let first = entry.due(0);
     let mut st = lock(&shared.state);
     let earlier = match (first, st.next_due()) {

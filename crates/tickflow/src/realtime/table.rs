@@ -7,13 +7,13 @@ use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use super::dispatch::Dispatch;
-use super::entry::{Call, Core, CANCELLED};
+use super::entry::{DueCall, SharedTimer, CANCELLED};
 use super::sync::{Arc, Ordering};
 use crate::timer::CatchUp;
 
 /// A timer's schedule, kept by the service.
-pub(crate) struct Entry {
-    pub(crate) core: Arc<Core>,
+pub(crate) struct TableEntry {
+    pub(crate) core: Arc<SharedTimer>,
     /// Calls are due at `anchor + k × period` (`k` counts from the first call).
     pub(crate) anchor: Instant,
     pub(crate) period: Option<Duration>,
@@ -27,7 +27,7 @@ pub(crate) struct Entry {
     pub(crate) pass: u64,
 }
 
-impl Entry {
+impl TableEntry {
     /// The first call index after `k` whose due time is after `now` (the grid point a late
     /// timer skips to); `None` when it is too far to represent.
     fn first_after(&self, k: u64, now: Instant) -> Option<u64> {
@@ -52,17 +52,17 @@ impl Entry {
 }
 
 /// Everything behind the service's lock: entries in a slab, due times in a heap of
-/// [`Rec`]s (ties go to the timer set first; a record whose slot now holds another id is
+/// [`HeapRec`]s (ties go to the timer set first; a record whose slot now holds another id is
 /// stale).
-pub(crate) struct State {
+pub(crate) struct Table {
     /// Due times count nanoseconds from here (the clock's time when the service started).
     base: Instant,
-    pub(crate) heap: BinaryHeap<Reverse<Rec>>,
+    pub(crate) heap: BinaryHeap<Reverse<HeapRec>>,
     /// Zero-period timers called in the last pass: due again at the next pass, at that pass's
     /// time. Kept out of the heap so that the thread never wakes up for them alone (it would
     /// spin a core): they run once per pass that something else causes.
-    every_pass: Vec<Rec>,
-    entries: Vec<Option<(u64, Entry)>>,
+    every_pass: Vec<HeapRec>,
+    entries: Vec<Option<(u64, TableEntry)>>,
     free: Vec<u32>,
     next_id: u64,
     /// Heap size after the last compaction: cancelled timers leave their records until they
@@ -83,20 +83,20 @@ pub(crate) struct State {
 /// the high 64 bits, set order in the low ones), so that ordering the heap is one comparison,
 /// not a comparison of two `Instant`s and an id (measured: half of a call's instructions).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Rec {
+pub(crate) struct HeapRec {
     key: u128,
     slot: u32,
 }
 
-impl Rec {
+impl HeapRec {
     fn id(self) -> u64 {
         self.key as u64
     }
 }
 
-impl State {
+impl Table {
     pub(crate) fn new(base: Instant) -> Self {
-        State {
+        Table {
             base,
             heap: BinaryHeap::new(),
             every_pass: Vec::new(),
@@ -113,24 +113,24 @@ impl State {
 
     /// The record of timer `id` in `slot`, due at `due` (saturating about 584 years after the
     /// base, far past anything representable as a due time anyway).
-    fn rec(&self, due: Instant, id: u64, slot: u32) -> Rec {
+    fn rec(&self, due: Instant, id: u64, slot: u32) -> HeapRec {
         let ns = due.saturating_duration_since(self.base).as_nanos();
         let ns = u64::try_from(ns).unwrap_or(u64::MAX);
-        Rec {
+        HeapRec {
             key: u128::from(ns) << 64 | u128::from(id),
             slot,
         }
     }
 
     /// When a record is due.
-    fn due_of(&self, rec: Rec) -> Instant {
+    fn due_of(&self, rec: HeapRec) -> Instant {
         self.base + Duration::from_nanos((rec.key >> 64) as u64)
     }
 }
 
-impl State {
+impl Table {
     /// Stores a timer whose first call is due at `first` (`None`: never).
-    pub(crate) fn insert(&mut self, entry: Entry, first: Option<Instant>) {
+    pub(crate) fn insert(&mut self, entry: TableEntry, first: Option<Instant>) {
         let Some(first) = first else {
             // Too far to represent: it never fires, and needs no storage.
             return;
@@ -170,7 +170,7 @@ impl State {
 
     /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
     /// timers by their catch-up policy: the same rules as the frame timers' (`timer/fire.rs`).
-    pub(crate) fn collect_due(&mut self, now: Instant, out: &mut Vec<(Call, Dispatch)>) {
+    pub(crate) fn collect_due(&mut self, now: Instant, out: &mut Vec<(DueCall, Dispatch)>) {
         self.pass += 1;
         let pass = self.pass;
         for rec in self.every_pass.drain(..) {
@@ -205,7 +205,7 @@ impl State {
                 None => e.period.is_none(),
             };
             out.push((
-                Call {
+                DueCall {
                     due,
                     id,
                     core: Arc::clone(&e.core),
