@@ -47,7 +47,7 @@ const _: () = assert!(std::mem::size_of::<TickflowTimer>() == 40);
 impl fmt::Debug for TickflowTimer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TickflowTimer")
-            .field("spec", &self.spec.spec(None))
+            .field("spec", &self.spec)
             .field("fire", &self.spec.fire())
             .field("handle", &self.handle)
             .finish_non_exhaustive()
