@@ -9,7 +9,7 @@ const ALARM: OwnerId = OwnerId::new(2);
 const BOSS: OwnerId = OwnerId::new(3);
 
 /// The world of the section.
-struct Arena {
+struct Duel {
     frame: u64,
     now: Time,
     boss_hp: u32,
@@ -17,7 +17,7 @@ struct Arena {
     log: Vec<String>,
 }
 
-impl Arena {
+impl Duel {
     fn say(&mut self, what: impl AsRef<str>) {
         let line = format!(
             "  frame {:3}  {:6.3} s  {}",
@@ -31,8 +31,8 @@ impl Arena {
 
 /// Runs 4 s at 60 Hz and prints what happened.
 pub(crate) fn run() {
-    let mut sched = Scheduler::<Arena>::new();
-    let mut arena = Arena {
+    let mut sched = Scheduler::<Duel>::new();
+    let mut arena = Duel {
         frame: 0,
         now: Time::ZERO,
         boss_hp: 120,
@@ -45,7 +45,7 @@ pub(crate) fn run() {
     // sensor is tripped again at 0.6 s.
     sched
         .ticks()
-        .add(TickSettings::named("clock"), |a: &mut Arena, cx| {
+        .add(TickSettings::named("clock"), |a: &mut Duel, cx| {
             a.frame = cx.clocks().frame();
             a.now = Time::ZERO + Span::frames(cx.clocks().frame(), 60);
             a.boss_hp = a.boss_hp.saturating_sub(1);
@@ -53,9 +53,7 @@ pub(crate) fn run() {
                 a.say("door button pressed again: Delay re-entry is ignored");
                 cx.commands()
                     .latent()
-                    .delay(DOOR, 1, secs(0.1), |a: &mut Arena, _| {
-                        a.say("never printed")
-                    });
+                    .delay(DOOR, 1, secs(0.1), |a: &mut Duel, _| a.say("never printed"));
             }
             if cx.clocks().frame() == 36 {
                 a.say("alarm tripped again: RetriggerableDelay restarts (1 s from now)");
@@ -63,19 +61,17 @@ pub(crate) fn run() {
                     ALARM,
                     1,
                     secs(1.0),
-                    |a: &mut Arena, _| a.say("never printed either: the first completion is kept"),
+                    |a: &mut Duel, _| a.say("never printed either: the first completion is kept"),
                 );
             }
         });
 
+    sched.latent().delay(DOOR, 1, secs(0.5), |a: &mut Duel, _| {
+        a.say("Delay(0.5 s): the door opens")
+    });
     sched
         .latent()
-        .delay(DOOR, 1, secs(0.5), |a: &mut Arena, _| {
-            a.say("Delay(0.5 s): the door opens")
-        });
-    sched
-        .latent()
-        .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Arena, _| {
+        .retriggerable_delay(ALARM, 1, secs(1.0), |a: &mut Duel, _| {
             a.say("RetriggerableDelay(1 s): the alarm goes quiet")
         });
 
@@ -92,7 +88,7 @@ pub(crate) fn run() {
         say("wakes up".into());
         cx.delay(secs(1.0)).await;
         say("roars (delay 1 s)".into());
-        cx.until(|a: &Arena| a.boss_hp <= 50).await;
+        cx.until(|a: &Duel| a.boss_hp <= 50).await;
         let hp = cx.with(|a| a.boss_hp);
         say(format!("enraged at hp {hp} (until hp <= 50)"));
         cx.delay(Frames(30)).await;

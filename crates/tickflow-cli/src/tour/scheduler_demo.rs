@@ -20,9 +20,9 @@ impl World {
     }
 }
 
-struct Scoreboard;
+struct ScoreTicker;
 
-impl Tickable<World> for Scoreboard {
+impl Tickable<World> for ScoreTicker {
     fn tick(&mut self, w: &mut World, _cx: &mut TickableCx<'_, World>) {
         w.score += 1;
         w.log.push("  tickable  scoreboard".into());
@@ -87,7 +87,7 @@ pub(crate) fn run() {
             w.note(cx.clocks().frame(), text);
         },
     );
-    sched.tickables().add(Scoreboard);
+    sched.tickables().add(ScoreTicker);
     sched
         .timers()
         .every(Span::frames(1, 60))

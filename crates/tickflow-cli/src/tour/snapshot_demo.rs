@@ -11,37 +11,37 @@ const HZ: u32 = 60;
 
 /// The game: everything the callbacks change. Yours to copy when you save.
 #[derive(Clone, Default)]
-struct Game {
+struct SaveGame {
     hp: i32,
     steps: u64,
     door_open: bool,
     log: Vec<String>,
 }
 
-impl Game {
+impl SaveGame {
     fn say(&mut self, when: Time, what: String) {
         self.log
             .push(format!("{:6.3} s  {what}", when.as_secs_f64()));
     }
 }
 
-fn walk(g: &mut Game, _: &mut TickCx<Game>) {
+fn walk(g: &mut SaveGame, _: &mut TickCx<SaveGame>) {
     g.steps += 1;
 }
 
-fn regen(g: &mut Game, cx: &mut TimerCx<Game>) {
+fn regen(g: &mut SaveGame, cx: &mut TimerCx<SaveGame>) {
     g.hp += 3;
     let hp = g.hp;
     g.say(cx.scheduled(), format!("regen +3, hp {hp}"));
 }
 
-fn poison(g: &mut Game, cx: &mut TimerCx<Game>) {
+fn poison(g: &mut SaveGame, cx: &mut TimerCx<SaveGame>) {
     g.hp -= 5;
     let (hp, n) = (g.hp, cx.call_index() + 1);
     g.say(cx.scheduled(), format!("poison -5 ({n}/6), hp {hp}"));
 }
 
-fn door(g: &mut Game, _: &mut LatentCx<'_, Game>) {
+fn door(g: &mut SaveGame, _: &mut LatentCx<'_, SaveGame>) {
     g.door_open = true;
     // `walk` runs before the latent stage: it has counted this frame.
     g.say(
@@ -52,7 +52,7 @@ fn door(g: &mut Game, _: &mut LatentCx<'_, Game>) {
 
 /// Binds the callbacks of a restored scheduler again, by name and by latent key: callbacks
 /// are code, and a snapshot is data.
-fn bind() -> Registry<Game> {
+fn bind() -> Registry<SaveGame> {
     Registry::new()
         .timer("regen", regen)
         .timer("poison", poison)
@@ -61,7 +61,7 @@ fn bind() -> Registry<Game> {
 }
 
 /// Runs `frames` frames and returns the log lines they added.
-fn play(sched: &mut Scheduler<Game>, game: &mut Game, frames: u64) -> Vec<String> {
+fn play(sched: &mut Scheduler<SaveGame>, game: &mut SaveGame, frames: u64) -> Vec<String> {
     let from = game.log.len();
     for _ in 0..frames {
         sched.tick(Span::frames(1, HZ), game);
@@ -71,7 +71,7 @@ fn play(sched: &mut Scheduler<Game>, game: &mut Game, frames: u64) -> Vec<String
 
 /// Prints the scene.
 pub(crate) fn run() {
-    let mut sched = Scheduler::<Game>::new();
+    let mut sched = Scheduler::<SaveGame>::new();
     sched.ticks().add(TickSettings::named("walk"), walk);
     sched.timers().every(secs(0.5)).name("regen").call(regen);
     let poisoned: TimerHandle = sched
@@ -81,9 +81,9 @@ pub(crate) fn run() {
         .name("poison")
         .call(poison);
     sched.latent().delay(DOOR, 7, secs(1.2), door);
-    let mut game = Game {
+    let mut game = SaveGame {
         hp: 100,
-        ..Game::default()
+        ..SaveGame::default()
     };
     play(&mut sched, &mut game, 36);
 

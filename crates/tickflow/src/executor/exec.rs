@@ -24,7 +24,7 @@ use std::task::Waker;
 use super::factory::{NewTask, TaskFactory};
 use super::lend::{self, Control, Lend};
 use super::slots::{
-    AnyOutput, BoxFuture, Core, Current, Ended, Slots, CANCELLED, FREE, HAS_ANCHOR, HAS_OWNER,
+    AnyOutput, BoxFuture, Core, Current, Ended, TaskSlots, CANCELLED, FREE, HAS_ANCHOR, HAS_OWNER,
     IDLE, POLLING, POLLING_CANCELLED, TIMER_BUSY,
 };
 use crate::commands::Commands;
@@ -38,7 +38,7 @@ pub(crate) struct Exec<C: 'static> {
     pub(crate) factory: TaskFactory,
     pub(crate) ctx: Lend<C>,
     pub(crate) timers: Lend<Timers<C>>,
-    pub(super) slots: RefCell<Slots>,
+    pub(super) slots: RefCell<TaskSlots>,
     /// Wakes from the delay timers of this executor's own tasks, and spawns (game thread, no
     /// lock, no touch of the task's shared part).
     pub(super) local: RefCell<Vec<(u32, u32)>>,

@@ -238,14 +238,14 @@ impl Wake for Core {
     }
 }
 
-/// Slot states.
+/// Task slot states.
 pub(super) const FREE: u8 = 0;
 pub(super) const IDLE: u8 = 1;
 pub(super) const POLLING: u8 = 2;
 /// Polling, and cancelled meanwhile: dropped when the poll returns.
 pub(super) const POLLING_CANCELLED: u8 = 3;
 
-/// Slot flags: side-table entries exist for this task.
+/// Task slot flags: side-table entries exist for this task.
 pub(super) const HAS_ANCHOR: u8 = 1;
 pub(super) const HAS_OWNER: u8 = 4;
 /// The task's reusable delay timer is armed by one of its delays.
@@ -254,7 +254,7 @@ pub(super) const TIMER_BUSY: u8 = 8;
 /// One task, one cache line: touched once per poll. Rarely used parts (owner, first anchor)
 /// live in side tables flagged here.
 #[repr(align(64))]
-pub(super) struct Slot {
+pub(super) struct TaskSlot {
     pub(super) fut: Option<BoxFuture>,
     pub(super) waker: Option<Waker>,
     pub(super) inner: Option<Arc<Core>>,
@@ -271,10 +271,10 @@ pub(super) struct Slot {
     pub(super) flags: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Slot>() == 64);
+const _: () = assert!(std::mem::size_of::<TaskSlot>() == 64);
 
-impl Slot {
-    const EMPTY: Slot = Slot {
+impl TaskSlot {
+    const EMPTY: TaskSlot = TaskSlot {
         fut: None,
         waker: None,
         inner: None,
@@ -294,8 +294,8 @@ impl Slot {
 
 /// The executor's tasks by slot index; indexes and tags come from the shared allocator.
 #[derive(Default)]
-pub(super) struct Slots {
-    pub(super) slots: Vec<Slot>,
+pub(super) struct TaskSlots {
+    pub(super) slots: Vec<TaskSlot>,
     pub(super) live: usize,
     pub(super) next_seq: u32,
     pub(super) owners: OwnerIndex<(u32, u32)>,
@@ -312,18 +312,18 @@ pub(crate) struct Ended {
     pub(super) timer: Option<TimerHandle>,
 }
 
-impl Slots {
-    pub(super) fn live_mut(&mut self, index: u32, gen: u32) -> Option<&mut Slot> {
+impl TaskSlots {
+    pub(super) fn live_mut(&mut self, index: u32, gen: u32) -> Option<&mut TaskSlot> {
         self.slots
             .get_mut(index as usize)
             .filter(|s| s.gen == gen && s.state != FREE)
     }
 
     /// The slot for `index`, made if the table is shorter.
-    pub(super) fn at_mut(&mut self, index: u32) -> &mut Slot {
+    pub(super) fn at_mut(&mut self, index: u32) -> &mut TaskSlot {
         let i = index as usize;
         if self.slots.len() <= i {
-            self.slots.resize_with(i + 1, || Slot::EMPTY);
+            self.slots.resize_with(i + 1, || TaskSlot::EMPTY);
         }
         &mut self.slots[i]
     }

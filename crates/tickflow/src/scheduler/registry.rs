@@ -12,7 +12,7 @@ use crate::timer::{CancelHook, TimerCallback, TimerCx, TimerInfo};
 
 type Make<I, T> = Box<dyn FnMut(&I) -> T + Send>;
 type Other<I, T> = Option<Make<I, Option<T>>>;
-type MakeAction<C> = Make<[u8], Option<Box<dyn LatentAction<C>>>>;
+type ActionMaker<C> = Make<[u8], Option<Box<dyn LatentAction<C>>>>;
 type AfterRestore<C> = Box<dyn FnMut(&Scheduler<C>, &mut C) + Send>;
 
 /// Callbacks by name: what a restore or an import binds each saved item to.
@@ -68,7 +68,7 @@ pub struct Registry<C: 'static> {
     ticks: HashMap<String, Make<TickInfo, TickBody<C>>>,
     tickables: HashMap<String, Make<TickableInfo, Box<dyn Tickable<C>>>>,
     latent: HashMap<u64, Make<LatentInfo, Completion<C>>>,
-    actions: HashMap<String, MakeAction<C>>,
+    actions: HashMap<String, ActionMaker<C>>,
     other_timers: Other<TimerInfo, TimerCallback<C>>,
     other_ticks: Other<TickInfo, TickBody<C>>,
     other_tickables: Other<TickableInfo, Box<dyn Tickable<C>>>,

@@ -26,27 +26,27 @@ use crate::time::{Clocks, Domain};
 
 /// The clock an interval counts on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Clock {
+pub(crate) enum IntervalClock {
     /// The game clock: stops while paused.
     Game = 0,
     /// For `tick_when_paused` functions: [`Clocks::unpaused`].
     Unpaused = 1,
 }
 
-impl Clock {
+impl IntervalClock {
     /// This clock's time in a frame's clocks, in flicks.
     pub(crate) fn now(self, clocks: &Clocks) -> u64 {
         match self {
-            Clock::Game => clocks.now(Domain::Game).flicks(),
-            Clock::Unpaused => clocks.unpaused().flicks(),
+            IntervalClock::Game => clocks.now(Domain::Game).flicks(),
+            IntervalClock::Unpaused => clocks.unpaused().flicks(),
         }
     }
 
     /// How far this clock moved in the frame, in flicks.
     pub(crate) fn delta(self, clocks: &Clocks) -> u64 {
         match self {
-            Clock::Game => clocks.delta(Domain::Game).flicks(),
-            Clock::Unpaused => clocks.unpaused_delta().flicks(),
+            IntervalClock::Game => clocks.delta(Domain::Game).flicks(),
+            IntervalClock::Unpaused => clocks.unpaused_delta().flicks(),
         }
     }
 }
@@ -100,7 +100,7 @@ impl Default for Cooldown {
 impl Cooldown {
     /// `true` when `e` is this function's current queue entry (not one left by a removed
     /// function in this slot, or by a cooldown restarted since).
-    pub(crate) fn holds(&self, e: &Entry) -> bool {
+    pub(crate) fn holds(&self, e: &QueuedCooldown) -> bool {
         self.gen == e.handle.tag().get() && self.stamp == e.stamp
     }
 
@@ -116,7 +116,7 @@ pub(crate) const NO_POS: u32 = u32::MAX;
 
 /// One queued cooldown. Order inside a frame comes from the plan's ranks, not from here.
 #[derive(Copy, Clone, Debug)]
-pub(crate) struct Entry {
+pub(crate) struct QueuedCooldown {
     pub(crate) due: u64,
     pub(crate) handle: TickHandle,
     pub(crate) stamp: u32,
@@ -126,16 +126,16 @@ pub(crate) struct Entry {
 #[derive(Debug, Default)]
 struct Calendar {
     /// Bucket `b` for `cursor <= b < cursor + RING` at `ring[b % RING]` (empty until used).
-    ring: Vec<Vec<Entry>>,
+    ring: Vec<Vec<QueuedCooldown>>,
     /// The bucket the last drain reached (it may still hold entries due later in it).
     cursor: u64,
     /// Buckets past the ring's reach when pushed.
-    far: BTreeMap<u64, Vec<Entry>>,
+    far: BTreeMap<u64, Vec<QueuedCooldown>>,
 }
 
 impl Calendar {
     #[inline]
-    fn push(&mut self, e: Entry) {
+    fn push(&mut self, e: QueuedCooldown) {
         let b = (e.due >> SHIFT).max(self.cursor);
         if b - self.cursor < RING {
             if self.ring.is_empty() {
@@ -148,7 +148,7 @@ impl Calendar {
     }
 
     /// Moves what is due at or before `now` into `out`; returns how many.
-    fn drain_due(&mut self, now: u64, out: &mut Vec<Entry>) -> usize {
+    fn drain_due(&mut self, now: u64, out: &mut Vec<QueuedCooldown>) -> usize {
         let before = out.len();
         let last = now >> SHIFT;
         if !self.ring.is_empty() && last >= self.cursor {
@@ -182,7 +182,7 @@ impl Calendar {
         out.len() - before
     }
 
-    fn retain(&mut self, keep: &mut impl FnMut(&Entry) -> bool) {
+    fn retain(&mut self, keep: &mut impl FnMut(&QueuedCooldown) -> bool) {
         for entries in self.ring.iter_mut().chain(self.far.values_mut()) {
             entries.retain(&mut *keep);
         }
@@ -198,7 +198,7 @@ impl Calendar {
     }
 }
 
-/// The two cooldown calendars, one per [`Clock`].
+/// The two cooldown calendars, one per [`IntervalClock`].
 ///
 /// A push is staged in a short list and filed into its bucket when the list is full or the
 /// next drain (or compaction) needs it. Filing writes to a bucket at a random place in
@@ -208,20 +208,20 @@ impl Calendar {
 #[derive(Debug, Default)]
 pub(crate) struct Intervals {
     calendars: [Calendar; 2],
-    staged: Vec<(Clock, Entry)>,
+    staged: Vec<(IntervalClock, QueuedCooldown)>,
     len: usize,
 }
 
 impl Intervals {
     /// Queues `cool`'s cooldown (its `due` and `stamp`) for the function `handle`.
     #[inline]
-    pub(crate) fn push(&mut self, clock: Clock, handle: TickHandle, cool: &Cooldown) {
+    pub(crate) fn push(&mut self, clock: IntervalClock, handle: TickHandle, cool: &Cooldown) {
         if self.staged.len() == STAGED {
             self.file_staged();
         }
         self.staged.push((
             clock,
-            Entry {
+            QueuedCooldown {
                 due: cool.due,
                 handle,
                 stamp: cool.stamp,
@@ -237,7 +237,12 @@ impl Intervals {
     }
 
     /// Moves every entry due at or before `now` (inclusive), stale or not, into `out`.
-    pub(crate) fn drain_due(&mut self, clock: Clock, now: u64, out: &mut Vec<Entry>) {
+    pub(crate) fn drain_due(
+        &mut self,
+        clock: IntervalClock,
+        now: u64,
+        out: &mut Vec<QueuedCooldown>,
+    ) {
         self.file_staged();
         self.len -= self.calendars[clock as usize].drain_due(now, out);
     }
@@ -249,7 +254,7 @@ impl Intervals {
 
     /// Drops the entries `keep` refuses (stale ones), so frequent interval changes cannot
     /// grow the calendars without bound.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&QueuedCooldown) -> bool) {
         self.file_staged();
         for calendar in &mut self.calendars {
             calendar.retain(&mut keep);
@@ -308,19 +313,19 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            q.push(Clock::Game, h, &cooldown(due, k as u32));
+            q.push(IntervalClock::Game, h, &cooldown(due, k as u32));
         }
         let mut out = Vec::new();
-        q.drain_due(Clock::Game, 5 * step + 2, &mut out);
+        q.drain_due(IntervalClock::Game, 5 * step + 2, &mut out);
         let mut dues: Vec<u64> = out.iter().map(|e| e.due).collect();
         dues.sort();
         assert_eq!(dues, [1, step, 5 * step]);
         assert_eq!(q.len(), 2);
         out.clear();
-        q.drain_due(Clock::Unpaused, u64::MAX, &mut out);
+        q.drain_due(IntervalClock::Unpaused, u64::MAX, &mut out);
         assert!(out.is_empty());
         q.retain(|e| e.due != 9 * step);
-        q.drain_due(Clock::Game, u64::MAX, &mut out);
+        q.drain_due(IntervalClock::Game, u64::MAX, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(q.len(), 0);
     }
@@ -343,7 +348,7 @@ mod tests {
                     _ => rand(3 * step),
                 };
                 let mut out = Vec::new();
-                q.drain_due(Clock::Game, now, &mut out);
+                q.drain_due(IntervalClock::Game, now, &mut out);
                 let mut got: Vec<u32> = out.iter().map(|e| e.stamp).collect();
                 let mut want: Vec<u32> = model
                     .iter()
@@ -363,7 +368,11 @@ mod tests {
                     2 => ((now >> SHIFT) + RING - 1 + rand(2)) * step + rand(step),
                     _ => now + rand(RING * step / 8),
                 };
-                q.push(Clock::Game, TickHandle::default(), &cooldown(due, k));
+                q.push(
+                    IntervalClock::Game,
+                    TickHandle::default(),
+                    &cooldown(due, k),
+                );
                 model.push((due, k));
             }
         }

@@ -232,11 +232,11 @@ impl Default for TickSettings {
 
 impl TickSettings {
     /// The clock its interval and delta count on.
-    pub(crate) fn clock(&self) -> interval::Clock {
+    pub(crate) fn clock(&self) -> interval::IntervalClock {
         if self.tick_when_paused {
-            interval::Clock::Unpaused
+            interval::IntervalClock::Unpaused
         } else {
-            interval::Clock::Game
+            interval::IntervalClock::Game
         }
     }
 

@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashSet;
 
-use super::{Entry, Tickable, TickableHandle, TickableMode, Tickables};
+use super::{Tickable, TickableEntry, TickableHandle, TickableMode, Tickables};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
 use crate::handle::{AllocSnapshot, HandleAlloc};
@@ -110,7 +110,7 @@ impl<C> Tickables<C> {
             if self.slots.len() <= i {
                 self.slots.resize_with(i + 1, || None);
             }
-            self.slots[i] = Some(Entry {
+            self.slots[i] = Some(TickableEntry {
                 gen: h.tag(),
                 mode: info.mode,
                 owner: info.owner,

@@ -38,14 +38,14 @@ type Word = MaybeUninit<*mut ()>;
 /// The two things done with a stored closure, made once per closure type. The context and
 /// `TimerCx` are passed as untyped pointers so that the table does not name `C` (a `'static`
 /// table of a type that names `C` would require `C: 'static`).
-struct Table {
+struct ClosureOps {
     call: unsafe fn(*mut Word, *mut (), *mut ()),
     drop: unsafe fn(*mut Word),
 }
 
 /// A timer's callback, stored without an allocation when the closure is small.
 pub(crate) struct Callback<C> {
-    table: &'static Table,
+    table: &'static ClosureOps,
     word: Word,
     /// Owns a `Send` closure called with `&mut C`: the auto traits and variance of a box.
     _owns: PhantomData<TimerCallback<C>>,
@@ -65,7 +65,7 @@ const fn fits<F>() -> bool {
 struct Stored<C, F, const BOXED: bool>(PhantomData<fn(&mut C, F)>);
 
 impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>), const BOXED: bool> Stored<C, F, BOXED> {
-    const TABLE: &'static Table = &Table {
+    const TABLE: &'static ClosureOps = &ClosureOps {
         call: Self::call,
         drop: Self::drop,
     };

@@ -3,7 +3,7 @@
 //! queued for the start of the next tick.
 
 use super::manager::Base;
-use super::slot::{State, NEVER};
+use super::slot::{SlotState, NEVER};
 use super::{OwnerId, TimerHandle, Timers};
 use crate::time::Span;
 
@@ -88,7 +88,7 @@ impl<C: 'static> Timers<C> {
     /// Every live timer's slot, in set order.
     pub(crate) fn live_in_set_order(&self) -> Vec<u32> {
         let mut idxs: Vec<u32> = (0..self.slots.entries.len() as u32)
-            .filter(|&i| self.slots.at(i).state != State::Free)
+            .filter(|&i| self.slots.at(i).state != SlotState::Free)
             .collect();
         self.sort_by_seq(&mut idxs);
         idxs
@@ -117,19 +117,19 @@ impl<C: 'static> Timers<C> {
         let e = self.slots.at(idx);
         let now = self.span.now[e.flags.domain().index()];
         let remaining = match e.state {
-            State::Active if e.due == NEVER => NEVER,
-            State::Active => e.due - now,
-            State::Ready => 0,
-            State::Pending => e.due,
-            State::Executing => {
-                self.slots.at_mut(idx).state = State::ExecutingPaused;
+            SlotState::Active if e.due == NEVER => NEVER,
+            SlotState::Active => e.due - now,
+            SlotState::Ready => 0,
+            SlotState::Pending => e.due,
+            SlotState::Executing => {
+                self.slots.at_mut(idx).state = SlotState::ExecutingPaused;
                 return true;
             }
-            State::Paused | State::ExecutingPaused | State::Free => return false,
+            SlotState::Paused | SlotState::ExecutingPaused | SlotState::Free => return false,
         };
         self.unschedule(idx);
         let e = self.slots.at_mut(idx);
-        e.state = State::Paused;
+        e.state = SlotState::Paused;
         e.due = remaining;
         self.touch(idx);
         true
@@ -142,14 +142,14 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         match self.slots.at(idx).state {
-            State::Paused => {
+            SlotState::Paused => {
                 let remaining = self.slots.at(idx).due;
                 self.schedule(idx, remaining, Base::Now);
                 self.touch(idx);
                 true
             }
-            State::ExecutingPaused => {
-                self.slots.at_mut(idx).state = State::Executing;
+            SlotState::ExecutingPaused => {
+                self.slots.at_mut(idx).state = SlotState::Executing;
                 true
             }
             _ => false,
@@ -197,12 +197,12 @@ impl<C: 'static> Timers<C> {
         let len = self.countdown_len(idx);
         self.touch(idx);
         match self.slots.at(idx).state {
-            State::Pending | State::Paused => self.slots.at_mut(idx).due = len,
-            State::Active | State::Ready => {
+            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).due = len,
+            SlotState::Active | SlotState::Ready => {
                 self.unschedule(idx);
                 self.schedule(idx, len, Base::Now);
             }
-            State::Executing | State::ExecutingPaused | State::Free => return false,
+            SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => return false,
         }
         true
     }
@@ -233,12 +233,12 @@ impl<C: 'static> Timers<C> {
         };
         let left = left.flicks().min(NEVER - 1);
         match self.slots.at(idx).state {
-            State::Pending | State::Paused => self.slots.at_mut(idx).due = left,
-            State::Active | State::Ready => {
+            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).due = left,
+            SlotState::Active | SlotState::Ready => {
                 self.unschedule(idx);
                 self.schedule(idx, left, Base::Now);
             }
-            State::Executing | State::ExecutingPaused | State::Free => return false,
+            SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => return false,
         }
         self.touch(idx);
         true
@@ -293,8 +293,8 @@ impl<C: 'static> Timers<C> {
         }
         let left = rate.saturating_sub(elapsed);
         match self.slots.at(idx).state {
-            State::Pending | State::Paused => self.slots.at_mut(idx).due = left,
-            State::Active | State::Ready => {
+            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).due = left,
+            SlotState::Active | SlotState::Ready => {
                 let e = self.slots.at(idx);
                 if e.due != NEVER {
                     let now = self.span.now[e.flags.domain().index()];
@@ -303,7 +303,7 @@ impl<C: 'static> Timers<C> {
                 }
             }
             // The running call schedules the next one from the new period.
-            State::Executing | State::ExecutingPaused | State::Free => {}
+            SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => {}
         }
         true
     }

@@ -246,7 +246,7 @@ impl<C: 'static> Timers<C> {
     pub(super) fn claim_key(&mut self, idx: u32) {
         if let Some(old) = self.journal.hold(&self.extras, idx) {
             // The key stays this timer's: the old one's removal sees it taken.
-            if old != idx && self.slots.at(old).state != super::slot::State::Free {
+            if old != idx && self.slots.at(old).state != super::slot::SlotState::Free {
                 self.clear(self.handle_of(old));
             }
         }
@@ -274,11 +274,11 @@ impl<C: 'static> Timers<C> {
 
     /// Whether the timer in `idx` is as its row says (phase and time), so the row stands.
     pub(super) fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
-        use super::slot::State;
+        use super::slot::SlotState;
         let e = self.slots.at(idx);
         let now = match e.state {
-            State::Pending => DurablePhase::Pending,
-            State::Paused => DurablePhase::Paused,
+            SlotState::Pending => DurablePhase::Pending,
+            SlotState::Paused => DurablePhase::Paused,
             _ => DurablePhase::Scheduled,
         };
         now == phase && e.due == time

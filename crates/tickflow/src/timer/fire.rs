@@ -3,7 +3,7 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use super::ready::Call;
-use super::slot::{State, NEVER};
+use super::slot::{SlotState, NEVER};
 use super::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
 use crate::time::{Clocks, Domain};
 
@@ -100,7 +100,7 @@ impl<C: 'static> Timers<C> {
         let mut pending = std::mem::take(&mut self.pending);
         for &idx in &pending {
             let e = self.slots.at(idx);
-            if e.state != State::Pending {
+            if e.state != SlotState::Pending {
                 continue; // cleared, paused, or a duplicate record of a re-pended timer
             }
             let (delay, d) = (e.due, e.flags.domain().index());
@@ -131,7 +131,7 @@ impl<C: 'static> Timers<C> {
         let idx = call.idx;
         let domain = call.domain;
         let now = self.span.now[domain.index()];
-        self.slots.at_mut(idx).state = State::Executing;
+        self.slots.at_mut(idx).state = SlotState::Executing;
         let burst = if call.tick == self.span.frame as u32 {
             call.burst
         } else {
@@ -240,9 +240,9 @@ impl<C: 'static> Timers<C> {
                 CatchUp::Delay => now.checked_add(period).unwrap_or(NEVER),
             }
         };
-        if e.state == State::ExecutingPaused {
+        if e.state == SlotState::ExecutingPaused {
             let e = self.slots.at_mut(idx);
-            e.state = State::Paused;
+            e.state = SlotState::Paused;
             e.due = if next == NEVER {
                 NEVER
             } else {

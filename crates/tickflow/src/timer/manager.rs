@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
-use super::slot::{Flags, Slots, State, NEVER};
+use super::slot::{Flags, SlotState, TimerSlots, NEVER};
 use super::wheel::Wheel;
 use super::{Callback, CancelHook, Journal, Offline, OwnerId, TimerBuilder, TimerHandle};
 use crate::commands::Commands;
@@ -87,7 +87,7 @@ pub(crate) enum Base {
 /// `C` is your context (game state): every callback gets `&mut C`. See the [module
 /// docs](crate::timer) for the rules every method keeps.
 pub struct Timers<C> {
-    pub(super) slots: Slots<C>,
+    pub(super) slots: TimerSlots<C>,
     pub(super) extras: FxHashMap<u32, Extras<C>>,
     pub(super) owners: OwnerIndex<u32>,
     pub(super) wheels: [Wheel; 3],
@@ -137,7 +137,7 @@ impl<C: 'static> Timers<C> {
     /// An empty set of timers with all clocks at zero.
     pub(crate) fn new() -> Self {
         Timers {
-            slots: Slots::new(ContainerId::fresh()),
+            slots: TimerSlots::new(ContainerId::fresh()),
             extras: FxHashMap::default(),
             owners: OwnerIndex::default(),
             wheels: [Wheel::new(0), Wheel::new(1), Wheel::new(2)],
@@ -362,7 +362,7 @@ impl<C: 'static> Timers<C> {
         e.seq = seq;
         e.calls = 0;
         e.flags = flags;
-        e.state = State::Active;
+        e.state = SlotState::Active;
         e.callback = Some(cb);
         let tag = std::num::NonZeroU32::new(e.gen).expect("tags are never 0");
         (idx, TimerHandle::new(idx, tag))
@@ -374,7 +374,7 @@ impl<C: 'static> Timers<C> {
         let domain = self.slots.at(idx).flags.domain();
         if self.frame_open {
             let e = self.slots.at_mut(idx);
-            e.state = State::Pending;
+            e.state = SlotState::Pending;
             e.due = delay;
             self.pending.push(idx);
             return;
@@ -395,9 +395,9 @@ impl<C: 'static> Timers<C> {
         let e = self.slots.at_mut(idx);
         e.due = due;
         if due == NEVER {
-            e.state = State::Active;
+            e.state = SlotState::Active;
         } else if due > self.wheels[d].elapsed() {
-            e.state = State::Active;
+            e.state = SlotState::Active;
             self.wheels[d].insert(&self.slots, idx);
         } else {
             let call = self.make_ready(idx, 0);
@@ -418,7 +418,7 @@ impl<C: 'static> Timers<C> {
     /// the caller changes the timer's state).
     pub(crate) fn unschedule(&mut self, idx: u32) {
         let e = self.slots.at(idx);
-        if e.state == State::Active && e.due != NEVER {
+        if e.state == SlotState::Active && e.due != NEVER {
             let d = e.flags.domain().index();
             self.wheels[d].remove(&self.slots, idx);
         }

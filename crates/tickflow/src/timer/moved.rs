@@ -14,7 +14,7 @@
 //!   the caller (kept for an aborted handover, dropped after a plain export) and no hook is
 //!   queued: the timers moved, they were not cancelled.
 
-use super::slot::{State, NEVER};
+use super::slot::{SlotState, NEVER};
 use super::snapshot::{Phase, TimerRecord};
 use super::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, Timers};
 use crate::format::RestoreError;
@@ -189,7 +189,7 @@ impl<C: 'static> Timers<C> {
         if self.extras_of(idx).is_some_and(|x| x.durable.is_some()) {
             self.claim_key(idx);
         }
-        debug_assert_ne!(self.slots.at(idx).state, State::Free);
+        debug_assert_ne!(self.slots.at(idx).state, SlotState::Free);
         self.handle_of(idx)
     }
 }

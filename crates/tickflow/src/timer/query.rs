@@ -2,7 +2,7 @@
 //! changes anything; every one answers `None`/`false` for an unknown or stale handle.
 
 use super::manager::Extras;
-use super::slot::{Entry, State, NEVER};
+use super::slot::{SlotState, TimerEntry, NEVER};
 use super::wheel::Wheel;
 use super::{TimerHandle, TimerInfo, TimerState, Timers};
 use crate::time::{Clocks, Span};
@@ -33,11 +33,11 @@ impl<C: 'static> Timers<C> {
     pub fn state(&self, h: TimerHandle) -> Option<TimerState> {
         let idx = self.find(h)?;
         Some(match self.slots.at(idx).state {
-            State::Pending => TimerState::Pending,
-            State::Active | State::Ready => TimerState::Active,
-            State::Executing => TimerState::Executing,
-            State::Paused | State::ExecutingPaused => TimerState::Paused,
-            State::Free => unreachable!("find() skips free slots"),
+            SlotState::Pending => TimerState::Pending,
+            SlotState::Active | SlotState::Ready => TimerState::Active,
+            SlotState::Executing => TimerState::Executing,
+            SlotState::Paused | SlotState::ExecutingPaused => TimerState::Paused,
+            SlotState::Free => unreachable!("find() skips free slots"),
         })
     }
 
@@ -57,8 +57,8 @@ impl<C: 'static> Timers<C> {
     pub(crate) fn remaining_at(&self, idx: u32) -> u64 {
         let e = self.slots.at(idx);
         match e.state {
-            State::Pending | State::Paused => e.due,
-            State::Active if e.due == NEVER => NEVER,
+            SlotState::Pending | SlotState::Paused => e.due,
+            SlotState::Active if e.due == NEVER => NEVER,
             _ => e
                 .due
                 .saturating_sub(self.span.now[e.flags.domain().index()]),
@@ -186,7 +186,7 @@ impl<C: 'static> Timers<C> {
     }
 
     pub(crate) fn info(&self, idx: u32) -> TimerInfo {
-        let e: &Entry<C> = self.slots.at(idx);
+        let e: &TimerEntry<C> = self.slots.at(idx);
         let handle = self.handle_of(idx);
         let x = self.extras_of(idx);
         TimerInfo {
@@ -211,7 +211,7 @@ impl<C: 'static> Timers<C> {
     #[doc(hidden)]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.slots.entries.capacity() * size_of::<Entry<C>>()
+        self.slots.entries.capacity() * size_of::<TimerEntry<C>>()
             + self.slots.free_bytes()
             + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
             + self.owners.heap_bytes()

@@ -19,7 +19,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::slot::{Entry, Slots, State};
+use super::slot::{SlotState, TimerEntry, TimerSlots};
 use crate::time::Domain;
 
 /// One due call.
@@ -41,9 +41,9 @@ pub(crate) struct Call {
 impl Call {
     /// Marks timer `idx` ready (a new ticket makes older records of it stale) and makes its
     /// queue record.
-    pub(crate) fn make<C>(slots: &mut Slots<C>, idx: u32, burst: u32, tick: u32) -> Call {
+    pub(crate) fn make<C>(slots: &mut TimerSlots<C>, idx: u32, burst: u32, tick: u32) -> Call {
         let e = slots.at_mut(idx);
-        e.state = State::Ready;
+        e.state = SlotState::Ready;
         e.ticket = e.ticket.wrapping_add(1);
         Call {
             due: e.due,
@@ -64,10 +64,10 @@ impl Call {
 
     /// The entry this record describes, if the record is still current: same generation,
     /// still ready, same ticket (not cleared, paused or re-queued since).
-    pub(crate) fn current<C>(self, slots: &Slots<C>) -> Option<&Entry<C>> {
+    pub(crate) fn current<C>(self, slots: &TimerSlots<C>) -> Option<&TimerEntry<C>> {
         slots
             .get(self.idx, self.gen)
-            .filter(|e| e.state == State::Ready && e.ticket == self.ticket)
+            .filter(|e| e.state == SlotState::Ready && e.ticket == self.ticket)
     }
 }
 
@@ -133,13 +133,13 @@ impl TickSpan {
 
 /// One clock's due calls: a sorted run (read from `next` on) and a heap.
 #[derive(Debug, Default)]
-struct Clock {
+struct DomainQueue {
     run: Vec<Call>,
     next: usize,
     heap: BinaryHeap<ByDue>,
 }
 
-impl Clock {
+impl DomainQueue {
     /// Whether the next call is the heap's (`None`: no call left).
     fn next_in_heap(&self) -> Option<bool> {
         match (self.run.get(self.next), self.heap.peek()) {
@@ -174,7 +174,7 @@ impl Clock {
 /// Due calls of all three clocks.
 #[derive(Debug, Default)]
 pub(crate) struct ReadyQueue {
-    clocks: [Clock; 3],
+    clocks: [DomainQueue; 3],
     /// Calls the wheels handed out in this tick, per clock, until `seal`.
     batch: [Vec<Call>; 3],
     deferred: Vec<Call>,

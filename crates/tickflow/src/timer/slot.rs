@@ -32,7 +32,7 @@ pub(crate) const NEVER: u64 = u64::MAX;
 
 /// Where a timer is in its life. Decides which structure (if any) holds it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum State {
+pub(crate) enum SlotState {
     /// Unused slot (free, or retired when its generation is used up).
     Free,
     /// Set during an open frame, waiting for the timer tick; `due` holds the delay.
@@ -115,7 +115,7 @@ impl Flags {
 }
 
 /// One timer's hot record.
-pub(crate) struct Entry<C> {
+pub(crate) struct TimerEntry<C> {
     /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
     pub(super) due: u64,
     /// Looping: the period. One-shot: its delay (reported as its rate).
@@ -129,28 +129,28 @@ pub(crate) struct Entry<C> {
     /// Identifies the current ready-queue record; older records for this slot are stale.
     pub(super) ticket: u16,
     pub(super) flags: Flags,
-    pub(super) state: State,
+    pub(super) state: SlotState,
     /// `None` while the callback runs (or in a free slot).
     pub(super) callback: Option<Callback<C>>,
 }
 
-const _: () = assert!(std::mem::size_of::<Entry<()>>() == 48);
+const _: () = assert!(std::mem::size_of::<TimerEntry<()>>() == 48);
 
-impl<C> Entry<C> {
+impl<C> TimerEntry<C> {
     /// Whether this timer waits in the wheel of clock `domain` (a `Domain::index`) at a due
     /// time whose low 32 bits are `due_lo`: what a wheel record `(index, due_lo)` must match
     /// to be live (`wheel/mod.rs`, lazy removal).
     #[inline]
     pub(super) fn waits_in(&self, domain: usize, due_lo: u32) -> bool {
         // `&`: all three read this entry, and callers want no branch per record.
-        (self.state == State::Active)
+        (self.state == SlotState::Active)
             & (self.flags.domain().index() == domain)
             & (self.due as u32 == due_lo)
     }
 
     /// An unused slot whose next occupant gets generation `gen`.
-    fn free(gen: u32) -> Entry<C> {
-        Entry {
+    fn free(gen: u32) -> TimerEntry<C> {
+        TimerEntry {
             due: 0,
             period: 0,
             gen,
@@ -158,15 +158,15 @@ impl<C> Entry<C> {
             calls: 0,
             ticket: 0,
             flags: Flags::default(),
-            state: State::Free,
+            state: SlotState::Free,
             callback: None,
         }
     }
 }
 
-impl<C> std::fmt::Debug for Entry<C> {
+impl<C> std::fmt::Debug for TimerEntry<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Entry")
+        f.debug_struct("TimerEntry")
             .field("due", &self.due)
             .field("period", &self.period)
             .field("gen", &self.gen)
@@ -178,17 +178,17 @@ impl<C> std::fmt::Debug for Entry<C> {
 
 /// The slot vector with its free list.
 #[derive(Debug)]
-pub(crate) struct Slots<C> {
-    pub(super) entries: Vec<Entry<C>>,
+pub(crate) struct TimerSlots<C> {
+    pub(super) entries: Vec<TimerEntry<C>>,
     /// Free slots; the last is reused first.
     free: Vec<u32>,
     live: usize,
     id: ContainerId,
 }
 
-impl<C> Slots<C> {
+impl<C> TimerSlots<C> {
     pub(crate) fn new(id: ContainerId) -> Self {
-        Slots {
+        TimerSlots {
             entries: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -216,7 +216,7 @@ impl<C> Slots<C> {
             .ok()
             .filter(|&i| i != NIL)
             .expect("Timers: more than 4,294,967,294 timer slots");
-        self.entries.push(Entry::free(self.id.first_tag()));
+        self.entries.push(TimerEntry::free(self.id.first_tag()));
         idx
     }
 
@@ -230,7 +230,7 @@ impl<C> Slots<C> {
     pub(crate) fn free(&mut self, idx: u32) {
         self.live -= 1;
         let e = &mut self.entries[idx as usize];
-        e.state = State::Free;
+        e.state = SlotState::Free;
         let callback = e.callback.take();
         // Retired when no generation is left that old handles cannot match.
         if let Some(tag) = next_tag(e.gen) {
@@ -253,7 +253,7 @@ impl<C> Slots<C> {
         self.id = id;
         self.entries.clear();
         self.entries
-            .extend(tags.iter().map(|&tag| Entry::free(tag)));
+            .extend(tags.iter().map(|&tag| TimerEntry::free(tag)));
         self.free.clear();
         self.free.extend(free.iter().rev());
         self.live = live;
@@ -265,19 +265,19 @@ impl<C> Slots<C> {
     }
 
     /// The live entry at `idx` with tag `gen`, if any.
-    pub(crate) fn get(&self, idx: u32, gen: u32) -> Option<&Entry<C>> {
+    pub(crate) fn get(&self, idx: u32, gen: u32) -> Option<&TimerEntry<C>> {
         self.entries
             .get(idx as usize)
-            .filter(|e| e.gen == gen && e.state != State::Free)
+            .filter(|e| e.gen == gen && e.state != SlotState::Free)
     }
 
     #[inline]
-    pub(crate) fn at(&self, idx: u32) -> &Entry<C> {
+    pub(crate) fn at(&self, idx: u32) -> &TimerEntry<C> {
         &self.entries[idx as usize]
     }
 
     #[inline]
-    pub(crate) fn at_mut(&mut self, idx: u32) -> &mut Entry<C> {
+    pub(crate) fn at_mut(&mut self, idx: u32) -> &mut TimerEntry<C> {
         &mut self.entries[idx as usize]
     }
 }
@@ -289,11 +289,11 @@ mod tests {
     #[test]
     fn freed_slots_get_a_new_generation_and_are_reused_lifo() {
         let id = ContainerId::fresh();
-        let mut s = Slots::<()>::new(id);
+        let mut s = TimerSlots::<()>::new(id);
         let a = s.alloc();
         let b = s.alloc();
-        s.at_mut(a).state = State::Active;
-        s.at_mut(b).state = State::Active;
+        s.at_mut(a).state = SlotState::Active;
+        s.at_mut(b).state = SlotState::Active;
         assert_eq!(s.at(a).gen, id.tag(1));
         s.free(a);
         s.free(b);
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn a_slot_whose_generation_would_wrap_is_retired() {
         let id = ContainerId::fresh();
-        let mut s = Slots::<()>::new(id);
+        let mut s = TimerSlots::<()>::new(id);
         let a = s.alloc();
         s.at_mut(a).gen = id.tag(crate::handle::GEN_MAX);
         s.free(a);

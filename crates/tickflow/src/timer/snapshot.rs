@@ -19,7 +19,7 @@
 //!   unbound callback changes nothing.
 
 use super::manager::{Extras, Timers};
-use super::slot::{Entry, Flags, State, NEVER};
+use super::slot::{Flags, SlotState, TimerEntry, NEVER};
 use super::wheel::SlotCounts;
 use super::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerInfo};
 use crate::format::{RestoreError, FORMAT_VERSION};
@@ -286,7 +286,7 @@ impl<C: 'static> Timers<C> {
         let mut free = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             let mut tag = e.gen;
-            if e.state != State::Free {
+            if e.state != SlotState::Free {
                 if !e.flags.wake() {
                     live.push(i as u32);
                 } else if let Some(next) = next_tag(e.gen) {
@@ -319,12 +319,12 @@ impl<C: 'static> Timers<C> {
     }
 
     pub(super) fn record(&self, idx: u32) -> TimerRecord {
-        let e: &Entry<C> = self.slots.at(idx);
+        let e: &TimerEntry<C> = self.slots.at(idx);
         let (phase, time) = match e.state {
-            State::Pending => (Phase::Pending, e.due),
-            State::Paused => (Phase::Paused, e.due),
-            State::Active | State::Ready => (Phase::Scheduled, e.due),
-            State::Executing | State::ExecutingPaused | State::Free => {
+            SlotState::Pending => (Phase::Pending, e.due),
+            SlotState::Paused => (Phase::Paused, e.due),
+            SlotState::Active | SlotState::Ready => (Phase::Scheduled, e.due),
+            SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => {
                 unreachable!("no callback runs between ticks")
             }
         };
@@ -444,12 +444,12 @@ impl<C: 'static> Timers<C> {
         e.flags = flags;
         match r.phase {
             Phase::Pending => {
-                e.state = State::Pending;
+                e.state = SlotState::Pending;
                 e.due = r.time;
                 self.pending.push(idx);
             }
             Phase::Paused => {
-                e.state = State::Paused;
+                e.state = SlotState::Paused;
                 e.due = r.time;
             }
             Phase::Scheduled => self.place(idx, r.time),

@@ -16,7 +16,7 @@
 use std::task::Waker;
 
 use super::builder::Spec;
-use super::slot::{State, NEVER};
+use super::slot::{SlotState, NEVER};
 use super::{Callback, TimerCx, TimerHandle, Timers};
 use crate::time::Domain;
 
@@ -83,7 +83,7 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let e = self.slots.at(idx);
-        if !e.flags.wake() || !matches!(e.state, State::Active | State::Ready) {
+        if !e.flags.wake() || !matches!(e.state, SlotState::Active | SlotState::Ready) {
             return false;
         }
         self.unschedule(idx);

@@ -8,7 +8,7 @@
 //! Removals are concentrated on a few slots so that compaction runs often, and big batches of
 //! far timers make the staged (incremental) cascades run.
 
-use super::slot::{Flags, Slots, State};
+use super::slot::{Flags, SlotState, TimerSlots};
 use super::wheel::Wheel;
 use crate::handle::ContainerId;
 use crate::test_rng::Rng;
@@ -17,7 +17,7 @@ use crate::timer::CatchUp;
 
 /// The manager's side of the contract: set the entry, then insert; remove, then change it.
 struct World {
-    slots: Slots<()>,
+    slots: TimerSlots<()>,
     wheels: [Wheel; 2],
     /// The reference: live `(idx, clock, due)`.
     live: Vec<(u32, usize, u64)>,
@@ -28,7 +28,7 @@ impl World {
     fn place(&mut self, idx: u32, clock: usize, due: u64) {
         let e = self.slots.at_mut(idx);
         e.due = due;
-        e.state = State::Active;
+        e.state = SlotState::Active;
         e.flags = Flags::new(Domain::ALL[clock], CatchUp::Burst, false);
         self.wheels[clock].insert(&self.slots, idx);
         self.live.push((idx, clock, due));
@@ -41,7 +41,7 @@ impl World {
         if free {
             self.slots.free(idx);
         } else {
-            self.slots.at_mut(idx).state = State::Paused;
+            self.slots.at_mut(idx).state = SlotState::Paused;
         }
         (idx, clock, due)
     }
@@ -51,8 +51,8 @@ impl World {
         let mut got = vec![];
         self.wheels[clock].advance(&mut self.slots, now, |s, idx, due| {
             let e = s.at_mut(idx);
-            if e.state == State::Active && e.due == due && e.flags.domain().index() == clock {
-                e.state = State::Ready;
+            if e.state == SlotState::Active && e.due == due && e.flags.domain().index() == clock {
+                e.state = SlotState::Ready;
                 got.push((idx, due));
             }
         });
@@ -73,7 +73,7 @@ impl World {
 fn run(seed: u64, steps: usize) {
     let mut rng = Rng(seed);
     let mut w = World {
-        slots: Slots::new(ContainerId::fresh()),
+        slots: TimerSlots::new(ContainerId::fresh()),
         wheels: [Wheel::new(0), Wheel::new(1)],
         live: vec![],
         now: [0, 0],

@@ -2,7 +2,7 @@
 //! already relative (time counted so far, not a clock reading), so it moves as it is saved;
 //! actions that cannot save themselves cannot move and are reported by the export.
 
-use super::{Completion, LatentActions, State};
+use super::{ActionState, Completion, LatentActions};
 use crate::latent::{LatentAction, LatentInfo, SavedAction};
 use crate::owner::OwnerId;
 
@@ -36,7 +36,7 @@ impl<C: 'static> LatentActions<C> {
                 continue;
             };
             let e = &mut self.entries[i];
-            if e.state != State::Alive {
+            if e.state != ActionState::Alive {
                 keep.push(seq); // dropped by the next stage's compaction, as before
                 continue;
             }

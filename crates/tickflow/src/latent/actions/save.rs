@@ -1,7 +1,7 @@
 //! Latent actions in a scheduler snapshot: each saved action's plain data, its key and its
 //! place in the update order. Completions are closures, bound again by `(owner, uuid)`.
 
-use super::{Completion, Entry, LatentActions, State};
+use super::{ActionEntry, ActionState, Completion, LatentActions};
 use crate::format::RestoreError;
 use crate::latent::{LatentAction, LatentInfo, SavedAction};
 use crate::owner::OwnerId;
@@ -68,7 +68,11 @@ impl<C: 'static> LatentActions<C> {
                 None => snap.dropped_aborts += 1,
             }
         }
-        for e in self.entries.iter().filter(|e| e.state == State::Alive) {
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.state == ActionState::Alive)
+        {
             let Some(action) = e.action.as_ref() else {
                 continue;
             };
@@ -137,12 +141,12 @@ impl<C: 'static> LatentActions<C> {
                 )));
             }
             out.owners.add(s.owner, s.seq);
-            out.entries.push(Entry {
+            out.entries.push(ActionEntry {
                 seq: s.seq,
                 owner: s.owner,
                 uuid: s.uuid,
                 domain: s.domain,
-                state: State::Alive,
+                state: ActionState::Alive,
                 fresh: s.fresh,
                 after_abort: s.after_abort,
                 skip: false,

@@ -14,7 +14,7 @@ use crate::format::RestoreError;
 use crate::handle::gen_of;
 use crate::handle::{AllocSnapshot, HandleAlloc};
 use crate::tick::body::{run_batch, Body, Runner};
-use crate::tick::interval::Clock;
+use crate::tick::interval::IntervalClock;
 use crate::tick::{Deferred, TickCx, TickHandle, TickSettings};
 use crate::time::Clocks;
 
@@ -148,7 +148,7 @@ impl TickSnapshot {
     /// `true` when the saved game and unpaused times are those of `clocks` (the scheduler's,
     /// rebuilt from the rest of the snapshot).
     pub(crate) fn agrees_with(&self, clocks: &Clocks) -> bool {
-        self.clocks == [Clock::Game, Clock::Unpaused].map(|c| c.now(clocks))
+        self.clocks == [IntervalClock::Game, IntervalClock::Unpaused].map(|c| c.now(clocks))
     }
 
     /// What the resolver is asked with, in registration order.
@@ -295,7 +295,7 @@ impl<C: 'static> TickGraph<C> {
         TickSnapshot {
             alloc: crate::handle::lock_alloc(&self.alloc).save(),
             next_seq: self.next_seq,
-            clocks: [Clock::Game, Clock::Unpaused].map(|c| c.now(&self.clocks)),
+            clocks: [IntervalClock::Game, IntervalClock::Unpaused].map(|c| c.now(&self.clocks)),
             functions,
         }
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
-use crate::tick::interval::{next_due, Clock};
+use crate::tick::interval::{next_due, IntervalClock};
 use crate::tick::plan::Placed;
 use crate::tick::{Deferred, TickCall, TickCx, TickGroup, TickHandle};
 use crate::time::Span;
@@ -99,7 +99,10 @@ impl<C: 'static> TickFunctions<C> {
         // ticking when paused. Not paused, both clocks moved alike (else the unpaused ones
         // take the full path to get their own delta).
         let clocks = env.clocks;
-        let (game, unpaused) = (Clock::Game.delta(clocks), Clock::Unpaused.delta(clocks));
+        let (game, unpaused) = (
+            IntervalClock::Game.delta(clocks),
+            IntervalClock::Unpaused.delta(clocks),
+        );
         let mut mask = ENABLED | SLOW | PARALLEL;
         let mut want = ENABLED;
         if self.paused {
@@ -166,9 +169,9 @@ impl<C: 'static> TickFunctions<C> {
             return;
         }
         let clock = if flags & WHEN_PAUSED != 0 {
-            Clock::Unpaused
+            IntervalClock::Unpaused
         } else {
-            Clock::Game
+            IntervalClock::Game
         };
         let dt = if flags & SLOW == 0 {
             hot.last_run = frame;
@@ -203,7 +206,7 @@ impl<C: 'static> TickFunctions<C> {
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
     /// due after all (it gained an interval during this frame, or a stale queue entry that
     /// got through brought it).
-    fn slow_start(&mut self, h: TickHandle, pos: usize, clock: Clock) -> Option<Span> {
+    fn slow_start(&mut self, h: TickHandle, pos: usize, clock: IntervalClock) -> Option<Span> {
         let (now, delta) = (
             clock.now(&self.graph.clocks),
             clock.delta(&self.graph.clocks),

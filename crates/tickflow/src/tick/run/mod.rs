@@ -34,8 +34,8 @@ use rustc_hash::FxHashSet;
 
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
-use super::interval::Clock;
-use super::plan::{group_of, Due, Placed, Plan};
+use super::interval::IntervalClock;
+use super::plan::{group_of, DueInterval, Placed, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::Timers;
@@ -68,11 +68,11 @@ pub struct TickFunctions<C> {
     /// The group running, or the last one run: functions spawned now go to a later group.
     current: TickGroup,
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
-    drained: Vec<super::interval::Entry>,
+    drained: Vec<super::interval::QueuedCooldown>,
     /// The frame's due functions as sort keys (see `file_due`), and the sort's scratch.
     keys: Vec<u64>,
     scratch: Vec<u64>,
-    due: [Vec<Due>; TickGroup::COUNT],
+    due: [Vec<DueInterval>; TickGroup::COUNT],
     spawned_in: [Vec<Placed>; TickGroup::COUNT],
     extra: Vec<Placed>,
     jobs: Vec<ParJob<C>>,
@@ -271,8 +271,8 @@ impl<C: 'static> TickFunctions<C> {
             self.graph.intervals = intervals;
         }
         let mut drained = mem::take(&mut self.drained);
-        for clock in [Clock::Game, Clock::Unpaused] {
-            if paused && clock == Clock::Game {
+        for clock in [IntervalClock::Game, IntervalClock::Unpaused] {
+            if paused && clock == IntervalClock::Game {
                 continue;
             }
             self.graph
@@ -313,7 +313,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             };
             let p = cool.pos as usize;
-            self.due[group_of(rank)].push(Due {
+            self.due[group_of(rank)].push(DueInterval {
                 cut: cool.cut,
                 at: (TickHandle::new(slot, tag), cool.pos),
             });

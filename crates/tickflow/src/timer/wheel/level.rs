@@ -11,7 +11,7 @@ pub(super) const SLOT_MASK: u64 = 63;
 pub(super) const BLIND_LEVELS: usize = 5;
 
 #[derive(Debug, Default)]
-pub(super) struct Slot {
+pub(super) struct WheelSlot {
     pub(super) recs: Recs,
     /// Records here made stale by a removal since the slot was filled or compacted.
     pub(super) stale: u32,
@@ -20,7 +20,7 @@ pub(super) struct Slot {
 #[derive(Debug)]
 pub(super) struct Level {
     pub(super) occupied: u64,
-    pub(super) slots: [Slot; 64],
+    pub(super) slots: [WheelSlot; 64],
     /// The largest record buffer an emptied slot of this level gave back, for the next slot
     /// that fills: a level-5 slot holds up to a third of all timers, and freeing its buffer
     /// when the clock enters it took half a millisecond of that frame (returning megabytes
@@ -32,7 +32,7 @@ impl Level {
     pub(super) fn new() -> Level {
         Level {
             occupied: 0,
-            slots: std::array::from_fn(|_| Slot::default()),
+            slots: std::array::from_fn(|_| WheelSlot::default()),
             spare: Recs::default(),
         }
     }

@@ -73,7 +73,7 @@ mod stage;
 use self::level::{position, Level, BLIND_LEVELS, LEVELS, SLOT_BITS, SLOT_MASK};
 use self::recs::Rec;
 use self::stage::StagedSlot;
-use super::slot::{Slots, NEVER};
+use super::slot::{TimerSlots, NEVER};
 
 /// A slot is compacted when more than this many and more than half of its records are stale.
 const COMPACT_MIN: usize = 16;
@@ -159,7 +159,7 @@ impl Wheel {
 
     /// Adds entry `idx` (whose `due` is set, `elapsed < due < NEVER`).
     #[inline]
-    pub(crate) fn insert<C>(&mut self, slots: &Slots<C>, idx: u32) {
+    pub(crate) fn insert<C>(&mut self, slots: &TimerSlots<C>, idx: u32) {
         let due = slots.at(idx).due;
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
@@ -175,7 +175,7 @@ impl Wheel {
     /// Forgets entry `idx`, which is in the wheel with its current `due` and is about to stop
     /// being `Active` at that time: its record goes stale where it is.
     #[inline]
-    pub(crate) fn remove<C>(&mut self, slots: &Slots<C>, idx: u32) {
+    pub(crate) fn remove<C>(&mut self, slots: &TimerSlots<C>, idx: u32) {
         let (level, slot) = position(self.elapsed, slots.at(idx).due);
         if self.is_staging(level, slot) {
             return; // its records are being moved by index: no compaction until it is entered
@@ -194,7 +194,7 @@ impl Wheel {
     /// Drops the stale records of a slot (checking each against its entry), and those of
     /// `removed`, whose entry is still `Active` because its removal is under way.
     #[cold]
-    fn compact<C>(&mut self, slots: &Slots<C>, level: usize, slot: usize, removed: u32) {
+    fn compact<C>(&mut self, slots: &TimerSlots<C>, level: usize, slot: usize, removed: u32) {
         let (elapsed, domain) = (self.elapsed, self.domain);
         let (blind, start) = (level <= BLIND_LEVELS, self.slot_start(level, slot));
         let lvl = &mut self.levels[level];
@@ -249,9 +249,9 @@ impl Wheel {
     /// mark it so that a second record of the same timer and due fails the check).
     pub(crate) fn advance<C>(
         &mut self,
-        slots: &mut Slots<C>,
+        slots: &mut TimerSlots<C>,
         now: u64,
-        mut due: impl FnMut(&mut Slots<C>, u32, u64),
+        mut due: impl FnMut(&mut TimerSlots<C>, u32, u64),
     ) {
         self.stage_ahead(now);
         while let Some((level, slot, start)) = self.next_slot() {
@@ -361,24 +361,24 @@ impl Wheel {
 
 #[cfg(test)]
 mod tests {
-    use super::level::Slot;
+    use super::level::WheelSlot;
     use super::*;
-    use crate::timer::slot::State;
+    use crate::timer::slot::SlotState;
 
-    fn add(w: &mut Wheel, s: &mut Slots<()>, due: u64) -> u32 {
+    fn add(w: &mut Wheel, s: &mut TimerSlots<()>, due: u64) -> u32 {
         let idx = s.alloc();
         s.at_mut(idx).due = due;
-        s.at_mut(idx).state = State::Active;
+        s.at_mut(idx).state = SlotState::Active;
         w.insert(s, idx);
         idx
     }
 
-    fn take_due(w: &mut Wheel, s: &mut Slots<()>, now: u64) -> Vec<u32> {
+    fn take_due(w: &mut Wheel, s: &mut TimerSlots<()>, now: u64) -> Vec<u32> {
         let mut out = vec![];
         w.advance(s, now, |s, i, due| {
             let e = s.at_mut(i);
-            if e.state == State::Active && e.due == due {
-                e.state = State::Ready;
+            if e.state == SlotState::Active && e.due == due {
+                e.state = SlotState::Ready;
                 out.push(i);
             }
         });
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn fixed_tables_are_as_documented() {
         // The module note and `timer/mod.rs` quote these sizes.
-        assert_eq!(std::mem::size_of::<Slot>(), 64);
+        assert_eq!(std::mem::size_of::<WheelSlot>(), 64);
         assert!(LEVELS * std::mem::size_of::<Level>() <= 46 * 1024);
     }
 
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn advance_returns_exactly_the_due_entries() {
-        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
+        let mut s = TimerSlots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new(0);
         let dues = [
             1u64,
@@ -443,7 +443,7 @@ mod tests {
 
     #[test]
     fn removed_entries_never_come_out() {
-        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
+        let mut s = TimerSlots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new(0);
         let a = add(&mut w, &mut s, 100);
         let b = add(&mut w, &mut s, 100);
@@ -451,14 +451,14 @@ mod tests {
         assert!(take_due(&mut w, &mut s, 50).is_empty());
         for idx in [a, c] {
             w.remove(&s, idx);
-            s.at_mut(idx).state = State::Paused; // what the manager does next
+            s.at_mut(idx).state = SlotState::Paused; // what the manager does next
         }
         assert_eq!(take_due(&mut w, &mut s, 10_000), vec![b]);
     }
 
     #[test]
     fn churn_keeps_slots_compact() {
-        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
+        let mut s = TimerSlots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new(0);
         let keep = add(&mut w, &mut s, (1 << 20) + 1);
         let idx = add(&mut w, &mut s, 1 << 20);
@@ -479,7 +479,7 @@ mod tests {
     /// exactly what a sorted list says is due, tick by tick.
     #[test]
     fn staged_cascades_match_a_sorted_list() {
-        let mut s = Slots::<()>::new(crate::handle::ContainerId::fresh());
+        let mut s = TimerSlots::<()>::new(crate::handle::ContainerId::fresh());
         let mut w = Wheel::new(0);
         let mut rng = crate::test_rng::Rng(0x2545_f491_4f6c_dd1d);
         let mut rnd = move || rng.next();
@@ -490,7 +490,7 @@ mod tests {
             let idx = s.alloc();
             let due = now + 1 + rnd() % (1 << 33);
             s.at_mut(idx).due = due;
-            s.at_mut(idx).state = State::Active;
+            s.at_mut(idx).state = SlotState::Active;
             w.insert(&s, idx);
             live.push((idx, due));
         }
@@ -516,8 +516,8 @@ mod tests {
             let mut got = vec![];
             w.advance(&mut s, now, |s, i, due| {
                 let e = s.at_mut(i);
-                if e.state == State::Active && e.due == due {
-                    e.state = State::Ready;
+                if e.state == SlotState::Active && e.due == due {
+                    e.state = SlotState::Ready;
                     got.push(i);
                 }
             });

@@ -28,7 +28,7 @@ pub(crate) use moved::MovedLatent;
 pub(crate) use save::LatentSnapshot;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum State {
+enum ActionState {
     Alive,
     /// Finished; kept until its completion (if triggered) has run.
     Finished,
@@ -36,12 +36,12 @@ enum State {
     Removed,
 }
 
-struct Entry<C> {
+struct ActionEntry<C> {
     seq: u64,
     owner: OwnerId,
     uuid: u64,
     domain: Domain,
-    state: State,
+    state: ActionState,
     /// Added in an open frame before the latent stage: the first update gets a zero delta.
     fresh: bool,
     /// Added in a frame that a panic aborted before the latent stage: its first update gets the
@@ -94,7 +94,7 @@ pub struct LatentInfo {
 /// ```
 pub struct LatentActions<C> {
     /// In insertion order (= update and completion order); compacted every run.
-    entries: Vec<Entry<C>>,
+    entries: Vec<ActionEntry<C>>,
     keys: FxHashMap<(OwnerId, u64), u64>,
     owners: OwnerIndex<u64>,
     next_seq: u64,
@@ -178,12 +178,12 @@ impl<C: 'static> LatentActions<C> {
         self.next_seq += 1;
         self.keys.insert((owner, uuid), seq);
         self.owners.add(owner, seq);
-        self.entries.push(Entry {
+        self.entries.push(ActionEntry {
             seq,
             owner,
             uuid,
             domain,
-            state: State::Alive,
+            state: ActionState::Alive,
             fresh: self.frame_open,
             // Added after an aborted frame: the time owed for it is not this action's.
             after_abort: self.owed != [0; 3],
@@ -276,7 +276,7 @@ impl<C: 'static> LatentActions<C> {
     fn alive_at(&self, owner: OwnerId, uuid: u64) -> Option<usize> {
         let seq = *self.keys.get(&(owner, uuid))?;
         self.position(seq)
-            .filter(|&i| self.entries[i].state == State::Alive)
+            .filter(|&i| self.entries[i].state == ActionState::Alive)
     }
 
     /// The action under `(owner, uuid)` that has not finished.
@@ -315,16 +315,16 @@ impl<C: 'static> LatentActions<C> {
             .get(owner)
             .iter()
             .filter_map(|&s| self.position(s))
-            .filter(|&i| self.entries[i].state != State::Removed)
+            .filter(|&i| self.entries[i].state != ActionState::Removed)
             .collect();
         let mut n = 0;
         for i in found {
             let e = &mut self.entries[i];
             match e.state {
-                State::Alive => self.abort_at(i),
+                ActionState::Alive => self.abort_at(i),
                 // Finished this frame with its completion still due: aborted instead.
-                State::Finished if e.trigger => {
-                    e.state = State::Removed;
+                ActionState::Finished if e.trigger => {
+                    e.state = ActionState::Removed;
                     e.trigger = false;
                     self.aborted.extend(e.action.take());
                 }
@@ -345,7 +345,7 @@ impl<C: 'static> LatentActions<C> {
     /// next compaction) and hands the action over: to the abort queue, or to a move.
     fn detach(&mut self, i: usize) -> Option<Box<dyn LatentAction<C>>> {
         let e = &mut self.entries[i];
-        e.state = State::Removed;
+        e.state = ActionState::Removed;
         e.trigger = false;
         self.keys.remove(&(e.owner, e.uuid));
         self.live -= 1;
@@ -358,7 +358,7 @@ impl<C: 'static> LatentActions<C> {
             .get(owner)
             .iter()
             .filter_map(|&s| self.position(s))
-            .filter(|&i| self.entries[i].state == State::Alive)
+            .filter(|&i| self.entries[i].state == ActionState::Alive)
             .count()
     }
 
@@ -376,7 +376,7 @@ impl<C: 'static> LatentActions<C> {
     pub fn list(&self) -> Vec<LatentInfo> {
         self.entries
             .iter()
-            .filter(|e| e.state == State::Alive)
+            .filter(|e| e.state == ActionState::Alive)
             .map(|e| LatentInfo {
                 owner: e.owner,
                 uuid: e.uuid,
@@ -431,7 +431,7 @@ impl<C: 'static> LatentActions<C> {
         let frame = self.frame;
         let owed = std::mem::take(&mut self.owed);
         for e in &mut self.entries {
-            if e.state != State::Alive || e.skip {
+            if e.state != ActionState::Alive || e.skip {
                 continue;
             }
             let Some(action) = e.action.as_mut() else {
@@ -452,7 +452,7 @@ impl<C: 'static> LatentActions<C> {
                 e.late_by = r.late_by;
             }
             if r.finished {
-                e.state = State::Finished;
+                e.state = ActionState::Finished;
                 // The key is free for the completion to add the same action again.
                 self.keys.remove(&(e.owner, e.uuid));
                 self.live -= 1;
@@ -486,7 +486,7 @@ impl<C: 'static> LatentActions<C> {
         let owners = &mut self.owners;
         self.entries.retain_mut(|e| {
             e.skip = false;
-            let keep = e.state == State::Alive || e.trigger;
+            let keep = e.state == ActionState::Alive || e.trigger;
             if !keep {
                 owners.forget(e.owner, e.seq);
             }

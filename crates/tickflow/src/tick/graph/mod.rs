@@ -23,7 +23,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::body::Body;
-use super::interval::{Clock, Cooldown, Intervals};
+use super::interval::{Cooldown, IntervalClock, Intervals};
 use super::{TickError, TickHandle, TickSettings};
 use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex, Owners};
@@ -49,7 +49,7 @@ pub(crate) struct Node {
 }
 
 impl Node {
-    pub(crate) fn clock(&self) -> Clock {
+    pub(crate) fn clock(&self) -> IntervalClock {
         self.settings.clock()
     }
 

@@ -53,7 +53,7 @@ pub(crate) type Placed = (TickHandle, u32);
 /// (taken from its cooldown record when the frame starts; positions do not move during a
 /// frame).
 #[derive(Copy, Clone, Debug)]
-pub(crate) struct Due {
+pub(crate) struct DueInterval {
     pub(crate) cut: u32,
     pub(crate) at: Placed,
 }
@@ -107,7 +107,7 @@ impl Lane {
     /// function)` pairs in run order, then the rest of the lane with `None`. Each function
     /// knows where it cuts in (`Resolved::cut`), so the frame walks the lane in place, with
     /// no merged copy and no search.
-    pub(crate) fn runs<'a>(&'a self, due: &'a [Due]) -> Runs<'a> {
+    pub(crate) fn runs<'a>(&'a self, due: &'a [DueInterval]) -> Runs<'a> {
         Runs {
             lane: self,
             due: due.iter(),
@@ -120,7 +120,7 @@ impl Lane {
 /// See [`Lane::runs`].
 pub(crate) struct Runs<'a> {
     lane: &'a Lane,
-    due: std::slice::Iter<'a, Due>,
+    due: std::slice::Iter<'a, DueInterval>,
     at: usize,
     done: bool,
 }

@@ -120,7 +120,7 @@ crate::handle::handle_type! {
     TickableHandle
 }
 
-struct Entry<C: 'static> {
+struct TickableEntry<C: 'static> {
     gen: NonZeroU32,
     mode: TickableMode,
     owner: Option<OwnerId>,
@@ -149,7 +149,7 @@ struct Entry<C: 'static> {
 /// ```
 pub struct Tickables<C: 'static> {
     alloc: SharedAlloc,
-    slots: Vec<Option<Entry<C>>>,
+    slots: Vec<Option<TickableEntry<C>>>,
     /// Registration order; removed entries stay until compaction.
     order: Vec<TickableHandle>,
     live: usize,
@@ -209,7 +209,7 @@ impl<C: 'static> Tickables<C> {
         if let Some(o) = owner {
             self.fresh.note(o);
         }
-        self.slots[i] = Some(Entry {
+        self.slots[i] = Some(TickableEntry {
             gen: h.tag(),
             mode: t.mode(),
             owner,
@@ -219,7 +219,7 @@ impl<C: 'static> Tickables<C> {
         self.live += 1;
     }
 
-    fn entry(&self, h: TickableHandle) -> Option<&Entry<C>> {
+    fn entry(&self, h: TickableHandle) -> Option<&TickableEntry<C>> {
         self.slots
             .get(h.index() as usize)?
             .as_ref()
@@ -244,7 +244,7 @@ impl<C: 'static> Tickables<C> {
     }
 
     /// Takes a live tickable's entry out and frees its handle.
-    fn take(&mut self, h: TickableHandle) -> Entry<C> {
+    fn take(&mut self, h: TickableHandle) -> TickableEntry<C> {
         let entry = self.slots[h.index() as usize]
             .take()
             .expect("a live handle");
