@@ -1,4 +1,5 @@
-//! Precise waits, shared by the paced runner and the real-time service's thread.
+//! Precise waits, shared by the paced runner and the real-time service's thread (which sets
+//! its slack to its batching window instead, see `realtime/mod.rs`).
 //!
 //! A thread asleep on Linux wakes up to its *timer slack* late (50 µs by default: the kernel
 //! groups wake-ups to save power), plus the scheduler's own latency. Measured on the 2-core
@@ -14,17 +15,25 @@
 
 use std::time::Instant;
 
-/// Keeps the calling thread's timer slack small while it lives, and puts the old one back when
-/// dropped.
+/// Keeps the calling thread's timer slack small while it lives (or at what [`set`] asks), and
+/// puts the old one back when dropped.
+///
+/// [`set`]: PreciseThread::set
 #[derive(Debug)]
 pub(crate) struct PreciseThread {
     #[cfg(target_os = "linux")]
     previous: Option<u64>,
+    #[cfg(target_os = "linux")]
+    current: u64,
 }
 
 /// The slack asked for: 1 ns (0 would mean "the default" to the kernel).
 #[cfg(target_os = "linux")]
 const SLACK_NS: u64 = 1;
+
+/// Whether [`PreciseThread::set`] changes how late the thread's waits end: only Linux lets a
+/// thread choose its timer slack. Elsewhere a caller that wants batching adds it to its waits.
+pub(crate) const SLACK_IS_SETTABLE: bool = cfg!(target_os = "linux");
 
 impl PreciseThread {
     pub(crate) fn new() -> Self {
@@ -33,10 +42,31 @@ impl PreciseThread {
             use std::num::NonZeroU64;
             let previous = rustix::thread::current_timer_slack().ok();
             let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(SLACK_NS));
-            PreciseThread { previous }
+            PreciseThread {
+                previous,
+                current: SLACK_NS,
+            }
         }
         #[cfg(not(target_os = "linux"))]
         PreciseThread {}
+    }
+
+    /// Lets the kernel end this thread's timed waits up to `slack` after their deadline (at
+    /// least 1 ns), so that wake-ups near each other become one. One system call when the
+    /// value changes, none otherwise. No effect elsewhere than Linux.
+    pub(crate) fn set(&mut self, slack: std::time::Duration) {
+        #[cfg(target_os = "linux")]
+        {
+            let ns = u64::try_from(slack.as_nanos())
+                .unwrap_or(u64::MAX)
+                .max(SLACK_NS);
+            if ns != self.current {
+                let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(ns));
+                self.current = ns;
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = slack;
     }
 }
 

@@ -47,6 +47,41 @@ fn a_batch_window_never_calls_early() {
     assert_eq!(calls, [("first", false), ("second", false)]);
 }
 
+/// The window is the timer thread's timer slack: the thread sleeps to the exact deadline and
+/// the kernel may end the sleep up to the window later. A callback (which runs on that thread)
+/// reads the slack back.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_batch_window_is_the_threads_timer_slack() {
+    let timers = RealtimeTimers::start();
+    // A far timer: the thread then always has a timed sleep to apply the window to.
+    timers.after(Duration::from_secs(3600)).call(|| {});
+    let mut seen = Vec::new();
+    for window in [
+        Duration::from_micros(300),
+        Duration::ZERO,
+        tickflow::realtime::DEFAULT_BATCH_WINDOW,
+    ] {
+        timers.set_batch_window(window);
+        // The thread applies the window before its next timed sleep: the first call after
+        // that sleep sees it.
+        for _ in 0..2 {
+            let (tx, rx) = mpsc::channel();
+            let tx = Mutex::new(tx);
+            timers.after(Duration::from_millis(2)).call(move || {
+                let slack = rustix::thread::current_timer_slack().ok();
+                tx.lock().unwrap().send(slack).unwrap();
+            });
+            let slack = rx.recv_timeout(PATIENCE).expect("fired");
+            seen.push(slack);
+        }
+    }
+    assert_eq!(
+        [seen[1], seen[3], seen[5]],
+        [Some(300_000), Some(1), Some(50_000)]
+    );
+}
+
 /// Defect: a panicking panic hook unwound the timer thread, and every real-time timer stopped.
 #[test]
 fn the_thread_survives_a_panicking_panic_hook() {

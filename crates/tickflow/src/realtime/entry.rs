@@ -101,7 +101,10 @@ impl Drop for Flight<'_> {
     fn drop(&mut self) {
         let mut n = lock(&self.0.in_flight);
         *n -= 1;
-        if *n == 0 {
+        // Only `stop` waits on `idle`, and it sets `stopped` under this lock before waiting:
+        // a count that reaches zero before then wakes no one, and skipping the notification
+        // saves the timer thread a system call per wake-up.
+        if *n == 0 && self.0.stopped.load(Ordering::Acquire) {
             self.0.idle.notify_all();
         }
     }

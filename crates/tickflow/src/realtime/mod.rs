@@ -213,11 +213,18 @@ impl RealtimeTimers {
         lock(&self.remote.shared.state).cap = calls_per_timer;
     }
 
-    /// Timers due within `window` after the earliest one are called in one wake-up of the
-    /// service's thread (default [`DEFAULT_BATCH_WINDOW`]): a wider window means fewer wake-ups
-    /// (less CPU when timers are many) and later calls, by up to the window. Calls are never
-    /// early. No effect in manual mode. A window above [`MAX_BATCH_WINDOW`] (1 s) is taken as
-    /// that: a wider one would only hold every call back further.
+    /// Lets the service's thread wake up to `window` after the earliest due time, so that the
+    /// timers due in between are called in the same wake-up (default
+    /// [`DEFAULT_BATCH_WINDOW`]): a wider window means fewer wake-ups (less CPU when timers
+    /// are many) and later calls, by up to the window. Calls are never early.
+    ///
+    /// The thread sleeps until the exact earliest due time with the window as its timer slack
+    /// (Linux's `PR_SET_TIMERSLACK`, the kernel's own way of merging wake-ups; other systems
+    /// add the window to the sleep). `Duration::ZERO` is the precise setting: every wait ends
+    /// as close to its deadline as the machine allows (p99 lateness under 10 µs on the project
+    /// machine), at the cost of a wake-up for almost every call. No effect in manual mode. A
+    /// window above [`MAX_BATCH_WINDOW`] (1 s) is taken as that: a wider one would only hold
+    /// every call back further.
     pub fn set_batch_window(&self, window: Duration) {
         lock(&self.remote.shared.state).batch = window.min(MAX_BATCH_WINDOW);
     }
@@ -306,28 +313,33 @@ impl fmt::Debug for RealtimeTimers {
     }
 }
 
-/// The default of [`RealtimeTimers::set_batch_window`]: 25 µs.
+/// The default of [`RealtimeTimers::set_batch_window`]: 50 µs, Linux's default timer slack,
+/// so the service batches as much as a plain thread that sleeps until its next deadline.
 ///
 /// Measured with `tickflow bench --only realtime` on the 2-core project machine (BENCHMARKS.md),
 /// 1e3 and 1e4 repeating timers of 10–100 ms, against a naive heap thread (`park_timeout`
-/// until the earliest, default timer slack): a window of 20 µs gave p99 lateness 45–60 µs at
-/// 1.4–1.7× that thread's CPU, 40 µs gave 68–87 µs at 1.1–1.4×, 60 µs matched it on both. The
-/// cost is the wake-ups themselves (most of the thread's CPU is the kernel switching to it), so
-/// a window trades lateness for wake-ups one for one. 25 µs keeps p99 within 60 µs.
-pub const DEFAULT_BATCH_WINDOW: Duration = Duration::from_micros(25);
+/// until the earliest, default timer slack): p99 lateness 58 / 55 µs against its 58 / 55 µs.
+/// A smaller window buys lateness with wake-ups one for one (the thread's CPU is mostly the
+/// kernel switching to it); the precise setting, `Duration::ZERO`, gives p99 5–9 µs at about
+/// five times the CPU at 1e4 timers.
+pub const DEFAULT_BATCH_WINDOW: Duration = Duration::from_micros(50);
 
 /// The widest [`RealtimeTimers::set_batch_window`]: 1 s, the lateness a job queue accepts
 /// (and far past any game's); a wider window would only hold every call back further.
 pub const MAX_BATCH_WINDOW: Duration = Duration::from_secs(1);
 
-/// The timer thread: make what is due, then sleep until the next due time (plus the batching
-/// window, [`RealtimeTimers::set_batch_window`]) or a wake-up. It asks for a small timer slack
-/// (`sleep.rs`), so its waits end within tens of microseconds of their deadline with no
-/// spinning.
+/// The timer thread: make what is due, then sleep until the next due time or a wake-up.
+///
+/// The batching window is the thread's timer slack (`sleep.rs`): the wait asks for the exact
+/// deadline and lets the kernel end it up to the window later, so timers due within the window
+/// after the earliest are made in the same wake-up, and the kernel can merge the wake-up with
+/// other threads' too. A window of zero asks for 1 ns of slack: waits end as close to their
+/// deadline as the machine allows, with no spinning. Where the slack cannot be set (not
+/// Linux), the window is added to the wait instead.
 #[cfg(not(tickflow_loom))]
 fn run_thread(shared: &Service) {
     use sync::Ordering;
-    let _precise = crate::sleep::PreciseThread::new();
+    let mut slack = crate::sleep::PreciseThread::new();
     let mut buf = Vec::new();
     loop {
         shared.fire_due(&mut buf);
@@ -340,8 +352,12 @@ fn run_thread(shared: &Service) {
         match st.next_due() {
             Some(due) if due <= now => continue,
             Some(due) => {
-                let window = st.batch;
-                let wait = (due - now).saturating_add(window);
+                let wait = if crate::sleep::SLACK_IS_SETTABLE {
+                    slack.set(st.batch);
+                    due - now
+                } else {
+                    (due - now).saturating_add(st.batch)
+                };
                 drop(shared.wake.wait_timeout(st, wait));
             }
             None => drop(shared.wake.wait(st)),
