@@ -210,6 +210,12 @@ pub(crate) struct Intervals {
     calendars: [Calendar; 2],
     staged: Vec<(IntervalClock, QueuedCooldown)>,
     len: usize,
+    /// The time each calendar was last drained to ([`drain_due`](Self::drain_due)): its clock
+    /// as of the last frame, what a cooldown started between frames counts from. The
+    /// calendar's own position, as a wheel's elapsed time is its own: not a copy of the
+    /// frame's clocks kept in step from outside (a paused frame drains no game-clock
+    /// calendar, and the game clock stood still).
+    now: [u64; 2],
 }
 
 impl Intervals {
@@ -245,6 +251,23 @@ impl Intervals {
     ) {
         self.file_staged();
         self.len -= self.calendars[clock as usize].drain_due(now, out);
+        self.now[clock as usize] = now;
+    }
+
+    /// The time `clock`'s calendar stands at (see `now`).
+    pub(crate) fn now(&self, clock: IntervalClock) -> u64 {
+        self.now[clock as usize]
+    }
+
+    /// Both calendars' times, game clock first (as saved in snapshots).
+    pub(crate) fn nows(&self) -> [u64; 2] {
+        self.now
+    }
+
+    /// Puts the calendars at a restored scheduler's times (nothing is drained: a restored
+    /// graph's cooldowns are queued afresh).
+    pub(crate) fn stand_at(&mut self, clocks: &Clocks) {
+        self.now = [IntervalClock::Game, IntervalClock::Unpaused].map(|c| c.now(clocks));
     }
 
     /// Queued entries, stale ones included.

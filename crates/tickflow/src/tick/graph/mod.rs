@@ -27,7 +27,6 @@ use super::interval::{Cooldown, IntervalClock, Intervals};
 use super::{TickError, TickHandle, TickSettings};
 use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex, Owners};
-use crate::time::Clocks;
 
 pub(crate) use moved::MovedTick;
 pub(crate) use save::TickSnapshot;
@@ -129,8 +128,6 @@ pub(crate) struct TickGraph<C> {
     /// Planned functions removed since the plan was made without making it dirty.
     pub(crate) removed: usize,
     pub(crate) intervals: Intervals,
-    /// Current value of each clock, as of the frame being run (or the last one).
-    pub(crate) clocks: Clocks,
     pub(crate) in_frame: bool,
     pub(crate) spawned: Vec<TickHandle>,
     /// Callbacks for the runner to take in or drop.
@@ -179,7 +176,6 @@ impl<C> TickGraph<C> {
             added: Vec::new(),
             removed: 0,
             intervals: Intervals::default(),
-            clocks: Clocks::default(),
             in_frame: false,
             spawned: Vec::new(),
             events: Vec::new(),
@@ -370,7 +366,7 @@ impl<C> TickGraph<C> {
         let cool = &mut self.cool[h.index() as usize];
         cool.last_tick = None;
         if has_interval {
-            cool.restart(clock.now(&self.clocks));
+            cool.restart(self.intervals.now(clock));
             self.intervals.push(clock, h, cool);
         }
         if self.in_frame {
@@ -382,7 +378,6 @@ impl<C> TickGraph<C> {
     /// Changes the interval and restarts the cooldown from now (a function that has not ticked
     /// since it was enabled still ticks at once). `false` for a stale handle.
     pub(crate) fn set_interval(&mut self, h: TickHandle, interval: crate::time::Span) -> bool {
-        let clocks = self.clocks;
         let Some(node) = node_mut(&mut self.nodes, h) else {
             return false;
         };
@@ -396,7 +391,7 @@ impl<C> TickGraph<C> {
         cool.interval = interval.flicks();
         cool.stamp = cool.stamp.wrapping_add(1);
         if has && node.settings.enabled {
-            let now = node.clock().now(&clocks);
+            let now = self.intervals.now(node.clock());
             if !had && self.hot[p].last_run > 0 {
                 // It has been ticking every frame: the new interval counts from now.
                 cool.last_tick = Some(now);

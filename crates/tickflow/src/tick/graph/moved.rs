@@ -112,7 +112,7 @@ impl<C> TickGraph<C> {
                     }
                 }
                 let cool = &self.cool[h.index() as usize];
-                let now = node.clock().now(&self.clocks);
+                let now = self.intervals.now(node.clock());
                 let last_run = self.hot(h).expect("live").last_run;
                 MovedTick {
                     handle: h.to_raw(),
@@ -130,11 +130,11 @@ impl<C> TickGraph<C> {
     }
 
     /// Restores the interval phase and last run of a moved function just registered as `h`,
-    /// relative to this graph's clocks and frame `frame`.
+    /// relative to the time this graph's calendars stand at and frame `frame`.
     pub(crate) fn put_moved_state(&mut self, h: TickHandle, m: &MovedTick, frame: u64) {
         let node = self.get(h).expect("just registered");
         let (clock, interval, enabled) = (node.clock(), node.has_interval(), node.settings.enabled);
-        let now = clock.now(&self.clocks);
+        let now = self.intervals.now(clock);
         let cool = &mut self.cool[h.index() as usize];
         cool.last_tick = m.since_tick.map(|s| now.saturating_sub(s));
         let due = match m.late {

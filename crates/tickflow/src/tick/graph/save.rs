@@ -295,7 +295,7 @@ impl<C: 'static> TickGraph<C> {
         TickSnapshot {
             alloc: crate::handle::lock_alloc(&self.alloc).save(),
             next_seq: self.next_seq,
-            clocks: [IntervalClock::Game, IntervalClock::Unpaused].map(|c| c.now(&self.clocks)),
+            clocks: self.intervals.nows(),
             functions,
         }
     }
@@ -310,7 +310,6 @@ impl<C: 'static> TickGraph<C> {
         clocks: &Clocks,
     ) -> Option<Runner<C>> {
         *crate::handle::lock_alloc(&self.alloc) = alloc;
-        self.clocks = *clocks;
         let mut runner = None;
         for (f, b) in snap.functions.iter().zip(bodies) {
             runner = runner.or(b.runner);
@@ -329,6 +328,7 @@ impl<C: 'static> TickGraph<C> {
         }
         self.next_seq = snap.next_seq;
         self.intervals = Default::default();
+        self.intervals.stand_at(clocks);
         let waiting: Vec<_> = self
             .iter()
             .filter(|(_, n)| n.settings.enabled && n.has_interval())

@@ -11,7 +11,7 @@ use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::interval::{next_due, IntervalClock};
 use crate::tick::plan::Placed;
 use crate::tick::{Deferred, TickCall, TickCx, TickGroup, TickHandle};
-use crate::time::Span;
+use crate::time::{Clocks, Span};
 
 /// Where the fast path stopped.
 enum Next {
@@ -177,7 +177,7 @@ impl<C: 'static> TickFunctions<C> {
             hot.last_run = frame;
             Span::from_flicks(clock.delta(env.clocks))
         } else {
-            match self.slow_start(h, i, clock) {
+            match self.slow_start(h, i, clock, env.clocks) {
                 Some(dt) => dt,
                 None => return,
             }
@@ -206,11 +206,14 @@ impl<C: 'static> TickFunctions<C> {
     /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
     /// due after all (it gained an interval during this frame, or a stale queue entry that
     /// got through brought it).
-    fn slow_start(&mut self, h: TickHandle, pos: usize, clock: IntervalClock) -> Option<Span> {
-        let (now, delta) = (
-            clock.now(&self.graph.clocks),
-            clock.delta(&self.graph.clocks),
-        );
+    fn slow_start(
+        &mut self,
+        h: TickHandle,
+        pos: usize,
+        clock: IntervalClock,
+        clocks: &Clocks,
+    ) -> Option<Span> {
+        let (now, delta) = (clock.now(clocks), clock.delta(clocks));
         let cool = &mut self.graph.cool[h.index() as usize];
         let interval = cool.interval;
         let first = cool.last_tick.is_none();
@@ -219,7 +222,7 @@ impl<C: 'static> TickFunctions<C> {
         }
         let raw = match cool.last_tick {
             // Never below `last_tick` while running; a restore checks `last_tick` against the
-            // saved graph clock only, and an edited snapshot can move both past this clock.
+            // saved calendar time only, and an edited snapshot can move both past this clock.
             Some(t) if interval > 0 => now.saturating_sub(t),
             _ => delta,
         };

@@ -262,7 +262,6 @@ impl<C: 'static> TickFunctions<C> {
     pub(crate) fn begin_frame(&mut self, clocks: &Clocks, paused: bool) {
         self.frame = clocks.frame();
         self.paused = paused;
-        self.graph.clocks = *clocks;
         self.plan();
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
             let mut intervals = mem::take(&mut self.graph.intervals);
