@@ -39,11 +39,13 @@ impl<C: 'static> Scheduler<C> {
             let mut frame = Stages {
                 ctx,
                 timers,
-                ticks,
-                tickables,
-                latent,
-                exec,
-                shared,
+                lender: Lender {
+                    ticks: Some(ticks),
+                    tickables: Some(tickables),
+                    latent: Some(latent),
+                    exec,
+                    shared,
+                },
                 paused: *paused,
                 clocks,
                 report,
@@ -59,26 +61,70 @@ impl<C: 'static> Scheduler<C> {
     }
 }
 
-/// The parts of a scheduler, borrowed apart for the stages of one frame.
+/// The parts of a scheduler, borrowed apart once for the stages of one frame.
 struct Stages<'f, C: 'static> {
     ctx: &'f mut C,
+    /// Lent to every stage: every callback can set timers.
     timers: &'f mut Timers<C>,
-    ticks: &'f mut TickFunctions<C>,
-    tickables: &'f mut Tickables<C>,
-    latent: &'f mut LatentActions<C>,
-    exec: &'f Exec<C>,
-    shared: &'f Shared<C>,
+    lender: Lender<'f, C>,
     paused: bool,
+    /// The frame's clocks (the scheduler's one value), passed to each stage.
     clocks: &'f Clocks,
     report: &'f mut FrameReport,
     /// The group that ran last: functions spawned by the stages after it land later.
     last_group: TickGroup,
 }
 
-/// Applies the commands queued by a callback, if there are any, before the next call.
-fn settle<C: 'static>(shared: &Shared<C>, mut parts: Parts<'_, C>, errors: &mut Vec<TickError>) {
-    if shared.has_pending() || parts.exec.has_dropped() {
-        apply(shared, &mut parts, errors);
+/// The parts that queued commands reach. The tick functions, tickables and latent actions
+/// are each lent out to their own stage while it runs (taken out of their `Option`), and that
+/// stage's hook hands its part back to [`settle`](Lender::settle) between two calls.
+struct Lender<'f, C: 'static> {
+    ticks: Option<&'f mut TickFunctions<C>>,
+    tickables: Option<&'f mut Tickables<C>>,
+    latent: Option<&'f mut LatentActions<C>>,
+    exec: &'f Exec<C>,
+    shared: &'f Shared<C>,
+}
+
+/// The part the running stage holds, handed back by its hook.
+enum Lent<'a, C: 'static> {
+    Ticks(&'a mut TickFunctions<C>),
+    Tickables(&'a mut Tickables<C>),
+    Latent(&'a mut LatentActions<C>),
+    Nothing,
+}
+
+impl<C: 'static> Lender<'_, C> {
+    /// Applies the commands queued so far to every part (with `always`, even when none are:
+    /// the timer stage's end applies what its own bookkeeping queued), or, without, only when
+    /// a callback queued some.
+    fn settle(
+        &mut self,
+        lent: Lent<'_, C>,
+        timers: &mut Timers<C>,
+        errors: &mut Vec<TickError>,
+        always: bool,
+    ) {
+        if !(always || self.shared.has_pending() || self.exec.has_dropped()) {
+            return;
+        }
+        let (mut ticks, mut tickables, mut latent) = (None, None, None);
+        match lent {
+            Lent::Ticks(t) => ticks = Some(t),
+            Lent::Tickables(t) => tickables = Some(t),
+            Lent::Latent(l) => latent = Some(l),
+            Lent::Nothing => {}
+        }
+        let mut parts = Parts {
+            ticks: ticks.or(self.ticks.as_deref_mut()).expect("held or lent"),
+            tickables: tickables
+                .or(self.tickables.as_deref_mut())
+                .expect("held or lent"),
+            timers,
+            latent: latent.or(self.latent.as_deref_mut()).expect("held or lent"),
+            exec: self.exec,
+        };
+        apply(self.shared, &mut parts, errors);
     }
 }
 
@@ -87,7 +133,9 @@ impl<C: 'static> Stages<'_, C> {
     fn run(&mut self, stage: Stage) -> bool {
         if matches!(stage, Stage::Timers | Stage::Tickables | Stage::Latent) {
             // Functions spawned by these stages land after the group that ran last.
-            self.ticks.past(self.last_group);
+            if let Some(ticks) = self.lender.ticks.as_deref_mut() {
+                ticks.past(self.last_group);
+            }
         }
         match stage {
             // Done by `run_frame` before the stages: it only needs its lap.
@@ -109,7 +157,8 @@ impl<C: 'static> Stages<'_, C> {
             Stage::Latent => {
                 self.latent();
                 let r = &self.report;
-                r.latent_completed + r.tasks_polled > 0 || self.latent.len() + self.exec.len() > 0
+                let latent = self.lender.latent.as_deref().map_or(0, LatentActions::len);
+                r.latent_completed + r.tasks_polled > 0 || latent + self.lender.exec.len() > 0
             }
             Stage::NewlySpawned => {
                 let (n, passes, held) = self.with_env(|ticks, env| ticks.run_extra_passes(env));
@@ -124,146 +173,64 @@ impl<C: 'static> Stages<'_, C> {
     /// Lends the tick functions and what they run with (the context, the timers, and the
     /// hook that applies queued commands between two calls) to `f`.
     fn with_env<R>(&mut self, f: impl FnOnce(&mut TickFunctions<C>, &mut Env<'_, C>) -> R) -> R {
-        let Stages {
-            ctx,
-            timers,
-            ticks,
-            tickables,
-            latent,
-            exec,
-            shared,
-            report,
-            clocks,
-            ..
-        } = self;
-        let errors = &mut report.errors;
-        f(
+        let ticks = self.lender.ticks.take().expect("held");
+        let (lender, errors) = (&mut self.lender, &mut self.report.errors);
+        let out = f(
             ticks,
             &mut Env {
-                ctx: &mut **ctx,
-                clocks,
-                timers: &mut **timers,
-                wake: shared.wake(),
+                ctx: &mut *self.ctx,
+                clocks: self.clocks,
+                timers: &mut *self.timers,
+                wake: lender.shared.wake(),
                 after_call: &mut |t: &mut TickFunctions<C>, tm: &mut Timers<C>| {
-                    let parts = Parts {
-                        ticks: t,
-                        tickables: &mut **tickables,
-                        timers: tm,
-                        latent: &mut **latent,
-                        exec,
-                    };
-                    settle(shared, parts, errors);
+                    lender.settle(Lent::Ticks(t), tm, errors, false);
                 },
             },
-        )
+        );
+        self.lender.ticks = Some(ticks);
+        out
     }
 
     fn timers(&mut self) {
-        let Stages {
-            ctx,
-            timers,
-            ticks,
-            tickables,
-            latent,
-            exec,
-            shared,
-            report,
-            clocks,
-            ..
-        } = self;
-        let errors = &mut report.errors;
-        let dropped = timers.calls_dropped();
-        let fired = timers.run_tick(clocks, ctx, &mut |tm| {
-            let parts = Parts {
-                ticks: &mut **ticks,
-                tickables: &mut **tickables,
-                timers: tm,
-                latent: &mut **latent,
-                exec,
-            };
-            settle(shared, parts, errors);
+        let (lender, errors) = (&mut self.lender, &mut self.report.errors);
+        let dropped = self.timers.calls_dropped();
+        let fired = self.timers.run_tick(self.clocks, self.ctx, &mut |tm| {
+            lender.settle(Lent::Nothing, tm, errors, false);
         });
-        exec.after_timers();
-        let mut parts = Parts {
-            ticks: &mut **ticks,
-            tickables: &mut **tickables,
-            timers: &mut **timers,
-            latent: &mut **latent,
-            exec,
-        };
-        apply(shared, &mut parts, errors);
-        report.timers_fired = fired;
-        report.calls_dropped = timers.calls_dropped() - dropped;
+        lender.exec.after_timers();
+        lender.settle(Lent::Nothing, self.timers, errors, true);
+        self.report.timers_fired = fired;
+        self.report.calls_dropped = self.timers.calls_dropped() - dropped;
     }
 
     fn tickables(&mut self) {
-        let Stages {
-            ctx,
-            timers,
-            ticks,
-            tickables,
-            latent,
-            exec,
-            shared,
-            report,
-            paused,
-            clocks,
-            ..
-        } = self;
-        let errors = &mut report.errors;
-        let env = (&mut **ctx, *clocks, &mut **timers);
-        let ticked = tickables.run(clocks.unpaused_delta(), *paused, env, &mut |tk, tm| {
-            let parts = Parts {
-                ticks: &mut **ticks,
-                tickables: tk,
-                timers: tm,
-                latent: &mut **latent,
-                exec,
-            };
-            settle(shared, parts, errors);
+        let tickables = self.lender.tickables.take().expect("held");
+        let (lender, errors) = (&mut self.lender, &mut self.report.errors);
+        let env = (&mut *self.ctx, self.clocks, &mut *self.timers);
+        let (dt, paused) = (self.clocks.unpaused_delta(), self.paused);
+        let ticked = tickables.run(dt, paused, env, &mut |tk, tm| {
+            lender.settle(Lent::Tickables(tk), tm, errors, false);
         });
-        report.tickables_ticked = ticked;
+        self.lender.tickables = Some(tickables);
+        self.report.tickables_ticked = ticked;
     }
 
     /// Latent actions, then the async tasks their timers or wakers woke.
     fn latent(&mut self) {
-        let Stages {
-            ctx,
-            timers,
-            ticks,
-            tickables,
-            latent,
-            exec,
-            shared,
-            report,
-            clocks,
-            ..
-        } = self;
-        let errors = &mut report.errors;
-        let env = (&mut **ctx, *clocks, &mut **timers);
-        let completed = latent.run(clocks.raw_deltas(), env, &mut |la, tm| {
-            let parts = Parts {
-                ticks: &mut **ticks,
-                tickables: &mut **tickables,
-                timers: tm,
-                latent: la,
-                exec,
-            };
-            settle(shared, parts, errors);
+        let latent = self.lender.latent.take().expect("held");
+        let (lender, errors) = (&mut self.lender, &mut self.report.errors);
+        let env = (&mut *self.ctx, self.clocks, &mut *self.timers);
+        let completed = latent.run(self.clocks.raw_deltas(), env, &mut |la, tm| {
+            lender.settle(Lent::Latent(la), tm, errors, false);
         });
-        let (polls, ended) = exec.run(ctx, timers, &mut |_, tm| {
-            let parts = Parts {
-                ticks: &mut **ticks,
-                tickables: &mut **tickables,
-                timers: tm,
-                latent: &mut **latent,
-                exec,
-            };
-            settle(shared, parts, errors);
+        lender.latent = Some(latent);
+        let exec = lender.exec;
+        let (polls, ended) = exec.run(self.ctx, self.timers, &mut |_, tm| {
+            lender.settle(Lent::Nothing, tm, errors, false);
         });
-        report.latent_completed = completed;
-        report.tasks_polled = polls;
-        report.tasks_ended = ended;
+        self.report.latent_completed = completed;
+        self.report.tasks_polled = polls;
+        self.report.tasks_ended = ended;
     }
 }
 
