@@ -161,7 +161,7 @@ impl Table {
     }
 
     /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
-    /// timers by their catch-up policy: the same rules as the frame timers' (`timer/fire.rs`).
+    /// timers by their catch-up policy: the same rules as the frame timers' (`timer/manager/fire.rs`).
     pub(crate) fn collect_due(&mut self, now: Instant, out: &mut Vec<(DueCall, Dispatch)>) {
         self.pass += 1;
         let pass = self.pass;

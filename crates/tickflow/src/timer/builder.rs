@@ -20,7 +20,7 @@ pub(crate) struct Spec<C> {
     pub(super) tag: Option<u64>,
     pub(super) on_cancel: Option<CancelHook<C>>,
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
-    /// chained from an earlier one's due time, see `wake.rs`).
+    /// chained from an earlier one's due time, see `manager/wake.rs`).
     pub(super) start: Option<u64>,
     /// `start` is the due time itself ([`Timers::at`]): the delay is what is left of it when
     /// the timer is stored (`Timers::insert_absolute`).

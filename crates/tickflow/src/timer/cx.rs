@@ -213,19 +213,14 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// ```
     pub fn owner(&self) -> Option<OwnerId> {
         let mgr = &*self.timers;
-        (mgr.find(self.kind().handle))
-            .and_then(|idx| mgr.extras_of(idx))
-            .and_then(|x| x.owner)
+        (mgr.find(self.kind().handle)).and_then(|idx| mgr.owner_at(idx))
     }
 
     /// The bytes given with [`TimerBuilder::payload`](super::TimerBuilder::payload) (empty
     /// when none): a durable timer's data, back after a restart with its row.
     pub fn payload(&self) -> &[u8] {
         let mgr = &*self.timers;
-        (mgr.find(self.kind().handle))
-            .and_then(|idx| mgr.extras_of(idx))
-            .and_then(|x| x.payload.as_deref())
-            .unwrap_or_default()
+        (mgr.find(self.kind().handle)).map_or(&[], |idx| mgr.payload_at(idx))
     }
 
     /// `true` when the timer makes no call after this one by its schedule: a one-shot, or
@@ -233,12 +228,8 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// cleared it already).
     pub fn is_last_call(&self) -> bool {
         let mgr = &*self.timers;
-        let Some(idx) = mgr.find(self.kind().handle) else {
-            return true;
-        };
-        let looping = mgr.slots.at(idx).flags.looping();
-        let times_left = mgr.extras_of(idx).and_then(|x| x.times_left);
-        !looping || times_left == Some(1)
+        mgr.find(self.kind().handle)
+            .is_none_or(|idx| mgr.on_last_call(idx))
     }
 
     /// Clears the running timer: no further calls, the rest of a burst included.

@@ -107,19 +107,11 @@
 
 mod builder;
 mod callback;
-mod control;
 mod cx;
-mod durable;
-mod durable_load;
-mod fire;
 mod manager;
-mod moved;
-mod query;
 mod ready;
 mod slot;
-pub(crate) mod snapshot;
 mod standalone;
-mod wake;
 mod wheel;
 #[cfg(test)]
 mod wheel_model;
@@ -130,15 +122,14 @@ pub(crate) use crate::owner::OwnerId;
 pub use builder::TimerBuilder;
 pub(crate) use callback::Callback;
 pub use cx::{Cx, TimerCall, TimerCx};
-pub(crate) use durable::Journal;
-pub use durable::{DurableChange, DurablePhase, DurableTimer, LoadReport, Offline};
-pub use durable_load::DurableLoad;
+pub(crate) use manager::snapshot;
+pub(crate) use manager::snapshot::unbound;
+pub(crate) use manager::snapshot::TimerSnapshot;
+pub(crate) use manager::MovedTimer;
 pub use manager::Timers;
-pub(crate) use moved::MovedTimer;
-pub(crate) use snapshot::unbound;
-pub(crate) use snapshot::TimerSnapshot;
+pub(crate) use manager::WakeTarget;
+pub use manager::{DurableChange, DurableLoad, DurablePhase, DurableTimer, LoadReport, Offline};
 pub use standalone::TimerManager;
-pub(crate) use wake::WakeTarget;
 
 /// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
 /// move between threads (and be a Bevy resource). ([`TimerBuilder::call`] takes the closure

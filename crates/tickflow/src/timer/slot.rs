@@ -56,7 +56,7 @@ pub(crate) struct Flags(u8);
 impl Flags {
     const LOOPING: u8 = 1 << 4;
     const EXTRAS: u8 = 1 << 5;
-    /// A wake timer (`wake.rs`): left out of snapshots with the futures it wakes.
+    /// A wake timer (`manager/wake.rs`): left out of snapshots with the futures it wakes.
     const WAKE: u8 = 1 << 6;
     /// Has a user tag (in the manager's dense tag table).
     const TAG: u8 = 1 << 7;

@@ -1,11 +1,11 @@
 //! [`Timers`] queries: state, times, counts, clocks and debug records. None of them
 //! changes anything; every one answers `None`/`false` for an unknown or stale handle.
 
-use super::manager::Extras;
-use super::slot::{SlotState, TimerEntry, NEVER};
-use super::wheel::Wheel;
-use super::{TimerHandle, TimerInfo, TimerState, Timers};
+use super::Extras;
 use crate::time::{Clocks, Span};
+use crate::timer::slot::{SlotState, TimerEntry, NEVER};
+use crate::timer::wheel::Wheel;
+use crate::timer::{TimerHandle, TimerInfo, TimerState, Timers};
 
 impl<C: 'static> Timers<C> {
     /// Whether the handle names a live timer (pending, active, paused or running).

@@ -1,16 +1,37 @@
-//! [`Timers`]: its storage, setting timers and placing them in the wheel or the ready
-//! queue. Clearing and pausing are in `control.rs`, queries in `query.rs`, firing in `fire.rs`.
+//! [`Timers`], the manager: it holds the engine's parts (the slot table, one wheel per clock,
+//! the ready queue) and the side tables (extras, owners, tags, the durable journal), sets
+//! timers and places them in a wheel or the ready queue. Its fields are private to this
+//! folder, whose files are its verbs: clearing and pausing in `control.rs`, queries in
+//! `query.rs`, the tick and the calls in `fire.rs`, snapshots in `snapshot.rs`, moving owners
+//! in `moved.rs`, wake timers in `wake.rs`, durable timers in `durable.rs` and
+//! `durable_load.rs`. The parts keep their own invariants: a timer's slot in `slot.rs`, the
+//! wheels in `wheel/`, the due calls of a tick in `ready.rs`.
 
 use std::collections::VecDeque;
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 
+mod control;
+mod durable;
+mod durable_load;
+mod fire;
+mod moved;
+mod query;
+pub(crate) mod snapshot;
+mod wake;
+
+pub(crate) use durable::Journal;
+pub use durable::{DurableChange, DurablePhase, DurableTimer, LoadReport, Offline};
+pub use durable_load::DurableLoad;
+pub(crate) use moved::MovedTimer;
+pub(crate) use wake::WakeTarget;
+
 use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, SlotState, TimerSlots, NEVER};
 use super::wheel::Wheel;
-use super::{Callback, CancelHook, Journal, Offline, OwnerId, TimerBuilder, TimerHandle};
+use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerHandle};
 use crate::commands::Commands;
 use crate::handle::ContainerId;
 use crate::owner::{OwnerIndex, Owners};
@@ -18,23 +39,23 @@ use crate::time::{Domain, Interval, Span, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
-    pub(super) owner: Option<OwnerId>,
-    pub(super) name: Option<Box<str>>,
-    pub(super) on_cancel: Option<CancelHook<C>>,
+    owner: Option<OwnerId>,
+    name: Option<Box<str>>,
+    on_cancel: Option<CancelHook<C>>,
     /// Calls left, for timers limited with `times(n)`; includes a call that is running.
-    pub(super) times_left: Option<u64>,
+    times_left: Option<u64>,
     /// The first delay of a timer whose first delay differs from its period (or, for a
     /// one-shot, from the delay its rate reports): what `elapsed` counts against before the
     /// first call.
-    pub(super) first_delay: Option<u64>,
+    first_delay: Option<u64>,
     /// High 32 bits of the call count.
-    pub(super) calls_hi: u32,
+    calls_hi: u32,
     /// Bytes of the user's that travel with the timer (its row, when durable).
-    pub(super) payload: Option<Box<[u8]>>,
+    payload: Option<Box<[u8]>>,
     /// Durable: a store keeps it, and what a restart does with the time that passed.
-    pub(super) durable: Option<Offline>,
+    durable: Option<Offline>,
     /// Durable and in the journal since the last drain.
-    pub(super) dirty: bool,
+    dirty: bool,
 }
 
 impl<C> Default for Extras<C> {
@@ -87,39 +108,39 @@ pub(crate) enum Base {
 /// `C` is your context (game state): every callback gets `&mut C`. See the [module
 /// docs](crate::timer) for the rules every method keeps.
 pub struct Timers<C> {
-    pub(super) slots: TimerSlots<C>,
-    pub(super) extras: FxHashMap<u32, Extras<C>>,
-    pub(super) owners: OwnerIndex<u32>,
-    pub(super) wheels: [Wheel; 3],
-    pub(super) ready: ReadyQueue,
+    slots: TimerSlots<C>,
+    extras: FxHashMap<u32, Extras<C>>,
+    owners: OwnerIndex<u32>,
+    wheels: [Wheel; 3],
+    ready: ReadyQueue,
     /// Timers set in the open frame (stale records are skipped by state).
-    pub(super) pending: Vec<u32>,
+    pending: Vec<u32>,
     /// `prev` and `now` of every clock for the last tick; `now` is the current time.
-    pub(super) span: TickSpan,
-    pub(super) next_seq: u32,
+    span: TickSpan,
+    next_seq: u32,
     /// A frame has begun and its timer tick has not run yet: new timers are pending.
-    pub(super) frame_open: bool,
-    pub(super) in_tick: bool,
+    frame_open: bool,
+    in_tick: bool,
     /// Calls are running: anything that becomes due now waits for the next tick.
-    pub(super) processing: bool,
+    processing: bool,
     /// Clock and scheduled time of the call that is running.
-    pub(super) firing: Option<(Domain, u64)>,
-    pub(super) budget: Option<usize>,
+    firing: Option<(Domain, u64)>,
+    budget: Option<usize>,
     /// Most calls one timer makes in one tick (see `set_catch_up_cap`).
-    pub(super) catch_up_cap: u64,
+    catch_up_cap: u64,
     /// Missed calls dropped by the catch-up cap, since the manager was made.
-    pub(super) dropped: u64,
-    pub(super) cancelled: VecDeque<CancelHook<C>>,
+    dropped: u64,
+    cancelled: VecDeque<CancelHook<C>>,
     /// Handles of fired recording wake timers, for their driver (see `wake.rs`).
-    pub(super) woken: Vec<TimerHandle>,
+    woken: Vec<TimerHandle>,
     /// User tags by slot, for timers flagged as tagged; empty until the first tag. Dense
     /// (8 bytes a slot) because tags are set on many timers at once, to rebind them after a
     /// restore: a side-table entry each would cost more than the timer.
-    pub(super) tags: Vec<u64>,
+    tags: Vec<u64>,
     /// What callbacks reach with `cx.commands()`: the scheduler's, or none when standalone.
     commands: Commands<C>,
     /// Durable timers' keys and the changes a store has not taken yet (`durable.rs`).
-    pub(super) journal: Journal,
+    journal: Journal,
 }
 
 impl<C> fmt::Debug for Timers<C> {
@@ -486,7 +507,19 @@ impl<C: 'static> Timers<C> {
         self.slots.get(h.index(), h.tag().get()).map(|_| h.index())
     }
 
-    pub(crate) fn extras_of(&self, idx: u32) -> Option<&Extras<C>> {
+    /// The owner of the timer in slot `idx`, if it has one.
+    pub(crate) fn owner_at(&self, idx: u32) -> Option<OwnerId> {
+        self.extras_of(idx).and_then(|x| x.owner)
+    }
+
+    /// The bytes given with `payload` to the timer in slot `idx` (empty when none).
+    pub(crate) fn payload_at(&self, idx: u32) -> &[u8] {
+        (self.extras_of(idx))
+            .and_then(|x| x.payload.as_deref())
+            .unwrap_or_default()
+    }
+
+    fn extras_of(&self, idx: u32) -> Option<&Extras<C>> {
         if self.slots.at(idx).flags.has_extras() {
             self.extras.get(&idx)
         } else {

@@ -14,10 +14,10 @@
 //!   the caller (kept for an aborted handover, dropped after a plain export) and no hook is
 //!   queued: the timers moved, they were not cancelled.
 
-use super::slot::{SlotState, NEVER};
 use super::snapshot::{Phase, TimerRecord};
-use super::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, Timers};
 use crate::format::RestoreError;
+use crate::timer::slot::{SlotState, NEVER};
+use crate::timer::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, Timers};
 
 /// One timer of a moved owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -66,9 +66,9 @@ impl MovedTimer {
             tag: r.tag,
             owner: x.and_then(|x| x.owner),
             state: match r.phase {
-                Phase::Paused => super::TimerState::Paused,
-                Phase::Pending => super::TimerState::Pending,
-                Phase::Scheduled => super::TimerState::Active,
+                Phase::Paused => crate::timer::TimerState::Paused,
+                Phase::Pending => crate::timer::TimerState::Pending,
+                Phase::Scheduled => crate::timer::TimerState::Active,
             },
             domain: r.domain,
             looping: r.looping,

@@ -18,18 +18,18 @@
 //!   binds the callbacks; on any error that manager is dropped, so a bad snapshot or an
 //!   unbound callback changes nothing.
 
-use super::manager::{Extras, Timers};
-use super::slot::{Flags, SlotState, TimerEntry, NEVER};
-use super::wheel::SlotCounts;
-use super::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerInfo};
+use super::{Extras, Timers};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::time::Domain;
+use crate::timer::slot::{Flags, SlotState, TimerEntry, NEVER};
+use crate::timer::wheel::SlotCounts;
+use crate::timer::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerInfo};
 
 /// [`Timers`] saved as plain data: clocks, timer records and the handle allocator.
 ///
 /// Make one with [`Timers::snapshot`], turn it back into a manager with
-/// [`TimerManager::restore`](super::TimerManager::restore). With the `serde` feature it is
+/// [`TimerManager::restore`](crate::timer::TimerManager::restore). With the `serde` feature it is
 /// `Serialize + Deserialize` (any format; about 27 bytes per timer in postcard). Equal
 /// snapshots restore to managers that make the same calls in the same order and hand out the
 /// same handles.
@@ -220,11 +220,11 @@ impl TimerSnapshot {
                 crate::handle::GEN_MAX
             )));
         }
-        if !super::valid_catch_up_cap(self.catch_up_cap) {
+        if !crate::timer::valid_catch_up_cap(self.catch_up_cap) {
             return Err(RestoreError::corrupt(format!(
                 "the catch-up cap ({}) is outside 1..={}",
                 self.catch_up_cap,
-                super::MAX_CATCH_UP_CAP
+                crate::timer::MAX_CATCH_UP_CAP
             )));
         }
         let mut used = vec![false; n];

@@ -2,10 +2,10 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use super::ready::Call;
-use super::slot::{SlotState, NEVER};
-use super::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
 use crate::time::{Clocks, Domain};
+use crate::timer::ready::Call;
+use crate::timer::slot::{SlotState, NEVER};
+use crate::timer::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
 
 use crate::unwind::Payload;
 

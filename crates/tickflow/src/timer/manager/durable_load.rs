@@ -17,12 +17,12 @@
 
 use super::durable::{DurablePhase, DurableTimer, LoadReport, Offline};
 use super::moved::MovedTimer;
-use super::slot::NEVER;
 use super::snapshot::{ExtraRecord, Phase, TimerRecord};
-use super::{Callback, Timers};
 use crate::format::RestoreError;
 use crate::scheduler::Resolver;
 use crate::time::{Domain, Span};
+use crate::timer::slot::NEVER;
+use crate::timer::{Callback, Timers};
 
 impl<C: 'static> Timers<C> {
     /// Sets durable timers again from rows a store kept, binding each callback with
@@ -234,7 +234,7 @@ impl<C: 'static> DurableLoad<'_, C> {
             let x = t.extras_of(idx).expect("durable timers have extras");
             return Err(RestoreError::corrupt(format!(
                 "durable timer ({:?}, {:?}): key appears twice",
-                x.owner.unwrap_or(super::OwnerId::new(0)),
+                x.owner.unwrap_or(crate::timer::OwnerId::new(0)),
                 x.name.as_deref().unwrap_or("")
             )));
         }
@@ -388,7 +388,9 @@ fn bind<C: 'static>(
     };
     let moved = MovedTimer::from_record(record, start.late);
     let info = moved.info();
-    let cb = resolver.timer(&info).ok_or_else(|| super::unbound(&info))?;
+    let cb = resolver
+        .timer(&info)
+        .ok_or_else(|| crate::timer::unbound(&info))?;
     Ok((moved, Callback::from_box(cb)))
 }
 

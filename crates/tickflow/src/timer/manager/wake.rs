@@ -15,10 +15,10 @@
 
 use std::task::Waker;
 
-use super::builder::Spec;
-use super::slot::{SlotState, NEVER};
-use super::{Callback, TimerCx, TimerHandle, Timers};
 use crate::time::Domain;
+use crate::timer::builder::Spec;
+use crate::timer::slot::{SlotState, NEVER};
+use crate::timer::{Callback, TimerCx, TimerHandle, Timers};
 
 /// Whom a wake timer wakes when it fires.
 pub(crate) enum WakeTarget {

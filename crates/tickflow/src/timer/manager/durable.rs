@@ -23,11 +23,11 @@ use std::hash::BuildHasher;
 use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use super::manager::Extras;
+use super::Extras;
 
 use super::snapshot::Phase;
-use super::{CatchUp, OwnerId, Timers};
 use crate::time::Domain;
+use crate::timer::{CatchUp, OwnerId, Timers};
 
 /// What a restart does with the time that passed while no process ran a durable timer.
 ///
@@ -108,7 +108,7 @@ pub struct DurableTimer {
     pub first_delay: Option<u64>,
     /// Its tag.
     pub tag: Option<u64>,
-    /// The user's bytes ([`TimerBuilder::payload`](super::TimerBuilder::payload)).
+    /// The user's bytes ([`TimerBuilder::payload`](crate::timer::TimerBuilder::payload)).
     pub payload: Vec<u8>,
     /// Its place in set order among the manager's timers (breaks ties between timers due
     /// together; only the order of these numbers matters).
@@ -246,7 +246,7 @@ impl<C: 'static> Timers<C> {
     pub(super) fn claim_key(&mut self, idx: u32) {
         if let Some(old) = self.journal.hold(&self.extras, idx) {
             // The key stays this timer's: the old one's removal sees it taken.
-            if old != idx && self.slots.at(old).state != super::slot::SlotState::Free {
+            if old != idx && self.slots.at(old).state != crate::timer::slot::SlotState::Free {
                 self.clear(self.handle_of(old));
             }
         }
@@ -274,7 +274,7 @@ impl<C: 'static> Timers<C> {
 
     /// Whether the timer in `idx` is as its row says (phase and time), so the row stands.
     pub(super) fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
-        use super::slot::SlotState;
+        use crate::timer::slot::SlotState;
         let e = self.slots.at(idx);
         let now = match e.state {
             SlotState::Pending => DurablePhase::Pending,

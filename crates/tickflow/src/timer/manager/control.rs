@@ -2,10 +2,10 @@
 //! all. Removal never calls user code (beyond dropping the closure): `on_cancel` hooks are
 //! queued for the start of the next tick.
 
-use super::manager::Base;
-use super::slot::{SlotState, NEVER};
-use super::{OwnerId, TimerHandle, Timers};
+use super::Base;
 use crate::time::Span;
+use crate::timer::slot::{SlotState, NEVER};
+use crate::timer::{OwnerId, TimerHandle, Timers};
 
 impl<C: 'static> Timers<C> {
     /// Whether the timer's callback is running (in a tick or through `fire_now`).
@@ -15,11 +15,14 @@ impl<C: 'static> Timers<C> {
 
     /// Whether a timer still has calls to make, so that removing it cancels it.
     fn has_more_calls(&self, idx: u32) -> bool {
-        if !self.is_running(idx) {
-            return true;
-        }
+        !self.is_running(idx) || !self.on_last_call(idx)
+    }
+
+    /// Whether the call a timer is making (or would make next) is its last by its schedule:
+    /// a one-shot, or the last of `times(n)`.
+    pub(crate) fn on_last_call(&self, idx: u32) -> bool {
         let looping = self.slots.at(idx).flags.looping();
-        looping && self.extras_of(idx).and_then(|x| x.times_left) != Some(1)
+        !looping || self.extras_of(idx).and_then(|x| x.times_left) == Some(1)
     }
 
     /// Clears a timer. Returns `false` for an unknown or stale handle.
