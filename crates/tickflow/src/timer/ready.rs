@@ -43,15 +43,14 @@ impl Call {
     /// queue record.
     pub(crate) fn make<C>(slots: &mut TimerSlots<C>, idx: u32, burst: u32, tick: u32) -> Call {
         let e = slots.at_mut(idx);
-        e.state = SlotState::Ready;
-        e.ticket = e.ticket.wrapping_add(1);
+        let ticket = e.make_ready();
         Call {
-            due: e.due,
-            seq: e.seq,
+            due: e.due(),
+            seq: e.seq(),
             idx,
-            gen: e.gen,
-            ticket: e.ticket,
-            domain: e.flags.domain(),
+            gen: e.gen(),
+            ticket,
+            domain: e.flags().domain(),
             burst,
             tick,
         }
@@ -67,7 +66,7 @@ impl Call {
     pub(crate) fn current<C>(self, slots: &TimerSlots<C>) -> Option<&TimerEntry<C>> {
         slots
             .get(self.idx, self.gen)
-            .filter(|e| e.state == SlotState::Ready && e.ticket == self.ticket)
+            .filter(|e| e.state() == SlotState::Ready && e.ticket() == self.ticket)
     }
 }
 

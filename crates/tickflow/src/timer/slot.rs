@@ -117,24 +117,171 @@ impl Flags {
 /// One timer's hot record.
 pub(crate) struct TimerEntry<C> {
     /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
-    pub(super) due: u64,
+    due: u64,
     /// Looping: the period. One-shot: its delay (reported as its rate).
-    pub(super) period: u64,
+    period: u64,
     /// Tag (container id and generation) of the current occupant; never 0.
-    pub(super) gen: u32,
+    gen: u32,
     /// Global set order, for deterministic ties (renumbered when the counter runs out).
-    pub(super) seq: u32,
+    seq: u32,
     /// Calls made, low 32 bits (the rest lives in the extras when it overflows).
-    pub(super) calls: u32,
+    calls: u32,
     /// Identifies the current ready-queue record; older records for this slot are stale.
-    pub(super) ticket: u16,
-    pub(super) flags: Flags,
-    pub(super) state: SlotState,
+    ticket: u16,
+    flags: Flags,
+    state: SlotState,
     /// `None` while the callback runs (or in a free slot).
-    pub(super) callback: Option<Callback<C>>,
+    callback: Option<Callback<C>>,
 }
 
 const _: () = assert!(std::mem::size_of::<TimerEntry<()>>() == 48);
+
+/// Reads of a timer's record; its writes are the state changes below, each keeping the
+/// record's rules (what `due` means in each state, the ticket of a ready record).
+impl<C> TimerEntry<C> {
+    /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
+    #[inline]
+    pub(crate) fn due(&self) -> u64 {
+        self.due
+    }
+
+    /// Looping: the period. One-shot: its delay.
+    #[inline]
+    pub(crate) fn period(&self) -> u64 {
+        self.period
+    }
+
+    /// Tag of the current occupant.
+    #[inline]
+    pub(crate) fn gen(&self) -> u32 {
+        self.gen
+    }
+
+    /// Global set order (ties go to the lower).
+    #[inline]
+    pub(crate) fn seq(&self) -> u32 {
+        self.seq
+    }
+
+    /// Calls made, low 32 bits.
+    #[inline]
+    pub(crate) fn calls(&self) -> u32 {
+        self.calls
+    }
+
+    /// The current ready-queue record's ticket.
+    #[inline]
+    pub(crate) fn ticket(&self) -> u16 {
+        self.ticket
+    }
+
+    #[inline]
+    pub(crate) fn flags(&self) -> Flags {
+        self.flags
+    }
+
+    #[inline]
+    pub(crate) fn state(&self) -> SlotState {
+        self.state
+    }
+
+    /// Whether the callback is in place (not running, not a free slot).
+    #[inline]
+    pub(crate) fn has_callback(&self) -> bool {
+        self.callback.is_some()
+    }
+}
+
+/// A timer's state changes: each sets what its new state means (`due` is an absolute time
+/// while Active, Ready or Executing and the time left while Pending or Paused).
+impl<C> TimerEntry<C> {
+    /// Fills a freshly allocated slot for a new timer (Active, not yet in any structure).
+    pub(crate) fn occupy(&mut self, period: u64, seq: u32, flags: Flags, cb: Callback<C>) {
+        (self.period, self.seq, self.calls, self.flags) = (period, seq, 0, flags);
+        self.state = SlotState::Active;
+        self.callback = Some(cb);
+    }
+
+    /// Fills a slot from a saved timer (its state comes with `wait` or `set_due`).
+    pub(crate) fn restore(&mut self, seq: u32, period: u64, calls: u32, flags: Flags) {
+        (self.seq, self.period, self.calls, self.flags) = (seq, period, calls, flags);
+    }
+
+    /// Due at the absolute time `due` (in a wheel, or nowhere when never).
+    pub(crate) fn set_due(&mut self, due: u64) {
+        self.state = SlotState::Active;
+        self.due = due;
+    }
+
+    /// Waits outside every structure, `left` to go: `Pending` (its countdown starts at the
+    /// next tick) or `Paused`.
+    pub(crate) fn wait(&mut self, state: SlotState, left: u64) {
+        debug_assert!(matches!(state, SlotState::Pending | SlotState::Paused));
+        self.state = state;
+        self.due = left;
+    }
+
+    /// A new time left for a timer that is `Pending` or `Paused`.
+    pub(crate) fn set_left(&mut self, left: u64) {
+        debug_assert!(matches!(self.state, SlotState::Pending | SlotState::Paused));
+        self.due = left;
+    }
+
+    /// Makes this slot's current ready record: `Ready`, with a new ticket (older records of
+    /// the slot go stale). Returns the ticket.
+    pub(crate) fn make_ready(&mut self) -> u16 {
+        self.state = SlotState::Ready;
+        self.ticket = self.ticket.wrapping_add(1);
+        self.ticket
+    }
+
+    /// A ready timer whose call is due again before the tick ends (a burst): its next due
+    /// time, still absolute, before it is made ready again.
+    pub(crate) fn set_burst_due(&mut self, due: u64) {
+        self.due = due;
+    }
+
+    /// The callback starts running (`paused`: the timer was paused from its own callback,
+    /// or is resumed while running).
+    pub(crate) fn set_executing(&mut self, paused: bool) {
+        self.state = if paused {
+            SlotState::ExecutingPaused
+        } else {
+            SlotState::Executing
+        };
+    }
+
+    /// Counts a call; `true` when the low 32 bits wrapped (the caller carries into the
+    /// extras).
+    pub(crate) fn count_call(&mut self) -> bool {
+        self.calls = self.calls.wrapping_add(1);
+        self.calls == 0
+    }
+
+    pub(crate) fn set_period(&mut self, period: u64) {
+        self.period = period;
+    }
+
+    pub(crate) fn set_seq(&mut self, seq: u32) {
+        self.seq = seq;
+    }
+
+    /// The settings byte, to mark a tag, extras or a wake timer (`Flags`' setters keep its
+    /// encoding; the domain, catch-up and looping bits are set once, by `occupy`).
+    pub(crate) fn flags_mut(&mut self) -> &mut Flags {
+        &mut self.flags
+    }
+
+    /// Takes the callback out to run it (`None` while it runs).
+    pub(crate) fn take_callback(&mut self) -> Option<Callback<C>> {
+        self.callback.take()
+    }
+
+    /// Puts the callback back after a call, or binds a restored timer's.
+    pub(crate) fn put_callback(&mut self, cb: Callback<C>) {
+        self.callback = Some(cb);
+    }
+}
 
 impl<C> TimerEntry<C> {
     /// Whether this timer waits in the wheel of clock `domain` (a `Domain::index`) at a due
@@ -179,7 +326,7 @@ impl<C> std::fmt::Debug for TimerEntry<C> {
 /// The slot vector with its free list.
 #[derive(Debug)]
 pub(crate) struct TimerSlots<C> {
-    pub(super) entries: Vec<TimerEntry<C>>,
+    entries: Vec<TimerEntry<C>>,
     /// Free slots; the last is reused first.
     free: Vec<u32>,
     live: usize,
@@ -227,6 +374,31 @@ impl<C> TimerSlots<C> {
     }
 
     /// Returns a slot to the free list with a new generation (or retires it).
+    /// Slots ever allocated (free ones included): every index below is valid.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Slots the table has room for before it grows.
+    pub(crate) fn capacity(&self) -> usize {
+        self.entries.capacity()
+    }
+
+    /// Every slot, in index order.
+    pub(crate) fn entries(&self) -> &[TimerEntry<C>] {
+        &self.entries
+    }
+
+    /// Room for exactly `capacity` slots in all (a manager made with a capacity).
+    pub(crate) fn reserve_exact(&mut self, capacity: usize) {
+        self.entries.reserve_exact(capacity);
+    }
+
+    /// Heap bytes of the slot table.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<TimerEntry<C>>()
+    }
+
     pub(crate) fn free(&mut self, idx: u32) {
         self.live -= 1;
         let e = &mut self.entries[idx as usize];

@@ -27,9 +27,13 @@ struct World {
 impl World {
     fn place(&mut self, idx: u32, clock: usize, due: u64) {
         let e = self.slots.at_mut(idx);
-        e.due = due;
-        e.state = SlotState::Active;
-        e.flags = Flags::new(Domain::ALL[clock], CatchUp::Burst, false);
+        e.restore(
+            0,
+            0,
+            0,
+            Flags::new(Domain::ALL[clock], CatchUp::Burst, false),
+        );
+        e.set_due(due);
         self.wheels[clock].insert(&self.slots, idx);
         self.live.push((idx, clock, due));
     }
@@ -41,7 +45,8 @@ impl World {
         if free {
             self.slots.free(idx);
         } else {
-            self.slots.at_mut(idx).state = SlotState::Paused;
+            let left = self.slots.at(idx).due();
+            self.slots.at_mut(idx).wait(SlotState::Paused, left);
         }
         (idx, clock, due)
     }
@@ -51,8 +56,11 @@ impl World {
         let mut got = vec![];
         self.wheels[clock].advance(&mut self.slots, now, |s, idx, due| {
             let e = s.at_mut(idx);
-            if e.state == SlotState::Active && e.due == due && e.flags.domain().index() == clock {
-                e.state = SlotState::Ready;
+            if e.state() == SlotState::Active
+                && e.due() == due
+                && e.flags().domain().index() == clock
+            {
+                e.make_ready();
                 got.push((idx, due));
             }
         });

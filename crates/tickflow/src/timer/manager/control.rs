@@ -10,7 +10,7 @@ use crate::timer::{OwnerId, TimerHandle, Timers};
 impl<C: 'static> Timers<C> {
     /// Whether the timer's callback is running (in a tick or through `fire_now`).
     fn is_running(&self, idx: u32) -> bool {
-        self.slots.at(idx).callback.is_none()
+        !self.slots.at(idx).has_callback()
     }
 
     /// Whether a timer still has calls to make, so that removing it cancels it.
@@ -21,7 +21,7 @@ impl<C: 'static> Timers<C> {
     /// Whether the call a timer is making (or would make next) is its last by its schedule:
     /// a one-shot, or the last of `times(n)`.
     pub(crate) fn on_last_call(&self, idx: u32) -> bool {
-        let looping = self.slots.at(idx).flags.looping();
+        let looping = self.slots.at(idx).flags().looping();
         !looping || self.extras_of(idx).and_then(|x| x.times_left) == Some(1)
     }
 
@@ -85,13 +85,13 @@ impl<C: 'static> Timers<C> {
     }
 
     fn sort_by_seq(&self, idxs: &mut [u32]) {
-        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
+        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq());
     }
 
     /// Every live timer's slot, in set order.
     pub(crate) fn live_in_set_order(&self) -> Vec<u32> {
-        let mut idxs: Vec<u32> = (0..self.slots.entries.len() as u32)
-            .filter(|&i| self.slots.at(i).state != SlotState::Free)
+        let mut idxs: Vec<u32> = (0..self.slots.len() as u32)
+            .filter(|&i| self.slots.at(i).state() != SlotState::Free)
             .collect();
         self.sort_by_seq(&mut idxs);
         idxs
@@ -118,22 +118,20 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let e = self.slots.at(idx);
-        let now = self.span.now[e.flags.domain().index()];
-        let remaining = match e.state {
-            SlotState::Active if e.due == NEVER => NEVER,
-            SlotState::Active => e.due - now,
+        let now = self.span.now[e.flags().domain().index()];
+        let remaining = match e.state() {
+            SlotState::Active if e.due() == NEVER => NEVER,
+            SlotState::Active => e.due() - now,
             SlotState::Ready => 0,
-            SlotState::Pending => e.due,
+            SlotState::Pending => e.due(),
             SlotState::Executing => {
-                self.slots.at_mut(idx).state = SlotState::ExecutingPaused;
+                self.slots.at_mut(idx).set_executing(true);
                 return true;
             }
             SlotState::Paused | SlotState::ExecutingPaused | SlotState::Free => return false,
         };
         self.unschedule(idx);
-        let e = self.slots.at_mut(idx);
-        e.state = SlotState::Paused;
-        e.due = remaining;
+        self.slots.at_mut(idx).wait(SlotState::Paused, remaining);
         self.touch(idx);
         true
     }
@@ -144,15 +142,15 @@ impl<C: 'static> Timers<C> {
         let Some(idx) = self.find(h) else {
             return false;
         };
-        match self.slots.at(idx).state {
+        match self.slots.at(idx).state() {
             SlotState::Paused => {
-                let remaining = self.slots.at(idx).due;
+                let remaining = self.slots.at(idx).due();
                 self.schedule(idx, remaining, Base::Now);
                 self.touch(idx);
                 true
             }
             SlotState::ExecutingPaused => {
-                self.slots.at_mut(idx).state = SlotState::Executing;
+                self.slots.at_mut(idx).set_executing(false);
                 true
             }
             _ => false,
@@ -199,8 +197,8 @@ impl<C: 'static> Timers<C> {
         };
         let len = self.countdown_len(idx);
         self.touch(idx);
-        match self.slots.at(idx).state {
-            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).due = len,
+        match self.slots.at(idx).state() {
+            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).set_left(len),
             SlotState::Active | SlotState::Ready => {
                 self.unschedule(idx);
                 self.schedule(idx, len, Base::Now);
@@ -235,8 +233,8 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let left = left.flicks().min(NEVER - 1);
-        match self.slots.at(idx).state {
-            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).due = left,
+        match self.slots.at(idx).state() {
+            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).set_left(left),
             SlotState::Active | SlotState::Ready => {
                 self.unschedule(idx);
                 self.schedule(idx, left, Base::Now);
@@ -290,17 +288,17 @@ impl<C: 'static> Timers<C> {
         let in_first_delay =
             self.calls_at(idx) == 0 && self.extras_of(idx).is_some_and(|x| x.first_delay.is_some());
         let elapsed = self.elapsed_at(idx);
-        self.slots.at_mut(idx).period = rate;
+        self.slots.at_mut(idx).set_period(rate);
         if in_first_delay {
             return true;
         }
         let left = rate.saturating_sub(elapsed);
-        match self.slots.at(idx).state {
-            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).due = left,
+        match self.slots.at(idx).state() {
+            SlotState::Pending | SlotState::Paused => self.slots.at_mut(idx).set_left(left),
             SlotState::Active | SlotState::Ready => {
                 let e = self.slots.at(idx);
-                if e.due != NEVER {
-                    let now = self.span.now[e.flags.domain().index()];
+                if e.due() != NEVER {
+                    let now = self.span.now[e.flags().domain().index()];
                     self.unschedule(idx);
                     self.place(idx, now.saturating_add(left).min(NEVER - 1));
                 }

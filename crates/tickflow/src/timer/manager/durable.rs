@@ -246,7 +246,7 @@ impl<C: 'static> Timers<C> {
     pub(super) fn claim_key(&mut self, idx: u32) {
         if let Some(old) = self.journal.hold(&self.extras, idx) {
             // The key stays this timer's: the old one's removal sees it taken.
-            if old != idx && self.slots.at(old).state != crate::timer::slot::SlotState::Free {
+            if old != idx && self.slots.at(old).state() != crate::timer::slot::SlotState::Free {
                 self.clear(self.handle_of(old));
             }
         }
@@ -256,7 +256,7 @@ impl<C: 'static> Timers<C> {
     /// Journals a change of the timer in `idx` if it is durable.
     #[inline]
     pub(super) fn touch(&mut self, idx: u32) {
-        if self.journal.held() == 0 || !self.slots.at(idx).flags.has_extras() {
+        if self.journal.held() == 0 || !self.slots.at(idx).flags().has_extras() {
             return;
         }
         self.touch_slow(idx);
@@ -276,12 +276,12 @@ impl<C: 'static> Timers<C> {
     pub(super) fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
         use crate::timer::slot::SlotState;
         let e = self.slots.at(idx);
-        let now = match e.state {
+        let now = match e.state() {
             SlotState::Pending => DurablePhase::Pending,
             SlotState::Paused => DurablePhase::Paused,
             _ => DurablePhase::Scheduled,
         };
-        now == phase && e.due == time
+        now == phase && e.due() == time
     }
 
     /// Rebuilds the key table of a manager built from a snapshot (which journals nothing).
@@ -369,7 +369,7 @@ impl<C: 'static> Timers<C> {
     /// which journals nothing). The journal is left as it is. Between ticks.
     pub fn durable_timers(&self) -> Vec<DurableTimer> {
         let mut idxs: Vec<u32> = self.journal.keys.iter().copied().collect();
-        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
+        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq());
         idxs.iter().map(|&i| self.durable_at(i)).collect()
     }
 

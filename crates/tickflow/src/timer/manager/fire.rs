@@ -90,7 +90,7 @@ impl<C: 'static> Timers<C> {
                 let e = slots.at(idx);
                 // Stale records (lazy removal, `wheel/mod.rs`) fail this check; so does a second
                 // record of the same timer and due, since `Call::make` marks it `Ready`.
-                if e.due == due && e.waits_in(d, due as u32) {
+                if e.due() == due && e.waits_in(d, due as u32) {
                     ready.collect(Call::make(slots, idx, 0, tick));
                 }
             });
@@ -100,10 +100,10 @@ impl<C: 'static> Timers<C> {
         let mut pending = std::mem::take(&mut self.pending);
         for &idx in &pending {
             let e = self.slots.at(idx);
-            if e.state != SlotState::Pending {
+            if e.state() != SlotState::Pending {
                 continue; // cleared, paused, or a duplicate record of a re-pended timer
             }
-            let (delay, d) = (e.due, e.flags.domain().index());
+            let (delay, d) = (e.due(), e.flags().domain().index());
             let start = self.span.now[d];
             self.place(idx, start.checked_add(delay).unwrap_or(NEVER));
             self.touch(idx); // its countdown started: a durable row's delay becomes a due time
@@ -115,11 +115,12 @@ impl<C: 'static> Timers<C> {
     /// Calls this timer gets in this tick from `due` on, this one included.
     fn calls_due_from(&self, idx: u32, due: u64, now: u64) -> u64 {
         let e = self.slots.at(idx);
-        let due_now = if e.flags.looping() && e.flags.catch_up() == CatchUp::Burst && e.period > 0 {
-            (now - due) / e.period + 1
-        } else {
-            1
-        };
+        let due_now =
+            if e.flags().looping() && e.flags().catch_up() == CatchUp::Burst && e.period() > 0 {
+                (now - due) / e.period() + 1
+            } else {
+                1
+            };
         match self.extras_of(idx).and_then(|x| x.times_left) {
             Some(left) => due_now.min(left),
             None => due_now,
@@ -131,7 +132,7 @@ impl<C: 'static> Timers<C> {
         let idx = call.idx;
         let domain = call.domain;
         let now = self.span.now[domain.index()];
-        self.slots.at_mut(idx).state = SlotState::Executing;
+        self.slots.at_mut(idx).set_executing(false);
         let burst = if call.tick == self.span.frame as u32 {
             call.burst
         } else {
@@ -155,11 +156,8 @@ impl<C: 'static> Timers<C> {
         calls_this_tick: u64,
         after: impl FnOnce(&mut Self, Callback<C>),
     ) -> Result<(), Payload> {
-        let mut cb = self
-            .slots
-            .at_mut(idx)
-            .callback
-            .take()
+        let mut cb = (self.slots.at_mut(idx))
+            .take_callback()
             .expect("a timer that is not running has its callback");
         let handle = self.handle_of(idx);
         let call_index = self.calls_at(idx);
@@ -188,15 +186,14 @@ impl<C: 'static> Timers<C> {
     /// Counts a call; returns `true` if that was the timer's last one.
     fn count_call(&mut self, idx: u32) -> bool {
         let e = self.slots.at_mut(idx);
-        let looping = e.flags.looping();
-        e.calls = e.calls.wrapping_add(1);
-        let wrapped = e.calls == 0;
+        let looping = e.flags().looping();
+        let wrapped = e.count_call();
         if wrapped {
             let x = self.extras_mut(idx);
             x.calls_hi = x.calls_hi.saturating_add(1);
         }
         let mut done = !looping;
-        if self.slots.at(idx).flags.has_extras() {
+        if self.slots.at(idx).flags().has_extras() {
             // Durable timers have side-table data: plain ones pay nothing for the journal.
             self.touch(idx);
             if let Some(left) = self.extras_mut(idx).times_left.as_mut() {
@@ -215,10 +212,10 @@ impl<C: 'static> Timers<C> {
             self.remove(idx, false);
             return;
         }
-        self.slots.at_mut(idx).callback = Some(cb);
+        self.slots.at_mut(idx).put_callback(cb);
         let e = self.slots.at(idx);
-        let now = self.span.now[e.flags.domain().index()];
-        let period = e.period;
+        let now = self.span.now[e.flags().domain().index()];
+        let period = e.period();
         let on_grid = due.checked_add(period).unwrap_or(NEVER);
         let next = if period == 0 {
             now // once every tick: due again, but not in this one
@@ -229,7 +226,7 @@ impl<C: 'static> Timers<C> {
                 due.checked_add(period.saturating_mul((now - due) / period + 1))
                     .unwrap_or(NEVER)
             };
-            match e.flags.catch_up() {
+            match e.flags().catch_up() {
                 CatchUp::Burst if u64::from(burst) + 1 < self.catch_up_cap => on_grid,
                 CatchUp::Burst => {
                     // The cap: the periods still due in this tick are dropped onto the grid.
@@ -240,16 +237,15 @@ impl<C: 'static> Timers<C> {
                 CatchUp::Delay => now.checked_add(period).unwrap_or(NEVER),
             }
         };
-        if e.state == SlotState::ExecutingPaused {
-            let e = self.slots.at_mut(idx);
-            e.state = SlotState::Paused;
-            e.due = if next == NEVER {
+        if e.state() == SlotState::ExecutingPaused {
+            let left = if next == NEVER {
                 NEVER
             } else {
                 next.saturating_sub(now)
             };
+            self.slots.at_mut(idx).wait(SlotState::Paused, left);
         } else if period > 0 && next <= now {
-            self.slots.at_mut(idx).due = next;
+            self.slots.at_mut(idx).set_burst_due(next);
             let call = self.make_ready(idx, burst.saturating_add(1));
             self.ready.push(call);
         } else {
@@ -277,10 +273,10 @@ impl<C: 'static> Timers<C> {
         let Some(idx) = self.find(h) else {
             return false;
         };
-        if self.slots.at(idx).callback.is_none() {
+        if !self.slots.at(idx).has_callback() {
             return false;
         }
-        let domain = self.slots.at(idx).flags.domain();
+        let domain = self.slots.at(idx).flags().domain();
         let now = self.span.now[domain.index()];
         let gen = h.tag().get();
         let result = self.run_callback(idx, ctx, domain, now, 1, |m, cb| {
@@ -290,7 +286,7 @@ impl<C: 'static> Timers<C> {
             if m.count_call(idx) {
                 m.remove(idx, false);
             } else {
-                m.slots.at_mut(idx).callback = Some(cb);
+                m.slots.at_mut(idx).put_callback(cb);
             }
         });
         if let Err(p) = result {

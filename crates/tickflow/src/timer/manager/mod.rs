@@ -203,7 +203,7 @@ impl<C: 'static> Timers<C> {
 
     /// Room for `capacity` timers before the tables grow.
     pub(crate) fn reserve_exact(&mut self, capacity: usize) {
-        self.slots.entries.reserve_exact(capacity);
+        self.slots.reserve_exact(capacity);
     }
 
     /// Room for `additional` more timers before the slot table grows, like `Vec::reserve`
@@ -230,7 +230,7 @@ impl<C: 'static> Timers<C> {
     /// Room for `n` more timers with side-table data, growing in doublings (for loads that
     /// come in parts).
     pub(crate) fn reserve_with_extras(&mut self, n: usize) {
-        self.slots.entries.reserve(n);
+        self.slots.reserve(n);
         self.extras.reserve(n);
     }
 
@@ -306,7 +306,7 @@ impl<C: 'static> Timers<C> {
             let (idx, handle) = self.new_entry(flags, period, cb);
             if let Some(tag) = tag {
                 self.store_tag(idx, tag);
-                self.slots.at_mut(idx).flags.set_tag();
+                self.slots.at_mut(idx).flags_mut().set_tag();
             }
             self.schedule(idx, delay, Base::Call);
             handle
@@ -337,7 +337,7 @@ impl<C: 'static> Timers<C> {
         let (idx, handle) = self.new_entry(flags, spec.period, cb);
         if let Some(tag) = spec.tag {
             self.store_tag(idx, tag);
-            self.slots.at_mut(idx).flags.set_tag();
+            self.slots.at_mut(idx).flags_mut().set_tag();
         }
         if let Some(owner) = extras.owner {
             self.owners.add(owner, idx);
@@ -379,24 +379,17 @@ impl<C: 'static> Timers<C> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let e = self.slots.at_mut(idx);
-        e.period = period;
-        e.seq = seq;
-        e.calls = 0;
-        e.flags = flags;
-        e.state = SlotState::Active;
-        e.callback = Some(cb);
-        let tag = std::num::NonZeroU32::new(e.gen).expect("tags are never 0");
+        e.occupy(period, seq, flags, cb);
+        let tag = std::num::NonZeroU32::new(e.gen()).expect("tags are never 0");
         (idx, TimerHandle::new(idx, tag))
     }
 
     /// Starts a countdown of `delay` for a timer that is in no structure.
     #[inline]
     pub(crate) fn schedule(&mut self, idx: u32, delay: u64, base: Base) {
-        let domain = self.slots.at(idx).flags.domain();
+        let domain = self.slots.at(idx).flags().domain();
         if self.frame_open {
-            let e = self.slots.at_mut(idx);
-            e.state = SlotState::Pending;
-            e.due = delay;
+            self.slots.at_mut(idx).wait(SlotState::Pending, delay);
             self.pending.push(idx);
             return;
         }
@@ -412,13 +405,12 @@ impl<C: 'static> Timers<C> {
     /// queue (deferred to the next tick while calls are running).
     #[inline]
     pub(crate) fn place(&mut self, idx: u32, due: u64) {
-        let d = self.slots.at(idx).flags.domain().index();
+        let d = self.slots.at(idx).flags().domain().index();
         let e = self.slots.at_mut(idx);
-        e.due = due;
+        e.set_due(due);
         if due == NEVER {
-            e.state = SlotState::Active;
+            // Never due: in no structure.
         } else if due > self.wheels[d].elapsed() {
-            e.state = SlotState::Active;
             self.wheels[d].insert(&self.slots, idx);
         } else {
             let call = self.make_ready(idx, 0);
@@ -439,8 +431,8 @@ impl<C: 'static> Timers<C> {
     /// the caller changes the timer's state).
     pub(crate) fn unschedule(&mut self, idx: u32) {
         let e = self.slots.at(idx);
-        if e.state == SlotState::Active && e.due != NEVER {
-            let d = e.flags.domain().index();
+        if e.state() == SlotState::Active && e.due() != NEVER {
+            let d = e.flags().domain().index();
             self.wheels[d].remove(&self.slots, idx);
         }
     }
@@ -448,7 +440,7 @@ impl<C: 'static> Timers<C> {
     /// Removes a timer for good; queues its `on_cancel` hook when `cancelled`.
     pub(crate) fn remove(&mut self, idx: u32, cancelled: bool) {
         self.unschedule(idx);
-        if self.slots.at(idx).flags.has_extras() {
+        if self.slots.at(idx).flags().has_extras() {
             if let Some(ex) = self.extras.remove(&idx) {
                 if let Some(owner) = ex.owner {
                     self.forget_owner(owner, idx);
@@ -488,16 +480,16 @@ impl<C: 'static> Timers<C> {
     /// fill.
     #[cold]
     fn grow_tags(&mut self, i: usize) {
-        let want = self.slots.entries.capacity().max(i + 1);
+        let want = self.slots.capacity().max(i + 1);
         self.tags.reserve_exact(want - self.tags.len());
-        self.tags.resize(self.slots.entries.len().max(i + 1), 0);
+        self.tags.resize(self.slots.len().max(i + 1), 0);
     }
 
     /// The tag of the timer in slot `idx`.
     pub(crate) fn tag_of(&self, idx: u32) -> Option<u64> {
         self.slots
             .at(idx)
-            .flags
+            .flags()
             .has_tag()
             .then(|| self.tags[idx as usize])
     }
@@ -520,7 +512,7 @@ impl<C: 'static> Timers<C> {
     }
 
     fn extras_of(&self, idx: u32) -> Option<&Extras<C>> {
-        if self.slots.at(idx).flags.has_extras() {
+        if self.slots.at(idx).flags().has_extras() {
             self.extras.get(&idx)
         } else {
             None
@@ -528,12 +520,12 @@ impl<C: 'static> Timers<C> {
     }
 
     pub(crate) fn extras_mut(&mut self, idx: u32) -> &mut Extras<C> {
-        self.slots.at_mut(idx).flags.set_extras(true);
+        self.slots.at_mut(idx).flags_mut().set_extras(true);
         self.extras.entry(idx).or_default()
     }
 
     pub(crate) fn handle_of(&self, idx: u32) -> TimerHandle {
-        let tag = self.slots.at(idx).gen;
+        let tag = self.slots.at(idx).gen();
         TimerHandle::new(
             idx,
             std::num::NonZeroU32::new(tag).expect("tags are never 0"),
@@ -590,10 +582,10 @@ impl<C: 'static> Timers<C> {
     pub(crate) fn renumber(&mut self) {
         let idxs = self.live_in_set_order();
         for (seq, &idx) in idxs.iter().enumerate() {
-            self.slots.at_mut(idx).seq = seq as u32;
+            self.slots.at_mut(idx).set_seq(seq as u32);
         }
         let slots = &self.slots;
-        self.ready.rebuild(|c| c.current(slots).map(|e| e.seq));
+        self.ready.rebuild(|c| c.current(slots).map(|e| e.seq()));
         self.next_seq = idxs.len() as u32;
         // Stored rows carry set order: every durable timer's changed.
         for idx in idxs {

@@ -110,7 +110,7 @@ impl<C: 'static> Timers<C> {
             "an owner's timers are moved between ticks"
         );
         let mut idxs = self.owners.get(owner).to_vec();
-        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq);
+        idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq());
         let mut out = Vec::with_capacity(idxs.len());
         for idx in idxs {
             let mut record = self.record(idx);
@@ -127,7 +127,7 @@ impl<C: 'static> Timers<C> {
                 late,
                 record,
             };
-            let cb = self.slots.at_mut(idx).callback.take();
+            let cb = self.slots.at_mut(idx).take_callback();
             let hook = self.extras_mut(idx).on_cancel.take();
             self.unjournal(idx); // moved, not ended: its row is the destination's now
             self.remove(idx, false);
@@ -182,14 +182,14 @@ impl<C: 'static> Timers<C> {
             x.name = name.map(String::into_boxed_str);
             x.payload = payload.map(Vec::into_boxed_slice);
         }
-        self.slots.at_mut(idx).callback = Some(cb);
+        self.slots.at_mut(idx).put_callback(cb);
         if let Some(hook) = hook {
             self.extras_mut(idx).on_cancel = Some(hook);
         }
         if self.extras_of(idx).is_some_and(|x| x.durable.is_some()) {
             self.claim_key(idx);
         }
-        debug_assert_ne!(self.slots.at(idx).state, SlotState::Free);
+        debug_assert_ne!(self.slots.at(idx).state(), SlotState::Free);
         self.handle_of(idx)
     }
 }

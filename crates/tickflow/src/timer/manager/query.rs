@@ -32,7 +32,7 @@ impl<C: 'static> Timers<C> {
     /// The timer's state, or `None` for an unknown handle.
     pub fn state(&self, h: TimerHandle) -> Option<TimerState> {
         let idx = self.find(h)?;
-        Some(match self.slots.at(idx).state {
+        Some(match self.slots.at(idx).state() {
             SlotState::Pending => TimerState::Pending,
             SlotState::Active | SlotState::Ready => TimerState::Active,
             SlotState::Executing => TimerState::Executing,
@@ -44,7 +44,7 @@ impl<C: 'static> Timers<C> {
     /// The timer's period (looping) or delay (one-shot); frames for a frame timer.
     pub fn rate(&self, h: TimerHandle) -> Option<Span> {
         let idx = self.find(h)?;
-        Some(Span::from_flicks(self.slots.at(idx).period))
+        Some(Span::from_flicks(self.slots.at(idx).period()))
     }
 
     /// Time left until the next call: never negative, zero while due or running, `Span::MAX`
@@ -56,12 +56,12 @@ impl<C: 'static> Timers<C> {
 
     pub(crate) fn remaining_at(&self, idx: u32) -> u64 {
         let e = self.slots.at(idx);
-        match e.state {
-            SlotState::Pending | SlotState::Paused => e.due,
-            SlotState::Active if e.due == NEVER => NEVER,
+        match e.state() {
+            SlotState::Pending | SlotState::Paused => e.due(),
+            SlotState::Active if e.due() == NEVER => NEVER,
             _ => e
-                .due
-                .saturating_sub(self.span.now[e.flags.domain().index()]),
+                .due()
+                .saturating_sub(self.span.now[e.flags().domain().index()]),
         }
     }
 
@@ -91,7 +91,7 @@ impl<C: 'static> Timers<C> {
     pub(crate) fn countdown_len(&self, idx: u32) -> u64 {
         match self.extras_of(idx).and_then(|x| x.first_delay) {
             Some(first) if self.calls_at(idx) == 0 => first,
-            _ => self.slots.at(idx).period,
+            _ => self.slots.at(idx).period(),
         }
     }
 
@@ -130,7 +130,7 @@ impl<C: 'static> Timers<C> {
 
     pub(crate) fn calls_at(&self, idx: u32) -> u64 {
         let hi = self.extras_of(idx).map_or(0, |x| x.calls_hi);
-        u64::from(hi) << 32 | u64::from(self.slots.at(idx).calls)
+        u64::from(hi) << 32 | u64::from(self.slots.at(idx).calls())
     }
 
     /// Live timers.
@@ -195,11 +195,11 @@ impl<C: 'static> Timers<C> {
             tag: self.tag_of(idx),
             owner: x.and_then(|x| x.owner),
             state: self.state(handle).expect("live"),
-            domain: e.flags.domain(),
-            looping: e.flags.looping(),
-            catch_up: e.flags.catch_up(),
+            domain: e.flags().domain(),
+            looping: e.flags().looping(),
+            catch_up: e.flags().catch_up(),
             remaining: Span::from_flicks(self.remaining_at(idx)),
-            rate: Span::from_flicks(e.period),
+            rate: Span::from_flicks(e.period()),
             calls_made: self.calls_at(idx),
             calls_left: x.and_then(|x| x.times_left),
         }
@@ -211,7 +211,7 @@ impl<C: 'static> Timers<C> {
     #[doc(hidden)]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.slots.entries.capacity() * size_of::<TimerEntry<C>>()
+        self.slots.heap_bytes()
             + self.slots.free_bytes()
             + self.extras.capacity() * (size_of::<(u32, Extras<C>)>() + 1)
             + self.owners.heap_bytes()

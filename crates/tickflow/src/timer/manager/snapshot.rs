@@ -277,7 +277,7 @@ impl<C: 'static> Timers<C> {
             !self.in_tick && self.firing.is_none(),
             "Timers::snapshot called while a timer callback runs; take it between ticks"
         );
-        let entries = &self.slots.entries;
+        let entries = self.slots.entries();
         let mut generations = Vec::with_capacity(entries.len());
         let mut live = Vec::with_capacity(self.slots.live());
         // Wake timers belong to the futures they wake, which are not saved (see `wake.rs`):
@@ -285,11 +285,11 @@ impl<C: 'static> Timers<C> {
         // had just been cancelled.
         let mut free = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            let mut tag = e.gen;
-            if e.state != SlotState::Free {
-                if !e.flags.wake() {
+            let mut tag = e.gen();
+            if e.state() != SlotState::Free {
+                if !e.flags().wake() {
                     live.push(i as u32);
-                } else if let Some(next) = next_tag(e.gen) {
+                } else if let Some(next) = next_tag(e.gen()) {
                     tag = next;
                     free.push(i as u32);
                 } // else: its generation is used up, so the slot is retired
@@ -298,8 +298,8 @@ impl<C: 'static> Timers<C> {
         }
         free.reverse();
         free.extend(self.slots.free_list());
-        if !live.is_sorted_by_key(|&i| entries[i as usize].seq) {
-            live.sort_unstable_by_key(|&i| entries[i as usize].seq);
+        if !live.is_sorted_by_key(|&i| entries[i as usize].seq()) {
+            live.sort_unstable_by_key(|&i| entries[i as usize].seq());
         }
         let timers = live.iter().map(|&i| self.record(i)).collect();
         TimerSnapshot {
@@ -320,10 +320,10 @@ impl<C: 'static> Timers<C> {
 
     pub(super) fn record(&self, idx: u32) -> TimerRecord {
         let e: &TimerEntry<C> = self.slots.at(idx);
-        let (phase, time) = match e.state {
-            SlotState::Pending => (Phase::Pending, e.due),
-            SlotState::Paused => (Phase::Paused, e.due),
-            SlotState::Active | SlotState::Ready => (Phase::Scheduled, e.due),
+        let (phase, time) = match e.state() {
+            SlotState::Pending => (Phase::Pending, e.due()),
+            SlotState::Paused => (Phase::Paused, e.due()),
+            SlotState::Active | SlotState::Ready => (Phase::Scheduled, e.due()),
             SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => {
                 unreachable!("no callback runs between ticks")
             }
@@ -341,13 +341,13 @@ impl<C: 'static> Timers<C> {
         });
         TimerRecord {
             slot: idx,
-            seq: e.seq,
+            seq: e.seq(),
             phase,
             time,
-            period: e.period,
-            domain: e.flags.domain(),
-            catch_up: e.flags.catch_up(),
-            looping: e.flags.looping(),
+            period: e.period(),
+            domain: e.flags().domain(),
+            catch_up: e.flags().catch_up(),
+            looping: e.flags().looping(),
             calls: self.calls_at(idx),
             tag: self.tag_of(idx),
             extras,
@@ -397,7 +397,7 @@ impl<C: 'static> Timers<C> {
             let Some((cb, hook)) = bind(&info, hooked) else {
                 return Err(unbound(&info));
             };
-            m.slots.at_mut(r.slot).callback = Some(cb);
+            m.slots.at_mut(r.slot).put_callback(cb);
             if let Some(hook) = hook {
                 m.extras_mut(r.slot).on_cancel = Some(hook);
             }
@@ -429,10 +429,6 @@ impl<C: 'static> Timers<C> {
             self.store_tag(idx, tag);
             flags.set_tag();
         }
-        let e = self.slots.at_mut(idx);
-        e.seq = r.seq;
-        e.period = r.period;
-        e.calls = r.calls as u32;
         if let Some(x) = extras {
             flags.set_extras(true);
             if let Some(owner) = x.owner {
@@ -441,17 +437,13 @@ impl<C: 'static> Timers<C> {
             self.extras.insert(idx, x);
         }
         let e = self.slots.at_mut(idx);
-        e.flags = flags;
+        e.restore(r.seq, r.period, r.calls as u32, flags);
         match r.phase {
             Phase::Pending => {
-                e.state = SlotState::Pending;
-                e.due = r.time;
+                e.wait(SlotState::Pending, r.time);
                 self.pending.push(idx);
             }
-            Phase::Paused => {
-                e.state = SlotState::Paused;
-                e.due = r.time;
-            }
+            Phase::Paused => e.wait(SlotState::Paused, r.time),
             Phase::Scheduled => self.place(idx, r.time),
         }
     }

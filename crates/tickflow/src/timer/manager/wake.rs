@@ -59,7 +59,7 @@ impl<C: 'static> Timers<C> {
             WakeTarget::Record => self.insert(spec, Callback::new(record::<C>)),
             WakeTarget::Waker(w) => self.insert(spec, Callback::new(move |_, _| w.wake_by_ref())),
         };
-        self.slots.at_mut(h.index()).flags.set_wake();
+        self.slots.at_mut(h.index()).flags_mut().set_wake();
         h
     }
 
@@ -72,7 +72,7 @@ impl<C: 'static> Timers<C> {
             Spec::looping(Domain::Game, NEVER),
             Callback::new(record::<C>),
         );
-        self.slots.at_mut(h.index()).flags.set_wake();
+        self.slots.at_mut(h.index()).flags_mut().set_wake();
         h
     }
 
@@ -83,7 +83,7 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let e = self.slots.at(idx);
-        if !e.flags.wake() || !matches!(e.state, SlotState::Active | SlotState::Ready) {
+        if !e.flags().wake() || !matches!(e.state(), SlotState::Active | SlotState::Ready) {
             return false;
         }
         self.unschedule(idx);

@@ -160,7 +160,7 @@ impl Wheel {
     /// Adds entry `idx` (whose `due` is set, `elapsed < due < NEVER`).
     #[inline]
     pub(crate) fn insert<C>(&mut self, slots: &TimerSlots<C>, idx: u32) {
-        let due = slots.at(idx).due;
+        let due = slots.at(idx).due();
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
         self.levels[level].push(
@@ -176,7 +176,7 @@ impl Wheel {
     /// being `Active` at that time: its record goes stale where it is.
     #[inline]
     pub(crate) fn remove<C>(&mut self, slots: &TimerSlots<C>, idx: u32) {
-        let (level, slot) = position(self.elapsed, slots.at(idx).due);
+        let (level, slot) = position(self.elapsed, slots.at(idx).due());
         if self.is_staging(level, slot) {
             return; // its records are being moved by index: no compaction until it is entered
         }
@@ -203,9 +203,9 @@ impl Wheel {
         s.recs.retain(|r| {
             let e = slots.at(r.idx);
             let here = if blind {
-                e.due == r.blind_due(start) // the whole due time, from the record alone
+                e.due() == r.blind_due(start) // the whole due time, from the record alone
             } else {
-                position(elapsed, e.due) == (level, slot)
+                position(elapsed, e.due()) == (level, slot)
             };
             (r.idx != removed) & e.waits_in(domain, r.due_lo) & here
         });
@@ -276,7 +276,7 @@ impl Wheel {
                     if !e.waits_in(self.domain, rec.due_lo) {
                         continue;
                     }
-                    e.due
+                    e.due()
                 };
                 if at <= now {
                     due(slots, rec.idx, at);
@@ -367,8 +367,7 @@ mod tests {
 
     fn add(w: &mut Wheel, s: &mut TimerSlots<()>, due: u64) -> u32 {
         let idx = s.alloc();
-        s.at_mut(idx).due = due;
-        s.at_mut(idx).state = SlotState::Active;
+        s.at_mut(idx).set_due(due);
         w.insert(s, idx);
         idx
     }
@@ -377,8 +376,8 @@ mod tests {
         let mut out = vec![];
         w.advance(s, now, |s, i, due| {
             let e = s.at_mut(i);
-            if e.state == SlotState::Active && e.due == due {
-                e.state = SlotState::Ready;
+            if e.state() == SlotState::Active && e.due() == due {
+                e.make_ready();
                 out.push(i);
             }
         });
@@ -431,7 +430,7 @@ mod tests {
         ] {
             let batch = take_due(&mut w, &mut s, now);
             for &i in &batch {
-                assert!(s.at(i).due <= now);
+                assert!(s.at(i).due() <= now);
             }
             got.extend(batch);
             for (k, &d) in dues.iter().enumerate() {
@@ -451,7 +450,8 @@ mod tests {
         assert!(take_due(&mut w, &mut s, 50).is_empty());
         for idx in [a, c] {
             w.remove(&s, idx);
-            s.at_mut(idx).state = SlotState::Paused; // what the manager does next
+            let left = s.at(idx).due();
+            s.at_mut(idx).wait(SlotState::Paused, left); // what the manager does next
         }
         assert_eq!(take_due(&mut w, &mut s, 10_000), vec![b]);
     }
@@ -466,7 +466,7 @@ mod tests {
         for i in 0..10_000u64 {
             // remove and re-add at the same due (revives the record), or at another due
             w.remove(&s, idx);
-            s.at_mut(idx).due = (1 << 20) + 2 + i % 3;
+            s.at_mut(idx).set_due((1 << 20) + 2 + i % 3);
             w.insert(&s, idx);
             assert!(w.levels[l].slots[slot].recs.len() <= 2 * COMPACT_MIN + 4);
         }
@@ -489,8 +489,7 @@ mod tests {
         for _ in 0..2_000 {
             let idx = s.alloc();
             let due = now + 1 + rnd() % (1 << 33);
-            s.at_mut(idx).due = due;
-            s.at_mut(idx).state = SlotState::Active;
+            s.at_mut(idx).set_due(due);
             w.insert(&s, idx);
             live.push((idx, due));
         }
@@ -508,7 +507,7 @@ mod tests {
                 } else {
                     now + 1 + rnd() % (1 << 32)
                 };
-                s.at_mut(idx).due = new_due;
+                s.at_mut(idx).set_due(new_due);
                 w.insert(&s, idx);
                 live.push((idx, new_due));
             }
@@ -516,8 +515,8 @@ mod tests {
             let mut got = vec![];
             w.advance(&mut s, now, |s, i, due| {
                 let e = s.at_mut(i);
-                if e.state == SlotState::Active && e.due == due {
-                    e.state = SlotState::Ready;
+                if e.state() == SlotState::Active && e.due() == due {
+                    e.make_ready();
                     got.push(i);
                 }
             });
