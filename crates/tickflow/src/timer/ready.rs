@@ -25,20 +25,54 @@ use crate::time::Domain;
 /// One due call.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Call {
-    pub(super) due: u64,
-    pub(super) seq: u32,
-    pub(super) idx: u32,
-    pub(super) gen: u32,
-    pub(super) ticket: u16,
-    pub(super) domain: Domain,
+    due: u64,
+    seq: u32,
+    idx: u32,
+    gen: u32,
+    ticket: u16,
+    domain: Domain,
     /// Calls this timer already made earlier in the same burst.
-    pub(super) burst: u32,
+    burst: u32,
     /// Low bits of the frame clock when `burst` was counted: a burst does not carry over
     /// into the next tick (after a fire budget stopped it).
-    pub(super) tick: u32,
+    tick: u32,
 }
 
 impl Call {
+    /// The timer's slot.
+    #[inline]
+    pub(crate) fn idx(&self) -> u32 {
+        self.idx
+    }
+
+    /// The due time this call was made for.
+    #[inline]
+    pub(crate) fn due(&self) -> u64 {
+        self.due
+    }
+
+    /// The generation of the timer the call belongs to.
+    #[inline]
+    pub(crate) fn gen(&self) -> u32 {
+        self.gen
+    }
+
+    #[inline]
+    pub(crate) fn domain(&self) -> Domain {
+        self.domain
+    }
+
+    /// Calls its timer already made earlier in this burst, if the burst is this tick's
+    /// (`frame`: the tick's number); a burst stopped by a fire budget starts over.
+    #[inline]
+    pub(crate) fn burst_in(&self, frame: u64) -> u32 {
+        if self.tick == frame as u32 {
+            self.burst
+        } else {
+            0
+        }
+    }
+
     /// Marks timer `idx` ready (a new ticket makes older records of it stale) and makes its
     /// queue record.
     pub(crate) fn make<C>(slots: &mut TimerSlots<C>, idx: u32, burst: u32, tick: u32) -> Call {
@@ -89,14 +123,43 @@ impl PartialOrd for ByDue {
 /// The span each clock covered in the current tick.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct TickSpan {
-    pub(super) prev: [u64; 3],
-    pub(super) now: [u64; 3],
+    prev: [u64; 3],
+    now: [u64; 3],
     /// The number of the tick (the scheduler's frame number): paused frames count here even
     /// when they do not move the `Frames` clock.
-    pub(super) frame: u64,
+    frame: u64,
 }
 
 impl TickSpan {
+    /// Each clock's time at the end of the tick.
+    #[inline]
+    pub(crate) fn now(&self) -> [u64; 3] {
+        self.now
+    }
+
+    /// The tick's number.
+    #[inline]
+    pub(crate) fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The tick's end and start, `(now, prev)`: what `Clocks` is rebuilt from.
+    pub(crate) fn ends(&self) -> ([u64; 3], [u64; 3]) {
+        (self.now, self.prev)
+    }
+
+    /// The next tick: from where the last ended to `now`, numbered `frame`.
+    pub(crate) fn advance(&mut self, now: [u64; 3], frame: u64) {
+        self.prev = self.now;
+        self.now = now;
+        self.frame = frame;
+    }
+
+    /// A restored manager's time: a tick of no length ending at `now`.
+    pub(crate) fn stand_at(&mut self, now: [u64; 3], frame: u64) {
+        (self.prev, self.now, self.frame) = (now, now, frame);
+    }
+
     /// The fraction of the tick at which `due` falls on `domain`'s clock, as `(num, den)`.
     ///
     /// A clock that did not move counts as one flick long, so what is due now sits at its end

@@ -118,7 +118,7 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let e = self.slots.at(idx);
-        let now = self.span.now[e.flags().domain().index()];
+        let now = self.span.now()[e.flags().domain().index()];
         let remaining = match e.state() {
             SlotState::Active if e.due() == NEVER => NEVER,
             SlotState::Active => e.due() - now,
@@ -298,7 +298,7 @@ impl<C: 'static> Timers<C> {
             SlotState::Active | SlotState::Ready => {
                 let e = self.slots.at(idx);
                 if e.due() != NEVER {
-                    let now = self.span.now[e.flags().domain().index()];
+                    let now = self.span.now()[e.flags().domain().index()];
                     self.unschedule(idx);
                     self.place(idx, now.saturating_add(left).min(NEVER - 1));
                 }

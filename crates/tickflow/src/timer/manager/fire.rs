@@ -78,15 +78,16 @@ impl<C: 'static> Timers<C> {
     /// Moves the clocks to `to` (each stops one flick short of NEVER, so that "never" stays
     /// never) and collects everything that became due into the ready queue.
     fn advance_clocks(&mut self, to: &Clocks) {
-        self.span.prev = self.span.now;
-        self.span.now = to.raw().map(|t| t.min(NEVER - 1));
-        self.span.frame = to.frame().min(NEVER - 1);
+        (self.span).advance(
+            to.raw().map(|t| t.min(NEVER - 1)),
+            to.frame().min(NEVER - 1),
+        );
         self.frame_open = false;
         self.ready.admit_deferred();
-        let tick = self.span.frame as u32;
+        let tick = self.span.frame() as u32;
         for d in 0..3 {
             let (wheel, ready) = (&mut self.wheels[d], &mut self.ready);
-            wheel.advance(&mut self.slots, self.span.now[d], |slots, idx, due| {
+            wheel.advance(&mut self.slots, self.span.now()[d], |slots, idx, due| {
                 let e = slots.at(idx);
                 // Stale records (lazy removal, `wheel/mod.rs`) fail this check; so does a second
                 // record of the same timer and due, since `Call::make` marks it `Ready`.
@@ -104,7 +105,7 @@ impl<C: 'static> Timers<C> {
                 continue; // cleared, paused, or a duplicate record of a re-pended timer
             }
             let (delay, d) = (e.due(), e.flags().domain().index());
-            let start = self.span.now[d];
+            let start = self.span.now()[d];
             self.place(idx, start.checked_add(delay).unwrap_or(NEVER));
             self.touch(idx); // its countdown started: a durable row's delay becomes a due time
         }
@@ -129,19 +130,15 @@ impl<C: 'static> Timers<C> {
 
     /// Makes one call from the ready queue and reschedules its timer.
     fn fire(&mut self, call: Call, ctx: &mut C) -> Result<(), Payload> {
-        let idx = call.idx;
-        let domain = call.domain;
-        let now = self.span.now[domain.index()];
+        let idx = call.idx();
+        let domain = call.domain();
+        let now = self.span.now()[domain.index()];
         self.slots.at_mut(idx).set_executing(false);
-        let burst = if call.tick == self.span.frame as u32 {
-            call.burst
-        } else {
-            0
-        };
+        let burst = call.burst_in(self.span.frame());
         let calls_this_tick =
-            (u64::from(burst) + self.calls_due_from(idx, call.due, now)).min(self.catch_up_cap);
-        self.run_callback(idx, ctx, domain, call.due, calls_this_tick, |m, cb| {
-            m.after_tick_call(idx, call.gen, cb, call.due, burst)
+            (u64::from(burst) + self.calls_due_from(idx, call.due(), now)).min(self.catch_up_cap);
+        self.run_callback(idx, ctx, domain, call.due(), calls_this_tick, |m, cb| {
+            m.after_tick_call(idx, call.gen(), cb, call.due(), burst)
         })
     }
 
@@ -162,7 +159,7 @@ impl<C: 'static> Timers<C> {
         let handle = self.handle_of(idx);
         let call_index = self.calls_at(idx);
         let outer = self.firing.replace((domain, scheduled));
-        let now = self.span.now[domain.index()];
+        let now = self.span.now()[domain.index()];
         let result = {
             let clocks = self.clocks();
             let mut cx = TimerCx::timer(
@@ -214,7 +211,7 @@ impl<C: 'static> Timers<C> {
         }
         self.slots.at_mut(idx).put_callback(cb);
         let e = self.slots.at(idx);
-        let now = self.span.now[e.flags().domain().index()];
+        let now = self.span.now()[e.flags().domain().index()];
         let period = e.period();
         let on_grid = due.checked_add(period).unwrap_or(NEVER);
         let next = if period == 0 {
@@ -277,7 +274,7 @@ impl<C: 'static> Timers<C> {
             return false;
         }
         let domain = self.slots.at(idx).flags().domain();
-        let now = self.span.now[domain.index()];
+        let now = self.span.now()[domain.index()];
         let gen = h.tag().get();
         let result = self.run_callback(idx, ctx, domain, now, 1, |m, cb| {
             if m.slots.get(idx, gen).is_none() {

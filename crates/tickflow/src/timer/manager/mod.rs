@@ -147,9 +147,9 @@ impl<C> fmt::Debug for Timers<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Timers")
             .field("len", &self.slots.live())
-            .field("game", &Time::from_flicks(self.span.now[0]))
-            .field("real", &Time::from_flicks(self.span.now[1]))
-            .field("frame", &self.span.frame)
+            .field("game", &Time::from_flicks(self.span.now()[0]))
+            .field("real", &Time::from_flicks(self.span.now()[1]))
+            .field("frame", &self.span.frame())
             .finish_non_exhaustive()
     }
 }
@@ -360,7 +360,7 @@ impl<C: 'static> Timers<C> {
     /// branch for it in `insert_with_extras` measured 12-15 ns more per tickflow-bevy timer.)
     #[inline(never)]
     fn insert_absolute(&mut self, mut spec: Spec<C>, cb: Callback<C>) -> TimerHandle {
-        let now = self.span.now[spec.domain.index()];
+        let now = self.span.now()[spec.domain.index()];
         let left = spec.start.unwrap_or(now).saturating_sub(now);
         (spec.delay, spec.period, spec.start) = (left, left, Some(now));
         let open = std::mem::replace(&mut self.frame_open, false);
@@ -396,7 +396,7 @@ impl<C: 'static> Timers<C> {
         let start = match (base, self.firing) {
             (Base::At(start), _) => start,
             (Base::Call, Some((d, scheduled))) if d == domain => scheduled,
-            _ => self.span.now[domain.index()],
+            _ => self.span.now()[domain.index()],
         };
         self.place(idx, start.checked_add(delay).unwrap_or(NEVER));
     }
@@ -424,7 +424,7 @@ impl<C: 'static> Timers<C> {
 
     /// Marks a timer ready and makes its queue record.
     pub(crate) fn make_ready(&mut self, idx: u32, burst: u32) -> Call {
-        Call::make(&mut self.slots, idx, burst, self.span.frame as u32)
+        Call::make(&mut self.slots, idx, burst, self.span.frame() as u32)
     }
 
     /// Takes a timer out of the wheel (pending and ready records go stale by themselves when

@@ -61,7 +61,7 @@ impl<C: 'static> Timers<C> {
             SlotState::Active if e.due() == NEVER => NEVER,
             _ => e
                 .due()
-                .saturating_sub(self.span.now[e.flags().domain().index()]),
+                .saturating_sub(self.span.now()[e.flags().domain().index()]),
         }
     }
 
@@ -154,7 +154,7 @@ impl<C: 'static> Timers<C> {
     /// assert!(timers.at_end_of_time());
     /// ```
     pub fn at_end_of_time(&self) -> bool {
-        self.span.now.contains(&(NEVER - 1)) || self.span.frame == NEVER - 1
+        self.span.now().contains(&(NEVER - 1)) || self.span.frame() == NEVER - 1
     }
 
     /// Every clock, and how far each moved in the last tick.
@@ -168,8 +168,8 @@ impl<C: 'static> Timers<C> {
     /// assert_eq!(c.frame(), 1);
     /// ```
     pub fn clocks(&self) -> Clocks {
-        let (now, prev) = (self.span.now, self.span.prev);
-        Clocks::new(now, [0, 1, 2].map(|d| now[d] - prev[d]), self.span.frame)
+        let (now, prev) = self.span.ends();
+        Clocks::new(now, [0, 1, 2].map(|d| now[d] - prev[d]), self.span.frame())
     }
 
     /// One plain record per live timer, in set order.

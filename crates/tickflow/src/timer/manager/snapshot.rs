@@ -304,8 +304,8 @@ impl<C: 'static> Timers<C> {
         let timers = live.iter().map(|&i| self.record(i)).collect();
         TimerSnapshot {
             version: FORMAT_VERSION,
-            clocks: self.span.now,
-            frame: self.span.frame,
+            clocks: self.span.now(),
+            frame: self.span.frame(),
             frame_open: self.frame_open,
             next_seq: self.next_seq,
             budget: self.budget.map(|b| b as u64),
@@ -370,9 +370,7 @@ impl<C: 'static> Timers<C> {
             .map(|&g| saved_tag(id, g).expect("checked").get())
             .collect();
         m.slots.rebuild(id, &tags, &snap.free, snap.timers.len());
-        m.span.now = snap.clocks;
-        m.span.prev = snap.clocks;
-        m.span.frame = snap.frame;
+        m.span.stand_at(snap.clocks, snap.frame);
         for (d, wheel) in m.wheels.iter_mut().enumerate() {
             wheel.start_at(snap.clocks[d]);
         }

@@ -46,7 +46,7 @@ impl<C: 'static> Timers<C> {
         target: WakeTarget,
     ) -> TimerHandle {
         let spec = match domain {
-            Domain::Frames => Spec::one_shot(domain, due.saturating_sub(self.span.now[2])),
+            Domain::Frames => Spec::one_shot(domain, due.saturating_sub(self.span.now()[2])),
             d => {
                 let start = start.min(due);
                 Spec {
