@@ -3,74 +3,66 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use super::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerCx, TimerHandle, Timers};
-use crate::time::{Domain, Interval, Span};
+use super::spec::Spec;
+use super::{Callback, CatchUp, Offline, OwnerId, TimerCx, TimerHandle, Timers};
+use crate::time::{Domain, Interval, Span, Time};
 
-/// A timer's settings before [`call`](TimerBuilder::call) stores it.
-pub(crate) struct Spec<C> {
-    pub(super) domain: Domain,
-    /// Time to the first call.
-    pub(super) delay: u64,
-    pub(super) period: u64,
-    pub(super) looping: bool,
-    pub(super) catch_up: CatchUp,
-    pub(super) times: Option<u64>,
-    pub(super) owner: Option<OwnerId>,
-    pub(super) name: Option<Box<str>>,
-    pub(super) tag: Option<u64>,
-    pub(super) on_cancel: Option<CancelHook<C>>,
-    /// Where the countdown starts on its clock, when not now (wake timers of task delays
-    /// chained from an earlier one's due time, see `manager/wake.rs`).
-    pub(super) start: Option<u64>,
-    /// `start` is the due time itself ([`Timers::at`]): the delay is what is left of it when
-    /// the timer is stored (`Timers::insert_absolute`).
-    pub(super) absolute: bool,
-    pub(super) payload: Option<Box<[u8]>>,
-    pub(super) durable: Option<Offline>,
-}
-
-impl<C> Spec<C> {
-    /// Whether the timer needs nothing beyond its entry and its tag (which has a dense table
-    /// of its own): no side-table data, and it starts counting now. Such a spec owns no
-    /// memory (`Timers::insert` forgets it instead of dropping it): a new option that does
-    /// must be tested here.
-    #[inline]
-    pub(super) fn is_plain(&self) -> bool {
-        self.owner.is_none()
-            && self.name.is_none()
-            && self.on_cancel.is_none()
-            && self.times.is_none()
-            && self.start.is_none()
-            && self.payload.is_none()
-            && self.durable.is_none()
-            && self.delay == self.period
+/// The doors to a new timer: each returns its builder.
+impl<C: 'static> Timers<C> {
+    /// Starts a one-shot timer that fires once, `delay` from now: on the game clock for a
+    /// [`Span`](crate::time::Span) or `Duration` (unless [`real`](TimerBuilder::real) says otherwise), in the
+    /// `n`-th tick from now for [`Frames(n)`](crate::time::Frames) (`Frames(0)`: the next).
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<u32>::new();
+    /// let h = timers.after(secs(1.0)).call(|n, _| *n += 1);
+    /// let mut n = 0;
+    /// timers.tick(secs(0.5), &mut n);
+    /// timers.tick(secs(0.5), &mut n); // inclusive: fires when the clock reaches 1.0
+    /// assert_eq!(n, 1);
+    /// assert!(!timers.exists(h));
+    /// ```
+    pub fn after<I: Interval>(&mut self, delay: I) -> TimerBuilder<'_, C, I::Unit> {
+        let (clock, amount) = delay.clock_amount();
+        TimerBuilder::new(self, Spec::one_shot(clock, amount))
     }
 
-    pub(crate) fn one_shot(domain: Domain, delay: u64) -> Self {
-        Spec::new(domain, delay, false)
+    /// Starts a one-shot timer due when the game clock reads `time` (or the real clock, with
+    /// [`real`](TimerBuilder::real)): "at match time 60 s". A time already reached fires in
+    /// the next tick. The delay is counted when the timer is stored, so
+    /// [`remaining`](Timers::remaining) and [`fraction`](Timers::fraction) run from then, and
+    /// the due time is exact even when it is set from inside a frame.
+    ///
+    /// ```
+    /// # use tickflow::prelude::*;
+    /// let mut timers = TimerManager::<Vec<&str>>::new();
+    /// timers.tick(secs(10.0), &mut Vec::new());
+    /// let overtime = timers.at(Time::ZERO + secs(60.0)).call(|log, _| log.push("overtime"));
+    /// assert_eq!(timers.remaining(overtime), Some(secs(50.0)));
+    /// let mut log = Vec::new();
+    /// timers.tick(secs(49.0), &mut log);
+    /// assert!(log.is_empty());
+    /// timers.tick(secs(1.0), &mut log);
+    /// assert_eq!(log, ["overtime"]);
+    /// ```
+    pub fn at(&mut self, time: Time) -> TimerBuilder<'_, C, Span> {
+        // Its delay is counted when it is stored (`insert_absolute`), on its final clock.
+        let spec = Spec {
+            start: Some(time.flicks()),
+            absolute: true,
+            ..Spec::one_shot(Domain::Game, 0)
+        };
+        TimerBuilder::new(self, spec)
     }
 
-    pub(crate) fn looping(domain: Domain, period: u64) -> Self {
-        Spec::new(domain, period, true)
-    }
-
-    fn new(domain: Domain, delay: u64, looping: bool) -> Self {
-        Spec {
-            domain,
-            delay,
-            period: delay,
-            looping,
-            catch_up: CatchUp::Burst,
-            times: None,
-            owner: None,
-            name: None,
-            tag: None,
-            on_cancel: None,
-            start: None,
-            absolute: false,
-            payload: None,
-            durable: None,
-        }
+    /// Starts a looping timer that fires every `period` (the first call one period from now
+    /// unless [`first_delay`](TimerBuilder::first_delay) says otherwise). A zero period fires
+    /// once every tick. In [`Frames`](crate::time::Frames), it counts frames:
+    /// `every(Frames(1))` fires every tick.
+    pub fn every<I: Interval>(&mut self, period: I) -> TimerBuilder<'_, C, I::Unit> {
+        let (clock, amount) = period.clock_amount();
+        TimerBuilder::new(self, Spec::looping(clock, amount))
     }
 }
 

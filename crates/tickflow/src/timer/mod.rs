@@ -111,6 +111,7 @@ mod cx;
 mod manager;
 mod ready;
 mod slot;
+mod spec;
 mod standalone;
 mod wheel;
 #[cfg(test)]
@@ -128,7 +129,8 @@ pub(crate) use manager::snapshot::TimerSnapshot;
 pub(crate) use manager::MovedTimer;
 pub use manager::Timers;
 pub(crate) use manager::WakeTarget;
-pub use manager::{DurableChange, DurableLoad, DurablePhase, DurableTimer, LoadReport, Offline};
+pub use manager::{DurableChange, DurableLoad, DurablePhase, DurableTimer, LoadReport};
+pub use spec::Offline;
 pub use standalone::TimerManager;
 
 /// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can

@@ -27,42 +27,7 @@ use super::Extras;
 
 use super::snapshot::Phase;
 use crate::time::Domain;
-use crate::timer::{CatchUp, OwnerId, Timers};
-
-/// What a restart does with the time that passed while no process ran a durable timer.
-///
-/// Offline time counts only for timers whose policy is not `Freeze`, and never for frame
-/// timers (no frames ran). A timer whose countdown ended while offline has *lapsed*; the policy
-/// says what the first frame after the reload does with it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[repr(u8)]
-pub enum Offline {
-    /// The world stood still: the timer keeps the time it had left (the game clock's default:
-    /// game time does not pass while the server is down).
-    Freeze = 0,
-    /// Offline time counts, and the first frame makes the calls it missed, as a late frame
-    /// would: capped by the manager's catch-up cap, by the timer's own [`CatchUp`] policy (the
-    /// real clock's default: energy regenerates while the player is away).
-    CatchUp = 1,
-    /// Offline time counts; a lapsed timer makes one call in the first frame, and a looping one
-    /// counts its next period from there (a daily reward collected once).
-    Once = 2,
-    /// Offline time counts; a lapsed one-shot is dropped and a looping timer skips to its
-    /// next period on its grid, making no call for the ones missed (an event that only
-    /// matters if someone saw it).
-    Skip = 3,
-}
-
-impl Offline {
-    /// The default for a clock: `CatchUp` for [`Domain::Real`], `Freeze` for the others.
-    pub const fn default_for(domain: Domain) -> Offline {
-        match domain {
-            Domain::Real => Offline::CatchUp,
-            _ => Offline::Freeze,
-        }
-    }
-}
+use crate::timer::{CatchUp, Offline, OwnerId, Timers};
 
 /// Where a durable timer's countdown is; what [`DurableTimer::time`] means.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -15,13 +15,14 @@
 //! order: ties between timers due together are broken by these numbers, not by the order of
 //! setting.
 
-use super::durable::{DurablePhase, DurableTimer, LoadReport, Offline};
+use super::durable::{DurablePhase, DurableTimer, LoadReport};
 use super::moved::MovedTimer;
 use super::snapshot::{ExtraRecord, Phase, TimerRecord};
 use crate::format::RestoreError;
 use crate::scheduler::Resolver;
 use crate::time::{Domain, Span};
 use crate::timer::slot::NEVER;
+use crate::timer::Offline;
 use crate::timer::{Callback, Timers};
 
 impl<C: 'static> Timers<C> {

@@ -22,20 +22,20 @@ pub(crate) mod snapshot;
 mod wake;
 
 pub(crate) use durable::Journal;
-pub use durable::{DurableChange, DurablePhase, DurableTimer, LoadReport, Offline};
+pub use durable::{DurableChange, DurablePhase, DurableTimer, LoadReport};
 pub use durable_load::DurableLoad;
 pub(crate) use moved::MovedTimer;
 pub(crate) use wake::WakeTarget;
 
-use super::builder::Spec;
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, SlotState, TimerSlots, NEVER};
+use super::spec::{Offline, Spec};
 use super::wheel::Wheel;
-use super::{Callback, CancelHook, OwnerId, TimerBuilder, TimerHandle};
+use super::{Callback, CancelHook, OwnerId, TimerHandle};
 use crate::commands::Commands;
 use crate::handle::ContainerId;
 use crate::owner::{OwnerIndex, Owners};
-use crate::time::{Domain, Interval, Span, Time};
+use crate::time::{Domain, Time};
 
 /// What only some timers carry, kept off the 48-byte hot entry.
 pub(crate) struct Extras<C> {
@@ -232,62 +232,6 @@ impl<C: 'static> Timers<C> {
     pub(crate) fn reserve_with_extras(&mut self, n: usize) {
         self.slots.reserve(n);
         self.extras.reserve(n);
-    }
-
-    /// Starts a one-shot timer that fires once, `delay` from now: on the game clock for a
-    /// [`Span`](crate::time::Span) or `Duration` (unless [`real`](TimerBuilder::real) says otherwise), in the
-    /// `n`-th tick from now for [`Frames(n)`](crate::time::Frames) (`Frames(0)`: the next).
-    ///
-    /// ```
-    /// # use tickflow::{time::secs, timer::TimerManager};
-    /// let mut timers = TimerManager::<u32>::new();
-    /// let h = timers.after(secs(1.0)).call(|n, _| *n += 1);
-    /// let mut n = 0;
-    /// timers.tick(secs(0.5), &mut n);
-    /// timers.tick(secs(0.5), &mut n); // inclusive: fires when the clock reaches 1.0
-    /// assert_eq!(n, 1);
-    /// assert!(!timers.exists(h));
-    /// ```
-    pub fn after<I: Interval>(&mut self, delay: I) -> TimerBuilder<'_, C, I::Unit> {
-        let (clock, amount) = delay.clock_amount();
-        TimerBuilder::new(self, Spec::one_shot(clock, amount))
-    }
-
-    /// Starts a one-shot timer due when the game clock reads `time` (or the real clock, with
-    /// [`real`](TimerBuilder::real)): "at match time 60 s". A time already reached fires in
-    /// the next tick. The delay is counted when the timer is stored, so
-    /// [`remaining`](Self::remaining) and [`fraction`](Self::fraction) run from then, and
-    /// the due time is exact even when it is set from inside a frame.
-    ///
-    /// ```
-    /// # use tickflow::prelude::*;
-    /// let mut timers = TimerManager::<Vec<&str>>::new();
-    /// timers.tick(secs(10.0), &mut Vec::new());
-    /// let overtime = timers.at(Time::ZERO + secs(60.0)).call(|log, _| log.push("overtime"));
-    /// assert_eq!(timers.remaining(overtime), Some(secs(50.0)));
-    /// let mut log = Vec::new();
-    /// timers.tick(secs(49.0), &mut log);
-    /// assert!(log.is_empty());
-    /// timers.tick(secs(1.0), &mut log);
-    /// assert_eq!(log, ["overtime"]);
-    /// ```
-    pub fn at(&mut self, time: Time) -> TimerBuilder<'_, C, Span> {
-        // Its delay is counted when it is stored (`insert_absolute`), on its final clock.
-        let spec = Spec {
-            start: Some(time.flicks()),
-            absolute: true,
-            ..Spec::one_shot(Domain::Game, 0)
-        };
-        TimerBuilder::new(self, spec)
-    }
-
-    /// Starts a looping timer that fires every `period` (the first call one period from now
-    /// unless [`first_delay`](TimerBuilder::first_delay) says otherwise). A zero period fires
-    /// once every tick. In [`Frames`](crate::time::Frames), it counts frames:
-    /// `every(Frames(1))` fires every tick.
-    pub fn every<I: Interval>(&mut self, period: I) -> TimerBuilder<'_, C, I::Unit> {
-        let (clock, amount) = period.clock_amount();
-        TimerBuilder::new(self, Spec::looping(clock, amount))
     }
 
     /// Stores a new timer and starts its countdown. The record and side-table entry are built

@@ -16,8 +16,8 @@
 use std::task::Waker;
 
 use crate::time::Domain;
-use crate::timer::builder::Spec;
 use crate::timer::slot::{SlotState, NEVER};
+use crate::timer::spec::Spec;
 use crate::timer::{Callback, TimerCx, TimerHandle, Timers};
 
 /// Whom a wake timer wakes when it fires.
