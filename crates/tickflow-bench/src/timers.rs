@@ -5,8 +5,9 @@
 //! samples. Run: `cargo bench -p tickflow --bench timers` (add `-- quick` for 1e5 only).
 //!
 //! Peers: an Unreal-style manager (peers/unreal.rs), `tokio_util::time::DelayQueue` on a
-//! paused current-thread runtime, and one `bevy_time::Timer` per entity. Every timer carries a
-//! boxed closure that captures its id, as users write them.
+//! paused current-thread runtime, and one `bevy_time::Timer` per entity; in W1 also a plain
+//! vector of due times scanned every frame. Every timer carries a boxed closure that captures
+//! its id, as users write them.
 
 use std::future::poll_fn;
 use std::task::Poll;
@@ -111,6 +112,34 @@ fn w1_delay_queue(delays: &[u64]) -> f64 {
         }
         start.elapsed().as_nanos() as f64 / delays.len() as f64
     })
+}
+
+/// The plainest timer list (the best peer of issue 34's harness at 1e6): due times in flicks
+/// beside their callbacks in one vector, every entry checked every frame, a fired one
+/// swap-removed (no order among the calls of one frame).
+fn w1_vec_scan(delays: &[u64]) -> f64 {
+    let start = Instant::now();
+    let mut timers: Vec<(u64, Callback)> = delays
+        .iter()
+        .enumerate()
+        .map(|(i, &ms)| (millis(ms).flicks(), cb(i as u32)))
+        .collect();
+    let (mut n, mut now) = (0, 0u64);
+    let frame = Span::frames(1, 60).flicks();
+    while !timers.is_empty() {
+        now += frame;
+        let mut i = 0;
+        while i < timers.len() {
+            if timers[i].0 <= now {
+                (timers[i].1)(&mut n);
+                drop(timers.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+    }
+    assert_eq!(n as usize, delays.len() + delays.len() / 2);
+    start.elapsed().as_nanos() as f64 / delays.len() as f64
 }
 
 /// One bevy `Timer` per entity, each with its boxed callback.
@@ -351,18 +380,19 @@ pub fn run(opts: &Options) {
         "## W1 fire-all: one-shots, delays 1..10,000 ms, 60 Hz until all fired (ns per timer)\n"
     );
     println!(
-        "| timers | tickflow | Unreal-style | DelayQueue | bevy Timer | tickflow / fastest peer |"
+        "| timers | tickflow | Unreal-style | DelayQueue | bevy Timer | Vec scan | tickflow / fastest peer |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
     for &n in sizes {
         let d = w1_delays(n);
         let tf = repeat(runs, || w1_tickflow(&d));
         let ue = repeat(runs, || w1_unreal(&d));
         let dq = repeat(runs, || w1_delay_queue(&d));
         let bv = repeat(runs, || w1_bevy(&d));
-        let best = ue.min(dq).min(bv);
+        let vs = repeat(runs, || w1_vec_scan(&d));
+        let best = ue.min(dq).min(bv).min(vs);
         println!(
-            "| {n} | {tf:.0} | {ue:.0} | {dq:.0} | {bv:.0} | {:.2}× |",
+            "| {n} | {tf:.0} | {ue:.0} | {dq:.0} | {bv:.0} | {vs:.0} | {:.2}× |",
             tf / best
         );
     }
