@@ -235,12 +235,6 @@ impl<C> TimerEntry<C> {
         self.ticket
     }
 
-    /// A ready timer whose call is due again before the tick ends (a burst): its next due
-    /// time, still absolute, before it is made ready again.
-    pub(crate) fn set_burst_due(&mut self, due: u64) {
-        self.due = due;
-    }
-
     /// The callback starts running (`paused`: the timer was paused from its own callback,
     /// or is resumed while running).
     pub(crate) fn set_executing(&mut self, paused: bool) {

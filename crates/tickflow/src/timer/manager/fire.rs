@@ -242,7 +242,7 @@ impl<C: 'static> Timers<C> {
             };
             self.slots.at_mut(idx).wait(SlotState::Paused, left);
         } else if period > 0 && next <= now {
-            self.slots.at_mut(idx).set_burst_due(next);
+            self.slots.at_mut(idx).set_due(next); // due again in this tick: made ready below
             let call = self.make_ready(idx, burst.saturating_add(1));
             self.ready.push(call);
         } else {
