@@ -105,21 +105,16 @@ impl<'a> RealtimeBuilder<'a> {
             let repeating = self.repeating || self.times.is_some_and(|n| n > 1);
             let first = self.first.unwrap_or(self.rate);
             let now = self.shared.clock.now();
-            // A first delay too large to represent: the timer never fires.
-            let anchor = now.checked_add(first);
-            let entry = TableEntry {
-                core: Arc::clone(&core),
-                anchor: anchor.unwrap_or(now),
-                period: repeating.then_some(self.rate),
-                k: 0,
-                times_left: self.times,
-                catch_up: self.catch_up,
-                dispatch: self.dispatch,
-                burst: 0,
-                pass: 0,
-            };
-            if anchor.is_some() {
-                schedule(self.shared, entry);
+            // A first delay too large to represent: the timer never fires, and is not stored.
+            if let Some(due) = now.checked_add(first) {
+                let entry = TableEntry::new(
+                    Arc::clone(&core),
+                    self.dispatch,
+                    repeating.then_some(self.rate),
+                    self.times,
+                    self.catch_up,
+                );
+                schedule(self.shared, entry, due);
             }
         }
         RealtimeHandle { core }

@@ -93,7 +93,7 @@ impl Dispatcher {
     /// thread; returns how many ran (cancelled timers' calls are skipped).
     pub fn pump(&self) -> usize {
         let mut calls = std::mem::take(&mut *lock(&self.queue));
-        calls.sort_by_key(|c| (c.due, c.id));
+        calls.sort_by_key(|c| (c.due(), c.id));
         calls
             .into_iter()
             .map(DueCall::run)

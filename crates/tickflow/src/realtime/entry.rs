@@ -4,16 +4,19 @@
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::sync::{lock, Arc, AtomicBool, AtomicU8, Condvar, Mutex, Ordering};
 
-/// Timer states. A call starts only by moving `ACTIVE` to `RUNNING` (or `RUNNING_LAST` for
-/// the timer's last call) under the callback's lock, and `cancel` moves `ACTIVE` or `RUNNING`
-/// to `CANCELLED`: once `cancel` has returned `true`, no call can start. A timer making its
-/// last call has nothing left to cancel.
+/// Timer states. A call starts under the callback's lock: a call that is not the timer's
+/// last starts only if the state reads `ACTIVE` there, and a last call only by moving
+/// `ACTIVE` to `RUNNING_LAST`. `cancel` moves `ACTIVE` to `CANCELLED`: once `cancel` has
+/// returned `true`, no call can start (a call that read `ACTIVE` before had started, and may
+/// finish). A timer making its last call has nothing left to cancel.
+///
+/// A call that is not the last leaves the state as it found it, so it costs one load, not
+/// two read-modify-writes: the lock already keeps calls of one timer from overlapping.
 pub(crate) const ACTIVE: u8 = 0;
-pub(crate) const RUNNING: u8 = 1;
 pub(crate) const CANCELLED: u8 = 2;
 pub(crate) const DONE: u8 = 3;
 pub(crate) const RUNNING_LAST: u8 = 4;
@@ -32,14 +35,20 @@ pub struct TimerPanic {
 }
 
 /// What a timer shares with its handles and with its queued calls.
+///
+/// In declaration order (`repr(C)`), with what every call touches first: behind the `Arc`'s
+/// counts, the state, the callback's lock and the flags take the 56 bytes after the start of
+/// the allocation, one cache line or two adjacent ones, where Rust's own field order had put
+/// them on up to three.
+#[repr(C)]
 pub(crate) struct SharedTimer {
     pub(crate) state: AtomicU8,
     pub(crate) callback: Mutex<CallFn>,
-    /// `None` when the timer has no hook: `cancel` then takes no lock.
-    pub(crate) on_cancel: Option<Mutex<Option<CancelFn>>>,
     /// The service's flags: a stopped service has no active timers, and the destructors'
     /// panics go to its hook.
     pub(crate) flags: Arc<ServiceFlags>,
+    /// `None` when the timer has no hook: `cancel` then takes no lock.
+    pub(crate) on_cancel: Option<Mutex<Option<CancelFn>>>,
 }
 
 impl Drop for SharedTimer {
@@ -113,18 +122,12 @@ impl Drop for Flight<'_> {
 impl SharedTimer {
     /// `cancel` of a handle: `true` when this call cancelled a timer that could still run.
     pub(crate) fn cancel(&self) -> bool {
-        let mut s = self.state.load(Ordering::Acquire);
-        loop {
-            if s != ACTIVE && s != RUNNING {
-                return false;
-            }
-            match self
-                .state
-                .compare_exchange(s, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => break,
-                Err(now) => s = now,
-            }
+        if self
+            .state
+            .compare_exchange(ACTIVE, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
         }
         if let Some(slot) = &self.on_cancel {
             let hook = lock(slot).take();
@@ -138,17 +141,28 @@ impl SharedTimer {
     /// Has calls left, was not cancelled (a running last call is not one left), and its
     /// service runs.
     pub(crate) fn is_active(&self) -> bool {
-        matches!(self.state.load(Ordering::Acquire), ACTIVE | RUNNING)
-            && !self.flags.stopped.load(Ordering::Acquire)
+        self.has_calls_left() && !self.flags.stopped.load(Ordering::Acquire)
+    }
+
+    /// Has calls left and was not cancelled, whether or not its service runs (the table's
+    /// question: a stopped service makes no calls anyway).
+    pub(crate) fn has_calls_left(&self) -> bool {
+        self.state.load(Ordering::Acquire) == ACTIVE
     }
 }
 
-super::sync::thread_local! {
-    /// The due time of the call running on this thread, and the service it belongs to (the
-    /// address of its flags). Not `const`-initialized: loom's `thread_local!` (under
-    /// `--cfg tickflow_loom`) lacks that form.
-    #[allow(clippy::missing_const_for_thread_local)]
-    static SCHEDULED: Cell<Option<(Instant, usize)>> = Cell::new(None);
+// The due time of the call running on this thread (a base and nanoseconds after it: the
+// addition waits until `scheduled` asks), and the service it belongs to (the address of its
+// flags).
+#[cfg(not(tickflow_loom))]
+std::thread_local! {
+    static SCHEDULED: Cell<Option<(Instant, u64, usize)>> = const { Cell::new(None) };
+}
+// Loom runs its threads as coroutines on one OS thread: thread-locals must be loom's, and its
+// `thread_local!` lacks the `const` form.
+#[cfg(tickflow_loom)]
+loom::thread_local! {
+    static SCHEDULED: Cell<Option<(Instant, u64, usize)>> = Cell::new(None);
 }
 
 /// The time the running real-time call was due (its lateness is `Instant::now()` minus this);
@@ -169,12 +183,16 @@ super::sync::thread_local! {
 /// assert_eq!(scheduled(), None);
 /// ```
 pub fn scheduled() -> Option<Instant> {
-    SCHEDULED.with(Cell::get).map(|(due, _)| due)
+    SCHEDULED
+        .with(Cell::get)
+        .map(|(base, ns, _)| base + Duration::from_nanos(ns))
 }
 
-/// One call of a timer, due at `due`.
+/// One call of a timer, due `due` nanoseconds after `base` (its table's base: the
+/// [`Instant`] is made only when asked for).
 pub(crate) struct DueCall {
-    pub(crate) due: Instant,
+    pub(crate) base: Instant,
+    pub(crate) due: u64,
     /// The timer's id (set order), for ties.
     pub(crate) id: u64,
     pub(crate) core: Arc<SharedTimer>,
@@ -183,6 +201,11 @@ pub(crate) struct DueCall {
 }
 
 impl DueCall {
+    /// When the call was due.
+    pub(crate) fn due(&self) -> Instant {
+        self.base + Duration::from_nanos(self.due)
+    }
+
     /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of
     /// one timer never overlap: they take its callback's lock in turn. Returns `true` if it ran.
     pub(crate) fn run(self) -> bool {
@@ -200,23 +223,24 @@ impl DueCall {
         let core = &*self.core;
         let flags = &core.flags;
         let mut cb = lock(&core.callback);
-        let running = if self.last { RUNNING_LAST } else { RUNNING };
-        if core
-            .state
-            .compare_exchange(ACTIVE, running, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        let started = if self.last {
+            core.state
+                .compare_exchange(ACTIVE, RUNNING_LAST, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        } else {
+            core.state.load(Ordering::Acquire) == ACTIVE
+        };
+        if !started {
             return false;
         }
         let service = Arc::as_ptr(flags) as usize;
-        let prev = SCHEDULED.with(|s| s.replace(Some((self.due, service))));
+        let prev = SCHEDULED.with(|s| s.replace(Some((self.base, self.due, service))));
         let result = panic::catch_unwind(AssertUnwindSafe(|| (*cb)()));
         SCHEDULED.with(|s| s.set(prev));
-        let next = if self.last { DONE } else { ACTIVE };
-        // Fails when cancelled during the call: it stays cancelled.
-        let _ = core
-            .state
-            .compare_exchange(running, next, Ordering::AcqRel, Ordering::Acquire);
+        if self.last {
+            // Nothing else moves a timer out of `RUNNING_LAST`.
+            core.state.store(DONE, Ordering::Release);
+        }
         drop(cb);
         if let Err(payload) = result {
             report(flags, payload);
@@ -258,7 +282,7 @@ pub(crate) fn in_own_callback(flags: &Arc<ServiceFlags>) -> bool {
     let me = Arc::as_ptr(flags) as usize;
     SCHEDULED
         .with(Cell::get)
-        .is_some_and(|(_, service)| service == me)
+        .is_some_and(|(_, _, service)| service == me)
 }
 
 impl ServiceFlags {

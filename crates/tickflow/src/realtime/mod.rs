@@ -75,6 +75,7 @@ mod builder;
 mod clock;
 mod dispatch;
 mod entry;
+mod heap;
 mod service;
 mod sync;
 mod table;

@@ -2,6 +2,8 @@
 //! thread waits on ([`Service`]), how a new timer goes in ([`schedule`]) and how due calls come
 //! out ([`Service::fire_due`]).
 
+use std::time::Instant;
+
 use super::clock::Clock;
 use super::dispatch::Dispatch;
 use super::entry::{DueCall, ServiceFlags};
@@ -46,15 +48,11 @@ impl Service {
     }
 }
 
-/// Builds an entry and inserts it; wakes the thread when it is due before everything else.
-pub(crate) fn schedule(shared: &Service, entry: TableEntry) {
-    let first = entry.due(0);
+/// Inserts a timer whose first call is due at `first`; wakes the thread when it is due before
+/// everything else.
+pub(crate) fn schedule(shared: &Service, entry: TableEntry, first: Instant) {
     let mut st = lock(&shared.state);
-    let earlier = match (first, st.next_due()) {
-        (Some(f), Some(head)) => f < head,
-        (Some(_), None) => true,
-        (None, _) => false,
-    };
+    let earlier = st.next_due().is_none_or(|head| first < head);
     st.insert(entry, first);
     drop(st);
     if earlier {

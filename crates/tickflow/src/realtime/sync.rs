@@ -22,9 +22,3 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         Err(p) => p.into_inner(),
     }
 }
-
-#[cfg(not(tickflow_loom))]
-pub(crate) use std::thread_local;
-// Loom runs its threads as coroutines on one OS thread: thread-locals must be loom's.
-#[cfg(tickflow_loom)]
-pub(crate) use loom::thread_local;

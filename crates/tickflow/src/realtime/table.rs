@@ -2,52 +2,78 @@
 //! operation on it that matters, collecting the calls due at a time and rescheduling the
 //! timers that repeat.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
 
 use super::dispatch::Dispatch;
 use super::entry::{DueCall, SharedTimer, CANCELLED};
+use super::heap::{DueHeap, HeapRec};
 use super::sync::{Arc, Ordering};
 use crate::timer::CatchUp;
 
-/// A timer's schedule, kept by the service.
+/// A timer's schedule, kept by the service: one cache line, because every call of every
+/// timer reads it (at 1e4 timers the table outgrows the core's cache, and a call that touched
+/// two lines here cost a second miss). Times are nanoseconds since the table's base.
+///
+/// The grid needs no anchor: call `k + 1` is due one period after call `k` (whole
+/// nanoseconds, so no drift), and a late timer's next grid point is found from the due time
+/// of the call it just made.
+#[repr(align(64))]
 pub(crate) struct TableEntry {
-    pub(crate) core: Arc<SharedTimer>,
-    /// Calls are due at `anchor + k × period` (`k` counts from the first call).
-    pub(crate) anchor: Instant,
-    pub(crate) period: Option<Duration>,
-    /// Index of the next call.
-    pub(crate) k: u64,
-    pub(crate) times_left: Option<u64>,
-    pub(crate) catch_up: CatchUp,
-    pub(crate) dispatch: Dispatch,
+    core: Arc<SharedTimer>,
+    dispatch: Dispatch,
+    /// Set order, given by [`Table::insert`]; a heap record of another id is stale.
+    id: u64,
+    /// Nanoseconds between calls when `repeats` (saturated: a period too long to represent
+    /// has no next call).
+    period: u64,
+    /// Calls left, when `limited`.
+    left: u64,
     /// Calls made in the pass numbered `pass` (for the catch-up cap).
-    pub(crate) burst: u64,
-    pub(crate) pass: u64,
+    pass: u64,
+    burst: u32,
+    limited: bool,
+    repeats: bool,
+    catch_up: CatchUp,
 }
 
+// One line, whatever the features (without rayon, `Dispatch` is smaller; loom's `Arc`, only
+// in model tests, is larger).
+#[cfg(not(tickflow_loom))]
+const _: () = assert!(std::mem::size_of::<TableEntry>() == 64);
+
 impl TableEntry {
-    /// The first call index after `k` whose due time is after `now` (the grid point a late
-    /// timer skips to); `None` when it is too far to represent.
-    fn first_after(&self, k: u64, now: Instant) -> Option<u64> {
-        let p = self.period?.as_nanos();
-        let behind = now.checked_duration_since(self.due(k)?)?.as_nanos();
-        let skip = u64::try_from(behind / p + 1).ok()?;
-        k.checked_add(skip)
+    /// A timer's schedule: `period` between calls when it repeats, at most `times` calls.
+    pub(crate) fn new(
+        core: Arc<SharedTimer>,
+        dispatch: Dispatch,
+        period: Option<Duration>,
+        times: Option<u64>,
+        catch_up: CatchUp,
+    ) -> Self {
+        TableEntry {
+            core,
+            dispatch,
+            id: 0,
+            period: period.map_or(0, |p| u64::try_from(p.as_nanos()).unwrap_or(u64::MAX)),
+            left: times.unwrap_or(0),
+            pass: 0,
+            burst: 0,
+            limited: times.is_some(),
+            repeats: period.is_some(),
+            catch_up,
+        }
     }
 
-    /// When call `k` is due; `None` when that is too far to represent (never).
-    pub(crate) fn due(&self, k: u64) -> Option<Instant> {
-        let Some(p) = self.period else {
-            return (k == 0).then_some(self.anchor);
-        };
-        let nanos = p.as_nanos().checked_mul(u128::from(k))?;
-        let offset = Duration::new(
-            u64::try_from(nanos / 1_000_000_000).ok()?,
-            (nanos % 1_000_000_000) as u32,
-        );
-        self.anchor.checked_add(offset)
+    /// The first grid point after `now`, for a timer whose call due at `due` is late by
+    /// more than a period (`None`: too far to represent, never), and how many grid points
+    /// it skips.
+    fn grid_after(&self, due: u64, now: u64) -> (Option<u64>, u64) {
+        let p = self.period;
+        let skipped = (now - due) / p;
+        let next = (skipped + 1)
+            .checked_mul(p)
+            .and_then(|d| d.checked_add(due));
+        (next, skipped)
     }
 }
 
@@ -57,12 +83,12 @@ impl TableEntry {
 pub(crate) struct Table {
     /// Due times count nanoseconds from here (the clock's time when the service started).
     base: Instant,
-    pub(crate) heap: BinaryHeap<Reverse<HeapRec>>,
+    heap: DueHeap,
     /// Zero-period timers called in the last pass: due again at the next pass, at that pass's
     /// time. Kept out of the heap so that the thread never wakes up for them alone (it would
     /// spin a core): they run once per pass that something else causes.
     every_pass: Vec<HeapRec>,
-    entries: Vec<Option<(u64, TableEntry)>>,
+    entries: Vec<Option<TableEntry>>,
     free: Vec<u32>,
     next_id: u64,
     /// Heap size after the last compaction: cancelled timers leave their records until they
@@ -79,21 +105,11 @@ pub(crate) struct Table {
     pub(crate) batch: Duration,
 }
 
-/// A call due: its time (nanoseconds since the base) and its timer's id (set order), compared
-/// in that order, so ties go to the timer set first. 24 bytes: a `u128` key would align the
-/// record to 16 and make it 32, a third more memory for the heap's walks.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct HeapRec {
-    due: u64,
-    id: u64,
-    slot: u32,
-}
-
 impl Table {
     pub(crate) fn new(base: Instant) -> Self {
         Table {
             base,
-            heap: BinaryHeap::new(),
+            heap: DueHeap::default(),
             every_pass: Vec::new(),
             entries: Vec::new(),
             free: Vec::new(),
@@ -106,12 +122,11 @@ impl Table {
         }
     }
 
-    /// The record of timer `id` in `slot`, due at `due` (saturating about 584 years after the
-    /// base, far past anything representable as a due time anyway).
-    fn rec(&self, due: Instant, id: u64, slot: u32) -> HeapRec {
-        let ns = due.saturating_duration_since(self.base).as_nanos();
-        let ns = u64::try_from(ns).unwrap_or(u64::MAX);
-        HeapRec { due: ns, id, slot }
+    /// Nanoseconds from the base to `t` (saturating about 584 years after the base, far past
+    /// anything a timer can wait for).
+    fn ns(&self, t: Instant) -> u64 {
+        let ns = t.saturating_duration_since(self.base).as_nanos();
+        u64::try_from(ns).unwrap_or(u64::MAX)
     }
 
     /// When a record is due.
@@ -121,29 +136,26 @@ impl Table {
 }
 
 impl Table {
-    /// Stores a timer whose first call is due at `first` (`None`: never).
-    pub(crate) fn insert(&mut self, entry: TableEntry, first: Option<Instant>) {
-        let Some(first) = first else {
-            // Too far to represent: it never fires, and needs no storage.
-            return;
-        };
+    /// Stores a timer whose first call is due at `first`.
+    pub(crate) fn insert(&mut self, mut entry: TableEntry, first: Instant) {
         if self.heap.len() > 2 * self.compacted_at + 1024 {
             self.compact();
         }
         let id = self.next_id;
         self.next_id += 1;
+        entry.id = id;
         let slot = match self.free.pop() {
             Some(i) => {
-                self.entries[i as usize] = Some((id, entry));
+                self.entries[i as usize] = Some(entry);
                 i
             }
             None => {
-                self.entries.push(Some((id, entry)));
+                self.entries.push(Some(entry));
                 (self.entries.len() - 1) as u32
             }
         };
-        let rec = self.rec(first, id, slot);
-        self.heap.push(Reverse(rec));
+        let due = self.ns(first);
+        self.heap.push(HeapRec { due, id, slot });
     }
 
     /// Timers stored (cancelled ones included until their records are dropped).
@@ -152,12 +164,12 @@ impl Table {
     }
 
     pub(crate) fn next_due(&self) -> Option<Instant> {
-        self.heap.peek().map(|&Reverse(rec)| self.due_of(rec))
+        self.heap.peek().map(|rec| self.due_of(rec))
     }
 
-    fn remove(&mut self, slot: u32) {
-        self.entries[slot as usize] = None;
+    fn remove(&mut self, slot: u32) -> Option<TableEntry> {
         self.free.push(slot);
+        self.entries[slot as usize].take()
     }
 
     /// Pops every call due at `now`, in due order (ties: set order), and reschedules repeating
@@ -166,18 +178,18 @@ impl Table {
         self.pass += 1;
         let pass = self.pass;
         for rec in self.every_pass.drain(..) {
-            self.heap.push(Reverse(rec));
+            self.heap.push(rec);
         }
-        let now_rec = self.rec(now, u64::MAX, u32::MAX);
-        while let Some(&Reverse(rec)) = self.heap.peek() {
-            if rec > now_rec {
+        let now = self.ns(now);
+        while let Some(rec) = self.heap.peek() {
+            if rec.due > now {
                 break;
             }
             // A repeating timer's next record takes the place of this one: one walk down the
             // heap instead of a pop and a push.
             match self.make_call(rec, now, pass, out) {
-                Some(next) => *self.heap.peek_mut().expect("peeked") = Reverse(next),
-                None => drop(self.heap.pop()),
+                Some(next) => self.heap.replace_top(next),
+                None => self.heap.pop(),
             }
         }
     }
@@ -187,109 +199,94 @@ impl Table {
     fn make_call(
         &mut self,
         rec: HeapRec,
-        now: Instant,
+        now: u64,
         pass: u64,
         out: &mut Vec<(DueCall, Dispatch)>,
     ) -> Option<HeapRec> {
-        let (due, id, slot) = (self.due_of(rec), rec.id, rec.slot);
-        let (eid, e) = self.entries[slot as usize].as_mut()?;
-        if *eid != id {
+        let e = self.entries[rec.slot as usize].as_mut()?;
+        if e.id != rec.id {
             return None;
         }
-        if !e.core.is_active() {
-            self.remove(slot);
+        if !e.core.has_calls_left() {
+            self.remove(rec.slot);
             return None;
         }
         if e.pass != pass {
             (e.pass, e.burst) = (pass, 0);
         }
         e.burst += 1;
-        let last = match e.times_left.as_mut() {
-            Some(left) => {
-                *left -= 1;
-                *left == 0
-            }
-            None => e.period.is_none(),
+        let last = if e.limited {
+            e.left -= 1;
+            e.left == 0
+        } else {
+            !e.repeats
+        };
+        let dispatch = e.dispatch.clone();
+        // Whether the timer stays in the table after this call, and its next record.
+        let (next, stays) = if last {
+            (None, false)
+        } else if e.period == 0 {
+            // Once per pass: due again at the next one, at that pass's time.
+            self.every_pass.push(HeapRec { due: now, ..rec });
+            (None, true)
+        } else {
+            let next = self.next_rec(rec, now);
+            (next, next.is_some())
+        };
+        // A timer that leaves the table hands its reference to its call.
+        let core = if stays {
+            let e = self.entries[rec.slot as usize].as_ref();
+            Arc::clone(&e.expect("stays").core)
+        } else {
+            self.remove(rec.slot).expect("present").core
         };
         out.push((
             DueCall {
-                due,
-                id,
-                core: Arc::clone(&e.core),
+                base: self.base,
+                due: rec.due,
+                id: rec.id,
+                core,
                 last,
             },
-            e.dispatch.clone(),
+            dispatch,
         ));
-        if last {
-            self.remove(slot);
-            return None;
-        }
-        self.reschedule(slot, id, due, now)
+        next
     }
 
-    /// The next record of a repeating timer that just made a call, by its catch-up policy
-    /// when its next due time has already passed (`None`: it is not in the heap again, being
-    /// due at every pass or never).
-    fn reschedule(&mut self, slot: u32, id: u64, due: Instant, now: Instant) -> Option<HeapRec> {
-        let (_, e) = self.entries[slot as usize].as_mut()?;
-        let period = e.period.expect("a timer with calls left repeats");
-        if period.is_zero() {
-            // Once per pass: due again at the next one.
-            let rec = self.rec(now, id, slot);
-            self.every_pass.push(rec);
-            return None;
+    /// The next record of a repeating timer (of a non-zero period) that just made the call of
+    /// `rec`, by its catch-up policy when its next due time has already passed (`None`: never).
+    fn next_rec(&mut self, rec: HeapRec, now: u64) -> Option<HeapRec> {
+        let e = self.entries[rec.slot as usize].as_ref()?;
+        let at = |due| Some(HeapRec { due, ..rec });
+        let next = rec.due.checked_add(e.period)?;
+        if next > now {
+            return at(next);
         }
-        let next = e.k + 1;
-        // Call `next` is due one period after this one: the same instant as
-        // `anchor + next × period`, since both are whole nanoseconds (no drift), without
-        // the 128-bit arithmetic.
-        let next_due = due.checked_add(period);
-        if let Some(d) = next_due.filter(|&d| d > now) {
-            e.k = next;
-            return Some(self.rec(d, id, slot));
-        }
-        let on_time = next_due.is_none();
-        e.k = match e.catch_up {
-            _ if on_time => next,
-            CatchUp::Burst if e.burst < self.cap => next,
+        match e.catch_up {
+            CatchUp::Burst if u64::from(e.burst) < self.cap => at(next),
             CatchUp::Burst => {
                 // The cap: the periods still due in this pass are dropped onto the grid.
-                let ahead = e.first_after(e.k, now).unwrap_or(u64::MAX);
-                self.dropped = self.dropped.saturating_add(ahead - next);
-                ahead
+                let (ahead, skipped) = e.grid_after(rec.due, now);
+                self.dropped = self.dropped.saturating_add(skipped);
+                at(ahead?)
             }
-            CatchUp::Once => e.first_after(e.k, now).unwrap_or(u64::MAX),
-            CatchUp::Delay => {
-                // Late: the grid restarts one period after this pass.
-                e.anchor = now;
-                1
-            }
-        };
-        match e.due(e.k) {
-            Some(next) => Some(self.rec(next, id, slot)),
-            None => {
-                self.remove(slot);
-                None
-            }
+            CatchUp::Once => at(e.grid_after(rec.due, now).0?),
+            // Late: the grid restarts one period after this pass.
+            CatchUp::Delay => at(now.checked_add(e.period)?),
         }
     }
 
     /// Drops cancelled timers and their heap records.
     fn compact(&mut self) {
         for slot in 0..self.entries.len() {
-            let dead = matches!(&self.entries[slot], Some((_, e)) if e.core.state.load(Ordering::Acquire) == CANCELLED);
+            let dead = matches!(&self.entries[slot], Some(e) if e.core.state.load(Ordering::Acquire) == CANCELLED);
             if dead {
                 self.remove(slot as u32);
             }
         }
         let entries = &self.entries;
-        let heap = std::mem::take(&mut self.heap);
-        self.heap = heap
-            .into_iter()
-            .filter(|Reverse(rec)| {
-                matches!(&entries[rec.slot as usize], Some((eid, _)) if *eid == rec.id)
-            })
-            .collect();
+        self.heap
+            .retain(|rec| matches!(&entries[rec.slot as usize], Some(e) if e.id == rec.id));
         self.compacted_at = self.heap.len();
     }
 }
