@@ -319,10 +319,10 @@ impl fmt::Debug for RealtimeTimers {
 ///
 /// Measured with `tickflow bench --only realtime` on the 2-core project machine (BENCHMARKS.md),
 /// 1e3 and 1e4 repeating timers of 10–100 ms, against a naive heap thread (`park_timeout`
-/// until the earliest, default timer slack): p99 lateness 58 / 55 µs against its 58 / 55 µs.
-/// A smaller window buys lateness with wake-ups one for one (the thread's CPU is mostly the
-/// kernel switching to it); the precise setting, `Duration::ZERO`, gives p99 5–9 µs at about
-/// five times the CPU at 1e4 timers.
+/// until the earliest, default timer slack): p99 lateness 58 / 54 µs against its 58 / 54 µs,
+/// at 1.05× its CPU. A smaller window buys lateness with wake-ups one for one (the thread's CPU
+/// is mostly the kernel switching to it); the precise setting, `Duration::ZERO`, gives p99
+/// 4–8 µs at about six times the CPU at 1e4 timers.
 pub const DEFAULT_BATCH_WINDOW: Duration = Duration::from_micros(50);
 
 /// The widest [`RealtimeTimers::set_batch_window`]: 1 s, the lateness a job queue accepts
