@@ -14,9 +14,9 @@
 /// memory for the heap's walks.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct HeapRec {
-    pub(crate) due: u64,
-    pub(crate) id: u64,
-    pub(crate) slot: u32,
+    pub(super) due: u64,
+    pub(super) id: u64,
+    pub(super) slot: u32,
 }
 
 impl HeapRec {
