@@ -3,8 +3,9 @@
 //! `cargo bench -p tickflow --bench realtime` (add `-- quick` for 1 s runs).
 //!
 //! - Lateness: n repeating timers (n = 1e3, 1e4), periods random in 10..100 ms, for 5 s; each
-//!   call records how late it ran after its own scheduled time; p50 / p99 / max, and the CPU
-//!   the process used while they ran (percent of one core). Peers: a naive heap thread (a
+//!   call records how late it ran after its own scheduled time; p50 / p99 / max, the CPU
+//!   the process used while they ran (percent of one core), and the calls made before their
+//!   due time (there must be none). Peers: a naive heap thread (a
 //!   binary heap of due times and `park_timeout` until the next, default timer slack), one
 //!   `tokio::time::interval` task per timer on a current-thread runtime, and
 //!   `crossbeam_channel::tick` receivers served by 16 threads (each a `Select` over its share).
@@ -12,6 +13,7 @@
 //!   tokio, where the same is creating a `sleep`, polling it once (it registers) and dropping it,
 //!   from 2 tasks on a 2-worker runtime.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,21 @@ fn stats(mut v: Vec<u64>) -> (f64, f64, f64, usize) {
     (at(0.5), at(0.99), *v.last().unwrap() as f64 / 1e3, v.len())
 }
 
+/// Calls made before their due time, in the workload running now (read and reset per row).
+static EARLY: AtomicU64 = AtomicU64::new(0);
+
+/// Nanoseconds from `due` to `now`. An early call is counted in [`EARLY`] (and recorded as 0):
+/// `Instant`'s own subtraction saturates, and would hide one.
+fn lateness(now: Instant, due: Instant) -> u64 {
+    match now.checked_duration_since(due) {
+        Some(late) => late.as_nanos() as u64,
+        None => {
+            EARLY.fetch_add(1, Ordering::Relaxed);
+            0
+        }
+    }
+}
+
 fn lateness_tickflow(p: &[Duration], run: Duration) -> Vec<u64> {
     lateness_tickflow_window(p, run, tickflow::realtime::DEFAULT_BATCH_WINDOW)
 }
@@ -53,8 +70,8 @@ fn lateness_tickflow_window(p: &[Duration], run: Duration, window: Duration) -> 
     for &period in p {
         let s = samples.clone();
         timers.every(period).call(move || {
-            let late = Instant::now() - scheduled().expect("in a call");
-            s.lock().unwrap().push(late.as_nanos() as u64);
+            let late = lateness(Instant::now(), scheduled().expect("in a call"));
+            s.lock().unwrap().push(late);
         });
     }
     std::thread::sleep(run);
@@ -86,8 +103,8 @@ fn lateness_naive_heap(p: &[Duration], run: Duration) -> Vec<u64> {
                 break;
             }
             heap.pop();
-            let late = Instant::now() - due;
-            samples.lock().unwrap().push(late.as_nanos() as u64);
+            let late = lateness(Instant::now(), due);
+            samples.lock().unwrap().push(late);
             heap.push(Reverse((due + p[i], i)));
         }
         if let Some(&Reverse((due, _))) = heap.peek() {
@@ -126,8 +143,8 @@ fn lateness_tokio(p: &[Duration], run: Duration) -> Vec<u64> {
                 let mut iv = tokio::time::interval_at(start, period);
                 loop {
                     let due = iv.tick().await;
-                    let late = tokio::time::Instant::now() - due;
-                    s.borrow_mut().push(late.as_nanos() as u64);
+                    let late = lateness(tokio::time::Instant::now().into_std(), due.into_std());
+                    s.borrow_mut().push(late);
                 }
             });
         }
@@ -158,7 +175,7 @@ fn lateness_crossbeam(p: &[Duration], run: Duration) -> Vec<u64> {
                     };
                     let i = op.index();
                     if let Ok(due) = op.recv(&rx[i]) {
-                        local.push((Instant::now() - due).as_nanos() as u64);
+                        local.push(lateness(Instant::now(), due));
                     }
                 }
                 samples.lock().unwrap().extend(local);
@@ -223,7 +240,7 @@ pub fn run(opts: &Options) {
     for n in [1_000, 10_000] {
         let p = periods(n);
         println!(
-            "lateness, {n} repeating timers (10..100 ms), {} s: p50 / p99 / max in us, CPU % of a core (calls)",
+            "lateness, {n} repeating timers (10..100 ms), {} s: p50 / p99 / max in us, CPU % of a core (calls, early)",
             run.as_secs()
         );
         let workloads: [(&str, Workload); 5] = [
@@ -235,9 +252,11 @@ pub fn run(opts: &Options) {
         ];
         let mut cpus = Vec::new();
         for (name, f) in workloads {
+            EARLY.store(0, Ordering::Relaxed);
             let (v, cpu) = with_cpu(run, || f(&p, run));
             let (p50, p99, max, calls) = stats(v);
-            println!("    {name:16} {p50:8.1} {p99:8.1} {max:9.1} {cpu:6.1}%   ({calls})");
+            let early = EARLY.load(Ordering::Relaxed);
+            println!("    {name:16} {p50:8.1} {p99:8.1} {max:9.1} {cpu:6.1}%   ({calls}, {early})");
             cpus.push(cpu);
         }
         println!(
