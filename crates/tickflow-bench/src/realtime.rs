@@ -38,6 +38,11 @@ fn stats(mut v: Vec<u64>) -> (f64, f64, f64, usize) {
     (at(0.5), at(0.99), *v.last().unwrap() as f64 / 1e3, v.len())
 }
 
+/// Room for every sample of the longest run (1e4 timers of 10–100 ms for 5 s make about
+/// 1.28 million calls): a vector that grows while the timers run reallocates inside a call,
+/// and that one call's lateness (several ms to copy 8 MB) would be the row's max.
+const SAMPLES: usize = 1 << 21;
+
 /// Calls made before their due time, in the workload running now (read and reset per row).
 static EARLY: AtomicU64 = AtomicU64::new(0);
 
@@ -66,7 +71,7 @@ fn lateness_tickflow_precise(p: &[Duration], run: Duration) -> Vec<u64> {
 fn lateness_tickflow_window(p: &[Duration], run: Duration, window: Duration) -> Vec<u64> {
     let timers = RealtimeTimers::start();
     timers.set_batch_window(window);
-    let samples = Arc::new(Mutex::new(Vec::with_capacity(1 << 20)));
+    let samples = Arc::new(Mutex::new(Vec::with_capacity(SAMPLES)));
     for &period in p {
         let s = samples.clone();
         timers.every(period).call(move || {
@@ -92,7 +97,7 @@ fn lateness_naive_heap(p: &[Duration], run: Duration) -> Vec<u64> {
         .collect();
     // Samples are recorded as tickflow's callbacks record them (through a shared, locked
     // vector), so that the comparison is of the timer threads, not of how samples are kept.
-    let samples = Mutex::new(Vec::with_capacity(1 << 20));
+    let samples = Mutex::new(Vec::with_capacity(SAMPLES));
     loop {
         let now = Instant::now();
         if now >= end {
@@ -134,7 +139,7 @@ fn lateness_tokio(p: &[Duration], run: Duration) -> Vec<u64> {
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
-    let samples = std::rc::Rc::new(std::cell::RefCell::new(Vec::with_capacity(1 << 20)));
+    let samples = std::rc::Rc::new(std::cell::RefCell::new(Vec::with_capacity(SAMPLES)));
     local.block_on(&rt, async {
         for &period in p {
             let s = samples.clone();
@@ -158,7 +163,7 @@ fn lateness_tokio(p: &[Duration], run: Duration) -> Vec<u64> {
 fn lateness_crossbeam(p: &[Duration], run: Duration) -> Vec<u64> {
     let end = Instant::now() + run;
     let threads = 16;
-    let samples = Arc::new(Mutex::new(Vec::with_capacity(1 << 20)));
+    let samples = Arc::new(Mutex::new(Vec::with_capacity(SAMPLES)));
     std::thread::scope(|sc| {
         for chunk in p.chunks(p.len().div_ceil(threads)) {
             let samples = samples.clone();
