@@ -38,8 +38,8 @@ pub struct TimerPanic {
 ///
 /// In declaration order (`repr(C)`), with what every call touches first: behind the `Arc`'s
 /// counts, the state, the callback's lock and the flags take the 56 bytes after the start of
-/// the allocation, one cache line or two adjacent ones, where Rust's own field order had put
-/// them on up to three.
+/// the allocation, one cache line or two adjacent ones (Rust's own field order may spread
+/// them over three, a cache miss more per call).
 #[repr(C)]
 pub(crate) struct SharedTimer {
     pub(crate) state: AtomicU8,
@@ -185,7 +185,13 @@ loom::thread_local! {
 pub fn scheduled() -> Option<Instant> {
     SCHEDULED
         .with(Cell::get)
-        .map(|(base, ns, _)| base + Duration::from_nanos(ns))
+        .map(|(base, ns, _)| after_base(base, ns))
+}
+
+/// The instant `ns` nanoseconds after a table's `base`: how the service's due times, kept as
+/// nanoseconds, become `Instant`s (only where one is asked for).
+pub(crate) fn after_base(base: Instant, ns: u64) -> Instant {
+    base + Duration::from_nanos(ns)
 }
 
 /// One call of a timer, due `due` nanoseconds after `base` (its table's base: the
@@ -203,7 +209,7 @@ pub(crate) struct DueCall {
 impl DueCall {
     /// When the call was due.
     pub(crate) fn due(&self) -> Instant {
-        self.base + Duration::from_nanos(self.due)
+        after_base(self.base, self.due)
     }
 
     /// Makes the call unless the timer was cancelled (or the service stopped) first. Calls of

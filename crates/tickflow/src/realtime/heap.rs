@@ -6,7 +6,7 @@
 //! level; a timer's next call lands near the bottom (it is due a whole period later, after
 //! most of the heap), so one comparison per level down and a step or two up does half the
 //! comparisons, and they are the branches a processor cannot predict. Measured on the
-//! real-time benchmark's 1e4 timers: BENCHMARKS.md, "real-time per call".
+//! real-time benchmark's 1e4 timers: BENCHMARKS.md, "a call's bookkeeping".
 
 /// A call due: its time (nanoseconds since the table's base) and its timer's id (set order),
 /// compared in that order, so ties go to the timer set first; `slot` is where the timer's

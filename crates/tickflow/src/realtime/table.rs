@@ -5,14 +5,14 @@
 use std::time::{Duration, Instant};
 
 use super::dispatch::Dispatch;
-use super::entry::{DueCall, SharedTimer, CANCELLED};
+use super::entry::{after_base, DueCall, SharedTimer, CANCELLED};
 use super::heap::{DueHeap, HeapRec};
 use super::sync::{Arc, Ordering};
 use crate::timer::CatchUp;
 
 /// A timer's schedule, kept by the service: one cache line, because every call of every
-/// timer reads it (at 1e4 timers the table outgrows the core's cache, and a call that touched
-/// two lines here cost a second miss). Times are nanoseconds since the table's base.
+/// timer reads it (at 1e4 timers the table outgrows the core's cache, and each line a call
+/// touches here is a miss). Times are nanoseconds since the table's base.
 ///
 /// The grid needs no anchor: call `k + 1` is due one period after call `k` (whole
 /// nanoseconds, so no drift), and a late timer's next grid point is found from the due time
@@ -100,8 +100,8 @@ pub(crate) struct Table {
     pub(crate) cap: u64,
     /// Missed calls dropped by the cap.
     pub(crate) dropped: u64,
-    /// How long after the earliest due time the thread waits, to make later ones in the same
-    /// wake-up.
+    /// The batching window: how late after the earliest due time the thread may wake, to make
+    /// later ones in the same wake-up (its timer slack, see `run_thread`).
     pub(crate) batch: Duration,
 }
 
@@ -127,11 +127,6 @@ impl Table {
     fn ns(&self, t: Instant) -> u64 {
         let ns = t.saturating_duration_since(self.base).as_nanos();
         u64::try_from(ns).unwrap_or(u64::MAX)
-    }
-
-    /// When a record is due.
-    fn due_of(&self, rec: HeapRec) -> Instant {
-        self.base + Duration::from_nanos(rec.due)
     }
 }
 
@@ -164,7 +159,7 @@ impl Table {
     }
 
     pub(crate) fn next_due(&self) -> Option<Instant> {
-        self.heap.peek().map(|rec| self.due_of(rec))
+        self.heap.peek().map(|rec| after_base(self.base, rec.due))
     }
 
     fn remove(&mut self, slot: u32) -> Option<TableEntry> {

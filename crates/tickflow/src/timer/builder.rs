@@ -10,7 +10,7 @@ use crate::time::{Domain, Interval, Span, Time};
 /// The doors to a new timer: each returns its builder.
 impl<C: 'static> Timers<C> {
     /// Starts a one-shot timer that fires once, `delay` from now: on the game clock for a
-    /// [`Span`](crate::time::Span) or `Duration` (unless [`real`](TimerBuilder::real) says otherwise), in the
+    /// [`Span`] or `Duration` (unless [`real`](TimerBuilder::real) says otherwise), in the
     /// `n`-th tick from now for [`Frames(n)`](crate::time::Frames) (`Frames(0)`: the next).
     ///
     /// ```

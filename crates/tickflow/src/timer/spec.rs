@@ -4,7 +4,7 @@
 use super::{CancelHook, CatchUp, OwnerId};
 use crate::time::Domain;
 
-/// A timer's settings before [`call`](TimerBuilder::call) stores it.
+/// A timer's settings before [`call`](super::TimerBuilder::call) stores it.
 pub(crate) struct Spec<C> {
     pub(super) domain: Domain,
     /// Time to the first call.
@@ -20,7 +20,7 @@ pub(crate) struct Spec<C> {
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `manager/wake.rs`).
     pub(super) start: Option<u64>,
-    /// `start` is the due time itself ([`Timers::at`]): the delay is what is left of it when
+    /// `start` is the due time itself ([`Timers::at`](super::Timers::at)): the delay is what is left of it when
     /// the timer is stored (`Timers::insert_absolute`).
     pub(super) absolute: bool,
     pub(super) payload: Option<Box<[u8]>>,
