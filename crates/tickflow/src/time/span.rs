@@ -15,7 +15,6 @@ use super::TimeError;
 pub const FLICKS_PER_SECOND: u64 = 705_600_000;
 
 const FLICKS_PER_MILLI: u64 = FLICKS_PER_SECOND / 1_000;
-const NANOS_PER_SECOND: u128 = 1_000_000_000;
 
 /// A length of time, counted in flicks (1/705,600,000 s).
 ///
@@ -210,25 +209,33 @@ impl Span {
     }
 }
 
+// A flick is 1/705,600,000 s, and 705,600,000 / 10^9 = 441 / 625: a second is a whole number
+// of flicks, so a conversion splits off the whole seconds (exact) and rounds only the
+// sub-second part, in `u64` (a `u128` product and division took about 50 instructions, a
+// tenth of setting and clearing a timer).
+const FLICKS_PER_NANO: (u64, u64) = (441, 625);
+
 impl From<Duration> for Span {
     /// Rounds to the nearest flick; saturates at [`Span::MAX`].
     fn from(d: Duration) -> Span {
-        let flicks = (d.as_nanos() * u128::from(FLICKS_PER_SECOND) + NANOS_PER_SECOND / 2)
-            / NANOS_PER_SECOND;
-        Span(u64::try_from(flicks).unwrap_or(u64::MAX))
+        let (num, den) = FLICKS_PER_NANO;
+        // At most 999,999,999 × 441 + 312: no overflow.
+        let sub = (u64::from(d.subsec_nanos()) * num + den / 2) / den;
+        let flicks = d
+            .as_secs()
+            .checked_mul(FLICKS_PER_SECOND)
+            .and_then(|f| f.checked_add(sub));
+        Span(flicks.unwrap_or(u64::MAX))
     }
 }
 
 impl From<Span> for Duration {
     /// Rounds to the nearest nanosecond.
     fn from(s: Span) -> Duration {
-        let fps = u128::from(FLICKS_PER_SECOND);
-        let nanos = (u128::from(s.0) * NANOS_PER_SECOND + fps / 2) / fps;
-        // At most ~2.6e19 ns, which fits Duration (u64 seconds) comfortably.
-        Duration::new(
-            (nanos / NANOS_PER_SECOND) as u64,
-            (nanos % NANOS_PER_SECOND) as u32,
-        )
+        let (num, den) = FLICKS_PER_NANO;
+        let (secs, rem) = (s.0 / FLICKS_PER_SECOND, s.0 % FLICKS_PER_SECOND);
+        // At most (705,599,999 × 625 + 220) / 441 = 999,999,999: never a whole second.
+        Duration::new(secs, ((rem * den + num / 2) / num) as u32)
     }
 }
 
@@ -317,6 +324,37 @@ impl fmt::Display for Span {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const NANOS_PER_SECOND: u128 = 1_000_000_000;
+
+    proptest! {
+        /// The conversions in `u64` against the obvious formula in `u128`: nanoseconds times
+        /// flicks per second over nanoseconds per second, rounded half up.
+        #[test]
+        fn conversions_match_the_wide_formula(secs in any::<u64>(), nanos in 0..1_000_000_000u32, flicks in any::<u64>()) {
+            for secs in [secs, secs % 100_000, secs % 30_000_000_000] {
+                let d = Duration::new(secs, nanos);
+                let wide = (d.as_nanos() * u128::from(FLICKS_PER_SECOND) + NANOS_PER_SECOND / 2)
+                    / NANOS_PER_SECOND;
+                prop_assert_eq!(Span::from(d).flicks(), u64::try_from(wide).unwrap_or(u64::MAX));
+            }
+            let fps = u128::from(FLICKS_PER_SECOND);
+            let wide = (u128::from(flicks) * NANOS_PER_SECOND + fps / 2) / fps;
+            prop_assert_eq!(Duration::from(Span(flicks)).as_nanos(), wide);
+        }
+    }
+
+    #[test]
+    fn conversions_round_half_up_and_saturate() {
+        // 1 ns is 0.7056 flicks, 3 ns 2.1168, 625 ns exactly 441.
+        assert_eq!(Span::from(Duration::from_nanos(1)).flicks(), 1);
+        assert_eq!(Span::from(Duration::from_nanos(3)).flicks(), 2);
+        assert_eq!(Span::from(Duration::from_nanos(625)).flicks(), 441);
+        assert_eq!(Span::from(Duration::MAX), Span::MAX);
+        assert_eq!(Duration::from(Span(441)), Duration::from_nanos(625));
+        assert_eq!(Duration::from(Span(1)), Duration::from_nanos(1));
+    }
 
     #[test]
     fn common_frame_rates_are_exact() {
