@@ -26,6 +26,9 @@ pub(super) struct Level {
     /// when the clock enters it took half a millisecond of that frame (returning megabytes
     /// to the system), then growing the next one from nothing faulted the pages in again.
     spare: Recs,
+    /// Whole blocks (`recs.rs`) of the buffers given back beside the spare, for the slots
+    /// that grow past their first block: blocks are made only when this is empty.
+    pool: Vec<Vec<Rec>>,
 }
 
 impl Level {
@@ -34,6 +37,7 @@ impl Level {
             occupied: 0,
             slots: std::array::from_fn(|_| WheelSlot::default()),
             spare: Recs::default(),
+            pool: Vec::new(),
         }
     }
 
@@ -44,7 +48,7 @@ impl Level {
         if s.recs.is_unallocated() {
             s.recs = std::mem::take(&mut self.spare);
         }
-        s.recs.push(rec);
+        s.recs.push(rec, &mut self.pool);
         self.occupied |= 1 << slot;
     }
 
@@ -60,17 +64,22 @@ impl Level {
         self.give_back(recs);
     }
 
-    /// Keeps an emptied slot's buffer for the next slot that fills, if it is the largest.
+    /// Keeps an emptied slot's buffer for the next slot that fills, if it is the largest;
+    /// the blocks of the other go to the pool.
     pub(super) fn give_back(&mut self, mut recs: Recs) {
         if recs.capacity() > self.spare.capacity() {
             recs.clear();
-            self.spare = recs;
+            std::mem::swap(&mut recs, &mut self.spare);
         }
+        recs.release(&mut self.pool);
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
         let recs: usize = self.slots.iter().map(|s| s.recs.heap_bytes()).sum();
+        let pool: usize = self.pool.iter().map(|b| b.capacity()).sum();
         recs + self.spare.heap_bytes()
+            + pool * std::mem::size_of::<Rec>()
+            + self.pool.capacity() * std::mem::size_of::<Vec<Rec>>()
     }
 }
 
@@ -82,4 +91,45 @@ pub(super) fn position(elapsed: u64, due: u64) -> (usize, usize) {
     let level = (significant / SLOT_BITS) as usize;
     let slot = ((due >> (level as u32 * SLOT_BITS)) & SLOT_MASK) as usize;
     (level, slot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timer::wheel::recs::BLOCK;
+
+    fn fill(level: &mut Level, slot: usize, n: usize) {
+        for i in 0..n as u32 {
+            level.push(slot, Rec { idx: i, due_lo: i });
+        }
+    }
+
+    /// Records the level's buffers can hold: its slots', its spare's and its pool's.
+    fn room(level: &Level) -> usize {
+        let slots: usize = level.slots.iter().map(|s| s.recs.capacity()).sum();
+        slots + level.spare.capacity() + level.pool.iter().map(Vec::capacity).sum::<usize>()
+    }
+
+    /// Emptied slots free no block: the largest buffer stays as the spare and the other's
+    /// whole blocks in the pool, and slots that fill next use them before making any.
+    #[test]
+    fn emptied_slots_keep_their_blocks_for_the_next() {
+        let mut level = Level::new();
+        fill(&mut level, 0, 3 * BLOCK + 5);
+        fill(&mut level, 1, 2 * BLOCK + 5);
+        let held = room(&level);
+        level.empty(0);
+        level.empty(1);
+        assert_eq!(room(&level), held, "nothing freed");
+        // The smaller buffer's first block (grown whole) and its two others.
+        assert_eq!(level.pool.len(), 3);
+        fill(&mut level, 2, 3 * BLOCK + 5); // takes the spare
+        fill(&mut level, 3, 2 * BLOCK + 5); // a new first block, then two of the pool's
+        assert_eq!(level.pool.len(), 1);
+        assert_eq!(
+            room(&level),
+            held + BLOCK,
+            "only slot 3's first block is new"
+        );
+    }
 }

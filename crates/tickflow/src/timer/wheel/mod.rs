@@ -64,7 +64,10 @@
 //! more while levels 1..=5 are being staged. Each level also keeps the largest buffer an
 //! emptied slot gave back, for the next slot that fills: with timers of seconds at 1e6, the
 //! level-5 one holds about a third of the records (up to 6 bytes per timer), which the wheel
-//! held anyway just before it entered that slot; the peak is unchanged.
+//! held anyway just before it entered that slot; the peak is unchanged. The whole blocks of
+//! the other buffers given back stay with the level too, for slots that outgrow their first
+//! block: freeing them returned each 128 KiB block to the system in the frame that entered
+//! the slot.
 
 mod level;
 mod recs;
