@@ -280,6 +280,15 @@ impl ReadyQueue {
         }
     }
 
+    /// The slot of the call `k` places after the next one of clock `d`'s sorted run, if
+    /// there is one: its entry can be read ahead, so that its cache miss is over by the time
+    /// the call is made.
+    #[inline]
+    pub(crate) fn ahead(&self, d: usize, k: usize) -> Option<u32> {
+        let clock = &self.clocks[d];
+        clock.run.get(clock.next + k).map(|c| c.idx)
+    }
+
     /// The earliest call of all clocks, removed.
     pub(crate) fn pop(&mut self, span: &TickSpan) -> Option<Call> {
         let mut best: Option<&Call> = None;

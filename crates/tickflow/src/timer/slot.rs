@@ -437,6 +437,17 @@ impl<C> TimerSlots<C> {
             .filter(|e| e.gen == gen && e.state != SlotState::Free)
     }
 
+    /// Reads the entry at `idx` (if any) and forgets it: a read issued well before the entry
+    /// is needed takes its cache miss early, while other work runs. A plain read, kept by
+    /// `black_box`, rather than a prefetch instruction, which safe Rust cannot issue; it
+    /// retires long after its line has arrived, so it stalls nothing.
+    #[inline]
+    pub(crate) fn read_ahead(&self, idx: u32) {
+        if let Some(e) = self.entries.get(idx as usize) {
+            std::hint::black_box(e.state);
+        }
+    }
+
     #[inline]
     pub(crate) fn at(&self, idx: u32) -> &TimerEntry<C> {
         &self.entries[idx as usize]

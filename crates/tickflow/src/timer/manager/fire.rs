@@ -9,6 +9,11 @@ use crate::timer::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
 
 use crate::unwind::Payload;
 
+/// How many calls ahead of the one being made a tick reads that call's timer entry, so that
+/// the entry's cache miss overlaps the calls in between. W3 at 1e6 timers (12,000 calls a
+/// frame, each entry a miss): 3-5 % off the mean frame, the same at 8 and 16.
+const READ_AHEAD: usize = 16;
+
 impl<C: 'static> Timers<C> {
     pub(crate) fn open_frame(&mut self) {
         self.frame_open = true;
@@ -39,6 +44,9 @@ impl<C: 'static> Timers<C> {
             let Some(call) = self.ready.pop(&self.span) else {
                 break Ok(());
             };
+            if let Some(idx) = self.ready.ahead(call.domain().index(), READ_AHEAD) {
+                self.slots.read_ahead(idx);
+            }
             if call.current(&self.slots).is_none() {
                 continue;
             }
