@@ -161,8 +161,8 @@
 //! The [`snapshot`] module has the rules, what cannot be saved (async tasks), a save-game
 //! example with serde, and [`sync_test`](snapshot::sync_test), which checks that a world
 //! survives rollbacks.
-// Two modules need unsafe code (`executor/lend.rs` and `timer/callback.rs`, which say why);
-// each opts in alone.
+// Three modules need unsafe code (`executor/lend.rs`, `timer/callback.rs` and `prefetch.rs`,
+// which say why); each opts in alone.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
@@ -175,6 +175,7 @@ mod format;
 mod handle;
 pub mod latent;
 mod owner;
+mod prefetch;
 pub mod realtime;
 pub mod scheduler;
 mod sleep;

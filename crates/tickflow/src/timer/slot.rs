@@ -437,14 +437,11 @@ impl<C> TimerSlots<C> {
             .filter(|e| e.gen == gen && e.state != SlotState::Free)
     }
 
-    /// Reads the entry at `idx` (if any) and forgets it: a read issued well before the entry
-    /// is needed takes its cache miss early, while other work runs. A plain read, kept by
-    /// `black_box`, rather than a prefetch instruction, which safe Rust cannot issue; it
-    /// retires long after its line has arrived, so it stalls nothing.
+    /// Starts bringing the entry at `idx` (if any) into the cache, for a call made soon.
     #[inline]
-    pub(crate) fn read_ahead(&self, idx: u32) {
+    pub(crate) fn prefetch(&self, idx: u32) {
         if let Some(e) = self.entries.get(idx as usize) {
-            std::hint::black_box(e.state);
+            crate::prefetch::prefetch(e);
         }
     }
 

@@ -78,6 +78,9 @@ use self::recs::Rec;
 use self::stage::StagedSlot;
 use super::slot::{TimerSlots, NEVER};
 
+/// How many records ahead of the one handed out the wheel prefetches the timer entry of.
+const PREFETCH: usize = 16;
+
 /// A slot is compacted when more than this many and more than half of its records are stale.
 const COMPACT_MIN: usize = 16;
 
@@ -276,27 +279,48 @@ impl Wheel {
             // every remaining record in front of `elapsed`.
             self.elapsed = self.elapsed.max(start);
             let recs = self.levels[level].take(slot);
-            for &rec in recs.blocks().flatten() {
-                let at = if level <= BLIND_LEVELS {
-                    rec.blind_due(start)
-                } else {
-                    // The entry is read anyway: a stale record ends here.
-                    let e = slots.at(rec.idx);
-                    if !e.waits_in(self.domain, rec.due_lo) {
-                        continue;
-                    }
-                    e.due()
-                };
-                if at <= now {
-                    due(slots, rec.idx, at);
-                } else {
-                    let (l, s) = position(self.elapsed, at);
-                    self.levels[l].push(s, rec);
-                }
+            for block in recs.blocks() {
+                self.flush_block(slots, block, level, start, now, &mut due);
             }
             self.levels[level].give_back(recs);
         }
         self.elapsed = self.elapsed.max(now);
+    }
+
+    /// Hands out the records of `block` (of slot starting at `start` of `level`) that are due
+    /// at `now` and moves the others down. The consumer reads each due record's timer entry,
+    /// a likely cache miss: the entry of the record `PREFETCH` places on is asked for ahead.
+    #[inline]
+    fn flush_block<C>(
+        &mut self,
+        slots: &mut TimerSlots<C>,
+        block: &[Rec],
+        level: usize,
+        start: u64,
+        now: u64,
+        due: &mut impl FnMut(&mut TimerSlots<C>, u32, u64),
+    ) {
+        for (i, &rec) in block.iter().enumerate() {
+            if let Some(ahead) = block.get(i + PREFETCH) {
+                slots.prefetch(ahead.idx);
+            }
+            let at = if level <= BLIND_LEVELS {
+                rec.blind_due(start)
+            } else {
+                // The entry is read anyway: a stale record ends here.
+                let e = slots.at(rec.idx);
+                if !e.waits_in(self.domain, rec.due_lo) {
+                    continue;
+                }
+                e.due()
+            };
+            if at <= now {
+                due(slots, rec.idx, at);
+            } else {
+                let (l, s) = position(self.elapsed, at);
+                self.levels[l].push(s, rec);
+            }
+        }
     }
 
     /// No record in any level and no stage under way.
