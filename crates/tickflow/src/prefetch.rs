@@ -1,13 +1,14 @@
 //! A hint that asks the processor to bring a value's cache line in ahead of its use.
 //!
 //! Why this module has unsafe code: a tick of 1e6 looping timers makes about 12,000 calls a
-//! frame, in an order it knows in advance (its sorted run of due calls), and every call's
-//! timer entry is a cache miss. A plain read of an entry issued calls ahead still holds the
-//! processor back (a load cannot retire before its data arrives, and the reorder window
-//! is about two calls deep): measured on W3, it took 3 % off the frame. The prefetch
-//! instruction retires at once and took 17 % off (BENCHMARKS.md, "where the thread's CPU goes,
-//! on another machine"). Safe Rust cannot issue it: `core::arch`'s intrinsic is an `unsafe
-//! fn`, with nothing to uphold beyond the target having the instruction.
+//! frame, and every call's timer entry is a cache miss, met when the wheel hands the record
+//! out and again when the call is made; both places know the next records in advance. A
+//! plain read of an entry issued calls ahead still holds the processor back (a load cannot
+//! retire before its data arrives, and the reorder window is about two calls deep): on W3 it
+//! took 3 % off the frame. The prefetch instruction retires at once: a quarter off (1.435 to
+//! 1.054 ms; BENCHMARKS.md, "W3's worst frame, and prefetching the calls to come"). Safe Rust
+//! cannot issue it: `core::arch`'s intrinsic is an `unsafe fn`, with nothing to uphold beyond
+//! the target having the instruction.
 
 #![allow(unsafe_code)]
 
