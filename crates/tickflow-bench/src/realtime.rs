@@ -295,7 +295,8 @@ pub fn run(opts: &Options) {
             cpus.push(cpu);
         }
         println!(
-            "    tickflow / naive heap: CPU {:.2}x (default window, {} us), {:.2}x (precise); tickflow / naive + closures: CPU {:.2}x",
+            "    tickflow / naive heap: CPU {:.2}x (default window, {} us), {:.2}x (precise); \
+             tickflow / naive + closures: CPU {:.2}x",
             cpus[0] / cpus[2].max(1e-9),
             tickflow::realtime::DEFAULT_BATCH_WINDOW.as_micros(),
             cpus[1] / cpus[2].max(1e-9),

@@ -102,8 +102,9 @@ impl<C: 'static> Scheduler<C> {
         self.frame_clock_pauses
     }
 
-    /// Starts the clock of the frame's first stage ([`Stage::FrameStart`](crate::scheduler::Stage::FrameStart)) and, with the
-    /// `tracing` feature, the frame's span, before anything of the frame runs.
+    /// Starts the clock of the frame's first stage
+    /// ([`Stage::FrameStart`](crate::scheduler::Stage::FrameStart)) and, with the `tracing`
+    /// feature, the frame's span, before anything of the frame runs.
     fn open_frame(&self) -> Opened {
         Opened {
             #[cfg(feature = "tracing")]

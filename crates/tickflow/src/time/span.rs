@@ -332,7 +332,11 @@ mod tests {
         /// The conversions in `u64` against the obvious formula in `u128`: nanoseconds times
         /// flicks per second over nanoseconds per second, rounded half up.
         #[test]
-        fn conversions_match_the_wide_formula(secs in any::<u64>(), nanos in 0..1_000_000_000u32, flicks in any::<u64>()) {
+        fn conversions_match_the_wide_formula(
+            secs in any::<u64>(),
+            nanos in 0..1_000_000_000u32,
+            flicks in any::<u64>(),
+        ) {
             for secs in [secs, secs % 100_000, secs % 30_000_000_000] {
                 let d = Duration::new(secs, nanos);
                 let wide = (d.as_nanos() * u128::from(FLICKS_PER_SECOND) + NANOS_PER_SECOND / 2)

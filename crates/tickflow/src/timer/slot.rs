@@ -27,6 +27,12 @@ use crate::timer::CatchUp;
 /// Slot index u32::MAX is never allocated (the `Default` handle names it).
 const NIL: u32 = u32::MAX;
 
+/// How many records ahead of the one it is handling a tick prefetches the timer entry of
+/// (`prefetch`), in the wheel's slots and in the ready queue's run alike: far enough for the
+/// entry's cache miss to be over when its record is reached. W3 at 1e6 timers measured 16 and
+/// 32 alike, 8 a little slower.
+pub(crate) const PREFETCH_AHEAD: usize = 16;
+
 /// A due time that no clock reaches: the timer never fires.
 pub(crate) const NEVER: u64 = u64::MAX;
 
@@ -437,7 +443,8 @@ impl<C> TimerSlots<C> {
             .filter(|e| e.gen == gen && e.state != SlotState::Free)
     }
 
-    /// Starts bringing the entry at `idx` (if any) into the cache, for a call made soon.
+    /// Starts bringing the entry at `idx` (if any) into the cache, for a call made soon: a
+    /// tick asks for the entry of the record [`PREFETCH_AHEAD`] places after the one it is at.
     #[inline]
     pub(crate) fn prefetch(&self, idx: u32) {
         if let Some(e) = self.entries.get(idx as usize) {

@@ -20,8 +20,8 @@ pub(crate) struct Spec<C> {
     /// Where the countdown starts on its clock, when not now (wake timers of task delays
     /// chained from an earlier one's due time, see `manager/wake.rs`).
     pub(super) start: Option<u64>,
-    /// `start` is the due time itself ([`Timers::at`](super::Timers::at)): the delay is what is left of it when
-    /// the timer is stored (`Timers::insert_absolute`).
+    /// `start` is the due time itself ([`Timers::at`](super::Timers::at)): the delay is what
+    /// is left of it when the timer is stored (`Timers::insert_absolute`).
     pub(super) absolute: bool,
     pub(super) payload: Option<Box<[u8]>>,
     pub(super) durable: Option<Offline>,

@@ -3,9 +3,10 @@
 //!
 //! Ground rules:
 //!
-//! - A timer set with [`TimerBuilder::durable`](crate::timer::TimerBuilder::durable) is *durable*. Its key is `(owner, name)`
-//!   (owner 0 and `""` when it has none): one durable timer per key, so setting a second one
-//!   clears the first, as a new building replaces the old one's timer.
+//! - A timer set with [`TimerBuilder::durable`](crate::timer::TimerBuilder::durable) is
+//!   *durable*. Its key is `(owner, name)` (owner 0 and `""` when it has none): one durable
+//!   timer per key, so setting a second one clears the first, as a new building replaces the
+//!   old one's timer.
 //! - The manager keeps a journal of which durable timers changed since the store last asked
 //!   ([`Timers::durable_changes`]): set, called, paused, unpaused, restarted, given a new
 //!   rate, started counting (set in an open frame) or ended. The marks sit in those

@@ -4,14 +4,10 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::time::{Clocks, Domain};
 use crate::timer::ready::Call;
-use crate::timer::slot::{SlotState, NEVER};
+use crate::timer::slot::{SlotState, NEVER, PREFETCH_AHEAD};
 use crate::timer::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
 
 use crate::unwind::Payload;
-
-/// How many calls ahead of the one being made a tick prefetches that call's timer entry, so
-/// that the entry's cache miss overlaps the calls in between (`prefetch.rs`).
-const READ_AHEAD: usize = 16;
 
 impl<C: 'static> Timers<C> {
     pub(crate) fn open_frame(&mut self) {
@@ -43,7 +39,7 @@ impl<C: 'static> Timers<C> {
             let Some(call) = self.ready.pop(&self.span) else {
                 break Ok(());
             };
-            if let Some(idx) = self.ready.ahead(call.domain().index(), READ_AHEAD) {
+            if let Some(idx) = self.ready.ahead(call.domain().index(), PREFETCH_AHEAD) {
                 self.slots.prefetch(idx);
             }
             if call.current(&self.slots).is_none() {

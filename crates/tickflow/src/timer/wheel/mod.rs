@@ -76,10 +76,7 @@ mod stage;
 use self::level::{position, Level, BLIND_LEVELS, LEVELS, SLOT_BITS, SLOT_MASK};
 use self::recs::Rec;
 use self::stage::StagedSlot;
-use super::slot::{TimerSlots, NEVER};
-
-/// How many records ahead of the one handed out the wheel prefetches the timer entry of.
-const PREFETCH: usize = 16;
+use super::slot::{TimerSlots, NEVER, PREFETCH_AHEAD};
 
 /// A slot is compacted when more than this many and more than half of its records are stale.
 const COMPACT_MIN: usize = 16;
@@ -289,7 +286,7 @@ impl Wheel {
 
     /// Hands out the records of `block` (of slot starting at `start` of `level`) that are due
     /// at `now` and moves the others down. The consumer reads each due record's timer entry,
-    /// a likely cache miss: the entry of the record `PREFETCH` places on is asked for ahead.
+    /// a likely cache miss: the entry of the record `PREFETCH_AHEAD` places on is asked for ahead.
     #[inline]
     fn flush_block<C>(
         &mut self,
@@ -301,7 +298,7 @@ impl Wheel {
         due: &mut impl FnMut(&mut TimerSlots<C>, u32, u64),
     ) {
         for (i, &rec) in block.iter().enumerate() {
-            if let Some(ahead) = block.get(i + PREFETCH) {
+            if let Some(ahead) = block.get(i + PREFETCH_AHEAD) {
                 slots.prefetch(ahead.idx);
             }
             let at = if level <= BLIND_LEVELS {
