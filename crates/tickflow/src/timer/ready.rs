@@ -202,6 +202,12 @@ struct DomainQueue {
 }
 
 impl DomainQueue {
+    /// No call left (a run read to its end is cleared).
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.run.is_empty() && self.heap.is_empty()
+    }
+
     /// Whether the next call is the heap's (`None`: no call left).
     fn next_in_heap(&self) -> Option<bool> {
         match (self.run.get(self.next), self.heap.peek()) {
@@ -291,6 +297,16 @@ impl ReadyQueue {
 
     /// The earliest call of all clocks, removed.
     pub(crate) fn pop(&mut self, span: &TickSpan) -> Option<Call> {
+        // Most ticks have calls on one clock only: then its next call is the earliest,
+        // without comparing places in the tick (a third of a call's cost at 1e4 timers).
+        let [a, b, c] = &mut self.clocks;
+        match (a.is_empty(), b.is_empty(), c.is_empty()) {
+            (true, true, true) => return None,
+            (false, true, true) => return a.pop(),
+            (true, false, true) => return b.pop(),
+            (true, true, false) => return c.pop(),
+            _ => {}
+        }
         let mut best: Option<&Call> = None;
         for clock in &self.clocks {
             if let Some(head) = clock.head() {

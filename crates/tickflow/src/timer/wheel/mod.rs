@@ -279,7 +279,7 @@ impl Wheel {
             for block in recs.blocks() {
                 self.flush_block(slots, block, level, start, now, &mut due);
             }
-            self.levels[level].give_back(recs);
+            self.levels[level].give_back(slot, recs);
         }
         self.elapsed = self.elapsed.max(now);
     }
