@@ -168,6 +168,24 @@ fn cancel_is_final_and_runs_its_hook() {
     assert_eq!(hooked.load(Ordering::Relaxed), 1);
 }
 
+/// A timer cancelled while it was behind makes no call and counts no dropped calls, however
+/// far behind; the timers beside it go on by their rules.
+#[test]
+fn a_cancelled_timer_behind_its_grid_drops_nothing() {
+    let (timers, clock, t0, log) = setup();
+    timers.set_catch_up_cap(2);
+    let gone = timers.every(ms(10)).call(logger(&log, t0, "gone"));
+    timers.every(ms(10)).call(logger(&log, t0, "kept"));
+    assert!(gone.cancel());
+    clock.advance(ms(100));
+    assert_eq!(timers.tick(), 2);
+    assert_eq!(taken(&log), [l("kept", 10), l("kept", 20)]);
+    assert_eq!(timers.calls_dropped(), 8, "the kept timer's 30..=100 only");
+    clock.advance(ms(100));
+    timers.tick();
+    assert!(taken(&log).iter().all(|(label, _)| label == "kept"));
+}
+
 #[test]
 fn queued_calls_run_at_pump_in_due_order_and_skip_cancelled_timers() {
     let (timers, clock, t0, log) = setup();
