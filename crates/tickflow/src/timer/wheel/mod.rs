@@ -203,7 +203,7 @@ impl Wheel {
         let lvl = &mut self.levels[level];
         let s = &mut lvl.slots[slot];
         // `&` rather than `&&`: no branch per record (see `Recs::retain`).
-        s.recs.retain(|r| {
+        let keep = |r: Rec| {
             let e = slots.at(r.idx);
             let here = if blind {
                 e.due() == r.blind_due(start) // the whole due time, from the record alone
@@ -211,7 +211,9 @@ impl Wheel {
                 position(elapsed, e.due()) == (level, slot)
             };
             (r.idx != removed) & e.waits_in(domain, r.due_lo) & here
-        });
+        };
+        // Each record's entry is a likely cache miss: asked for ahead, they overlap.
+        s.recs.retain(keep, |r| slots.prefetch(r.idx));
         s.stale = 0;
         if s.recs.is_empty() {
             lvl.empty(slot);

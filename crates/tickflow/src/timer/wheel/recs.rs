@@ -15,6 +15,8 @@
 //! - `clear` keeps every block's buffer: an emptied slot's blocks serve the next slot that
 //!   fills (see `Level::give_back` in `level.rs`).
 
+use crate::timer::slot::PREFETCH_AHEAD;
+
 /// A waiting timer: its index and the low 32 bits of its due time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Rec {
@@ -134,10 +136,13 @@ impl Recs {
     }
 
     /// Keeps only the records `keep` accepts, in order, and frees blocks no longer needed.
-    pub(super) fn retain(&mut self, mut keep: impl FnMut(Rec) -> bool) {
+    /// `ahead` is told of each record `PREFETCH_AHEAD` records before `keep` is asked about
+    /// it, so that what `keep` reads can be fetched meanwhile.
+    pub(super) fn retain(&mut self, mut keep: impl FnMut(Rec) -> bool, ahead: impl Fn(Rec)) {
         let mut kept = 0;
         for k in 0..=self.more.len() {
-            let n = retain_in(self.block_mut(k).expect("k <= more.len()"), &mut keep);
+            let block = self.block_mut(k).expect("k <= more.len()");
+            let n = retain_in(block, &mut keep, &ahead);
             self.close_gap(k, n, kept);
             kept += n;
         }
@@ -230,9 +235,12 @@ impl Recs {
 }
 
 /// Keeps the records of `block` that `keep` accepts, in order, at its front; returns how many.
-fn retain_in(block: &mut [Rec], keep: &mut impl FnMut(Rec) -> bool) -> usize {
+fn retain_in(block: &mut [Rec], keep: &mut impl FnMut(Rec) -> bool, ahead: &impl Fn(Rec)) -> usize {
     let mut kept = 0;
     for i in 0..block.len() {
+        if let Some(&next) = block.get(i + PREFETCH_AHEAD) {
+            ahead(next);
+        }
         let rec = block[i];
         // Written whether kept or not, and counted without a branch: half the records of a
         // compacted slot are stale, and a branch on each would mispredict half the time and
@@ -273,7 +281,7 @@ mod tests {
                 }
                 6 | 7 => {
                     let m = 1 + rnd(4) as u32;
-                    r.retain(|x| x.idx % m != 0);
+                    r.retain(|x| x.idx % m != 0, |_| {});
                     v.retain(|x| x.idx % m != 0);
                 }
                 8 if next % 2 == 0 => {
