@@ -125,6 +125,13 @@ pub(crate) struct Runs<'a> {
     done: bool,
 }
 
+impl Runs<'_> {
+    /// The due function `k` places after the next one (to fetch its records ahead).
+    pub(crate) fn upcoming(&self, k: usize) -> Option<Placed> {
+        self.due.as_slice().get(k).map(|d| d.at)
+    }
+}
+
 impl<'a> Iterator for Runs<'a> {
     type Item = (&'a [Placed], Option<Placed>);
 

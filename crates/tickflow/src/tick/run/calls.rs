@@ -31,17 +31,27 @@ fn must_settle(wake: &AtomicBool) -> bool {
 
 impl<C: 'static> TickFunctions<C> {
     /// Runs lists of functions in order, each list followed by one more function (a due
-    /// interval function merged in); returns how many ran. A panic in a serial callback
-    /// applies what it queued, then goes on (the frame's `recover` puts the rest in order).
-    pub(super) fn exec<'l>(
+    /// interval function merged in); returns how many ran. `upcoming` names a due function
+    /// still to come, whose check record, callback and cooldown are fetched ahead: they sit
+    /// at unrelated places, and each was a stall of its own when its call came. A panic in a
+    /// serial callback applies what it queued, then goes on (the frame's `recover` puts the
+    /// rest in order).
+    pub(super) fn exec<'l, I>(
         &mut self,
-        lists: impl Iterator<Item = (&'l [Placed], Option<Placed>)>,
+        mut lists: I,
+        upcoming: impl Fn(&I) -> Option<Placed>,
         group: TickGroup,
         env: &mut Env<'_, C>,
-    ) -> usize {
+    ) -> usize
+    where
+        I: Iterator<Item = (&'l [Placed], Option<Placed>)>,
+    {
         let mut ran = 0;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            for (list, then) in lists {
+            while let Some((list, then)) = lists.next() {
+                if let Some((h, p)) = upcoming(&lists) {
+                    self.prefetch_at(h, p);
+                }
                 if !list.is_empty() {
                     self.run_list(list, group, env, &mut ran);
                 }
@@ -57,6 +67,20 @@ impl<C: 'static> TickFunctions<C> {
             panic::resume_unwind(p);
         }
         ran
+    }
+
+    /// Starts fetching the records a call of function `h` at position `p` reads.
+    #[inline]
+    fn prefetch_at(&self, h: TickHandle, p: u32) {
+        if let Some(hot) = self.graph.hot.get(p as usize) {
+            crate::prefetch::prefetch(hot);
+        }
+        if let Some(body) = self.bodies.get(p as usize) {
+            crate::prefetch::prefetch(body);
+        }
+        if let Some(cool) = self.graph.cool.get(h.index() as usize) {
+            crate::prefetch::prefetch(cool);
+        }
     }
 
     fn run_list(
