@@ -9,6 +9,11 @@
 //! 1.054 ms; BENCHMARKS.md, "W3's worst frame, and prefetching the calls to come"). Safe Rust
 //! cannot issue it: `core::arch`'s intrinsic is an `unsafe fn`, with nothing to uphold beyond
 //! the target having the instruction.
+//!
+//! The other places that know what they will read next ask for it here too: a wheel slot's
+//! compaction (each record's entry), a frame's due interval functions (their check records,
+//! callbacks and cooldowns) and the real-time service's pass (each due timer's shared state,
+//! ahead of the reference its call takes). BENCHMARKS.md, the eighth session's sections.
 
 #![allow(unsafe_code)]
 
