@@ -20,7 +20,7 @@ use tickflow::prelude::*;
 use tokio_util::time::DelayQueue;
 
 use crate::peers::unreal::{Callback, UnrealTimers};
-use crate::{repeat, Options};
+use crate::{median, Options};
 
 const FRAME_NS: u64 = 16_666_667;
 
@@ -373,11 +373,12 @@ pub fn run(opts: &Options) {
     } else {
         &[10_000, 100_000, 1_000_000]
     };
-    let runs = if quick { 1 } else { 3 };
-    println!("# tickflow timer benchmarks (median of {runs} runs)\n");
+    println!("# tickflow timer benchmarks (W1: medians of interleaved rounds; W2–W4: one run)\n");
 
-    // A W1 run at 1e4 timers lasts about a millisecond, where one interruption moves a median
-    // of three: smaller sizes take more runs (up to 15), for every peer alike.
+    // A W1 run at 1e4 timers lasts about a millisecond, and this machine's speed drifts over
+    // tens of milliseconds: smaller sizes take more runs (up to 15), and the peers run in
+    // turn within each round, so that a slow stretch falls on all of them. The ratio is the
+    // median of the rounds' ratios.
     let w1_runs = |n: usize| {
         if quick {
             1
@@ -387,26 +388,26 @@ pub fn run(opts: &Options) {
     };
     println!(
         "## W1 fire-all: one-shots, delays 1..10,000 ms, 60 Hz until all fired (ns per timer; \
-         median of {} runs at 1e4 and 1e5)\n",
+         medians of {} interleaved rounds at 1e4 and 1e5)\n",
         w1_runs(10_000)
     );
     println!(
         "| timers | tickflow | Unreal-style | DelayQueue | bevy Timer | Vec scan | tickflow / fastest peer |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|");
+    let w1: [fn(&[u64]) -> f64; 5] = [w1_tickflow, w1_unreal, w1_delay_queue, w1_bevy, w1_vec_scan];
     for &n in sizes {
         let d = w1_delays(n);
-        let runs = w1_runs(n);
-        let tf = repeat(runs, || w1_tickflow(&d));
-        let ue = repeat(runs, || w1_unreal(&d));
-        let dq = repeat(runs, || w1_delay_queue(&d));
-        let bv = repeat(runs, || w1_bevy(&d));
-        let vs = repeat(runs, || w1_vec_scan(&d));
-        let best = ue.min(dq).min(bv).min(vs);
-        println!(
-            "| {n} | {tf:.0} | {ue:.0} | {dq:.0} | {bv:.0} | {vs:.0} | {:.2}× |",
-            tf / best
+        let rounds: Vec<[f64; 5]> = (0..w1_runs(n)).map(|_| w1.map(|f| f(&d))).collect();
+        let [tf, ue, dq, bv, vs] =
+            std::array::from_fn(|k| median(rounds.iter().map(|r| r[k]).collect()));
+        let ratio = median(
+            rounds
+                .iter()
+                .map(|r| r[0] / r[1..].iter().copied().fold(f64::INFINITY, f64::min))
+                .collect(),
         );
+        println!("| {n} | {tf:.0} | {ue:.0} | {dq:.0} | {bv:.0} | {vs:.0} | {ratio:.2}× |");
     }
 
     println!("\n## W2 churn: {CHURN} × (cancel a random timer + insert a new one) (ns per pair)\n");
