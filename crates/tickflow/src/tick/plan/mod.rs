@@ -152,6 +152,8 @@ impl<'a> Iterator for Runs<'a> {
 
 /// Positions inside a group take the low bits of a rank.
 const POSITION_BITS: u32 = 28;
+/// The position bits of a rank.
+pub(crate) const POSITION_MASK: u32 = (1 << POSITION_BITS) - 1;
 
 /// The group (index) of a rank.
 pub(crate) fn group_of(rank: u32) -> usize {

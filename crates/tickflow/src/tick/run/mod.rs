@@ -35,7 +35,7 @@ use rustc_hash::FxHashSet;
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
 use super::interval::IntervalClock;
-use super::plan::{group_of, DueInterval, Placed, Plan};
+use super::plan::{group_of, DueInterval, Placed, Plan, POSITION_MASK};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::Timers;
@@ -306,7 +306,8 @@ impl<C: 'static> TickFunctions<C> {
     /// check turns the second away). Their check records and callbacks, at random places
     /// among the every-frame functions, are fetched ahead as the group runs (`exec_due`).
     fn file_due(&mut self) {
-        keys::sort_by_rank(&mut self.keys, &mut self.scratch);
+        // Each group's functions go to its own list: only the position decides the order.
+        keys::sort_by_rank(&mut self.keys, &mut self.scratch, POSITION_MASK);
         for key in self.keys.drain(..) {
             let (rank, slot) = ((key >> 32) as u32, key as u32);
             let cool = &self.graph.cool[slot as usize];
