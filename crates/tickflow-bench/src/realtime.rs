@@ -302,10 +302,12 @@ pub fn run(opts: &Options) {
             println!("    {name:16} {p50:8.1} {p99:8.1} {max:9.1} {cpu:6.1}%   ({calls}, {early})");
             first.push((cpu, p99));
         }
+        // tickflow, the naive heap and naive + closures: the rows the ratios compare.
+        const PAIRED: [usize; 3] = [0, 2, 3];
         let rounds = if quick { 1 } else { 3 };
-        let mut rows = vec![[first[0], first[2], first[3]]];
+        let mut rows = vec![PAIRED.map(|i| first[i])];
         for round in 2..=rounds {
-            let row = [0, 2, 3].map(|i| {
+            let row = PAIRED.map(|i| {
                 let ((_, p99, _, _, early), cpu) = measure(workloads[i].1);
                 assert_eq!(early, 0, "{} called a timer early", workloads[i].0);
                 (cpu, p99)
@@ -317,11 +319,10 @@ pub fn run(opts: &Options) {
             );
             rows.push(row);
         }
-        let ratio = |k: usize| {
-            let r: Vec<f64> = rows.iter().map(|x| x[0].0 / x[k].0.max(1e-9)).collect();
-            (crate::median(r.clone()), r)
-        };
-        let ((naive, each), (closures, _)) = (ratio(1), ratio(2));
+        let ratios =
+            |k: usize| -> Vec<f64> { rows.iter().map(|x| x[0].0 / x[k].0.max(1e-9)).collect() };
+        let each = ratios(1);
+        let (naive, closures) = (crate::median(each.clone()), crate::median(ratios(2)));
         let p99_under = rows.iter().filter(|x| x[0].1 <= x[1].1).count();
         println!(
             "    tickflow / naive heap: CPU {naive:.2}x (median of {rounds} rounds: {}; default \

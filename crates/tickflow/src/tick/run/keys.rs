@@ -13,10 +13,10 @@
 const SMALL: usize = 32;
 
 /// Sorts `keys` by the bits `mask` keeps of their high 32 bits (keys equal there in any
-/// order); `scratch` is reused. The passes cover just the bits in which some keys differ, in as few
-/// passes of at most 8 bits as they need, each as narrow as it can be: a frame's due
-/// functions differ in the low 10–12 bits of their ranks, two passes of 5 or 6 bits, each
-/// counting into 32 or 64 buckets instead of 256.
+/// order); `scratch` is reused. The passes cover just the span of bits in which some keys
+/// differ, in as few passes of at most 8 bits as it needs, each as narrow as it can be: a
+/// frame's due functions differ in the low 10–12 bits of their positions, two passes of 5 or
+/// 6 bits, counting into 32 or 64 buckets instead of 256.
 pub(super) fn sort_by_rank(keys: &mut Vec<u64>, scratch: &mut Vec<u64>, mask: u32) {
     if keys.len() <= SMALL {
         keys.sort_unstable_by_key(|&k| (k >> 32) as u32 & mask);

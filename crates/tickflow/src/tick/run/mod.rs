@@ -304,7 +304,7 @@ impl<C: 'static> TickFunctions<C> {
     /// records mispredicted its branches (11 ns per function; of `u64` keys, 5.5). Ranks
     /// are unique (a stale duplicate of a function shares its rank and slot; the last-run
     /// check turns the second away). Their check records and callbacks, at random places
-    /// among the every-frame functions, are fetched ahead as the group runs (`exec_due`).
+    /// among the every-frame functions, are fetched ahead as the group runs (`exec`).
     fn file_due(&mut self) {
         // Each group's functions go to its own list: only the position decides the order.
         keys::sort_by_rank(&mut self.keys, &mut self.scratch, POSITION_MASK);
