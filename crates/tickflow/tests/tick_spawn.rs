@@ -239,3 +239,76 @@ fn a_calls_changes_land_before_the_next_call() {
     );
     assert!(!sched.ticks().is_enabled(h));
 }
+
+/// A frame walks a group's functions by position: every call sees its own handle, a function
+/// removed earlier in the frame never runs, nor does one disabled then, and a function that
+/// takes the removed one's slot (same index, new tag) runs as itself, in this frame and the
+/// next, when the group is laid out again.
+#[test]
+fn a_reused_slot_runs_as_its_new_function() {
+    use std::sync::{Arc, Mutex};
+    type Seen = Arc<Mutex<Vec<(&'static str, TickHandle)>>>;
+    fn logger(name: &'static str, seen: &Seen) -> impl FnMut(&mut Game, &mut TickCx<'_, Game>) {
+        let seen = seen.clone();
+        move |_, cx| seen.lock().unwrap().push((name, cx.handle()))
+    }
+    let seen: Seen = Arc::default();
+    let mut sched = Scheduler::new();
+    let names = ["a", "b", "c", "d", "e"];
+    // "a" removes "b" and disables "d"; "c" adds "new" once the removal is in, so that the
+    // new function takes the slot "b" freed.
+    let victims: Arc<Mutex<Vec<TickHandle>>> = Arc::default();
+    let added: Arc<Mutex<Option<TickHandle>>> = Arc::default();
+    let mut handles = Vec::new();
+    for name in names {
+        let (v, new, s) = (victims.clone(), added.clone(), seen.clone());
+        let mut log = logger(name, &seen);
+        let h = sched
+            .ticks()
+            .add(TickSettings::named(name), move |g: &mut Game, cx| {
+                log(g, cx);
+                if cx.clocks().frame() != 2 {
+                    return;
+                }
+                let v = v.lock().unwrap();
+                if name == "a" {
+                    assert!(cx.commands().ticks().remove(v[0]));
+                    assert!(cx.commands().ticks().set_enabled(v[1], false));
+                } else if name == "c" {
+                    let t = cx.commands().ticks();
+                    *new.lock().unwrap() =
+                        Some(t.add(TickSettings::named("new"), logger("new", &s)));
+                }
+            });
+        handles.push(h);
+    }
+    victims.lock().unwrap().extend([handles[1], handles[3]]);
+    let mut g = game(&sched);
+    let mut frame = |sched: &mut Scheduler<Game>| {
+        sched.tick(secs(0.1), &mut g);
+        std::mem::take(&mut *seen.lock().unwrap())
+    };
+    let all: Vec<_> = names.into_iter().zip(handles.iter().copied()).collect();
+    assert_eq!(frame(&mut sched), all);
+    let second = frame(&mut sched);
+    let new = added.lock().unwrap().expect("added in frame 2");
+    let index = |h: TickHandle| format!("{h:?}").split('v').next().unwrap().to_string();
+    assert_eq!(
+        index(new),
+        index(handles[1]),
+        "the new function took b's slot"
+    );
+    assert_ne!(new, handles[1]);
+    let expected = vec![
+        ("a", handles[0]),
+        ("c", handles[2]),
+        ("e", handles[4]),
+        ("new", new),
+    ];
+    assert_eq!(second, expected);
+    assert_eq!(
+        frame(&mut sched),
+        expected,
+        "laid out again, the same calls"
+    );
+}

@@ -2,6 +2,9 @@
 //! cooldown record, and laid out in plan order when the plan is rebuilt (the runner moves the
 //! callbacks alike, so that a frame reads both in memory order).
 
+use std::num::NonZeroU32;
+use std::ops::Range;
+
 use super::{Hot, TickGraph};
 use crate::tick::TickHandle;
 
@@ -23,12 +26,26 @@ impl<C> TickGraph<C> {
         self.hot.get_mut(p as usize)
     }
 
+    /// The check records at positions `r` and the slots of their functions: a laid-out
+    /// lane's part, for the frame to walk (`None` past the end).
+    pub(crate) fn laid_mut(&mut self, r: Range<usize>) -> Option<(&mut [Hot], &[u32])> {
+        Some((self.hot.get_mut(r.clone())?, self.slot_at.get(r)?))
+    }
+
+    /// The live function at position `p`, with `p`.
+    pub(crate) fn placed_at(&self, p: u32) -> Option<(TickHandle, u32)> {
+        let i = p as usize;
+        let tag = NonZeroU32::new(self.hot.get(i)?.gen)?;
+        Some((TickHandle::new(*self.slot_at.get(i)?, tag), p))
+    }
+
     /// Puts the check records in the order of `order` (live slots; others are skipped), then
     /// every other live function in slot order. Returns, for each new position, the old one,
     /// for the runner to move the callbacks alike.
     pub(crate) fn reorder(&mut self, order: impl Iterator<Item = u32>) -> Vec<u32> {
         let mut from = Vec::with_capacity(self.live);
         let mut hot = Vec::with_capacity(self.live);
+        let mut slots = Vec::with_capacity(self.live);
         let mut placed = vec![false; self.nodes.len()];
         for slot in order.chain(0..self.nodes.len() as u32) {
             let i = slot as usize;
@@ -37,10 +54,12 @@ impl<C> TickGraph<C> {
                 let cool = &mut self.cool[i];
                 from.push(cool.pos);
                 hot.push(self.hot[cool.pos as usize]);
+                slots.push(slot);
                 cool.pos = (hot.len() - 1) as u32;
             }
         }
         self.hot = hot;
+        self.slot_at = slots;
         from
     }
 }

@@ -117,6 +117,10 @@ pub(crate) struct TickGraph<C> {
     /// plan is rebuilt. The callbacks sit at the same positions in `TickFunctions`; a slot's
     /// position is in its cooldown record.
     pub(crate) hot: Vec<Hot>,
+    /// The slot (handle index) of the function at each position, beside `hot`: a frame walking
+    /// a laid-out lane by position makes each function's handle from these two. A freed
+    /// position keeps its old slot (its check record says it is free).
+    slot_at: Vec<u32>,
     /// Cooldowns by slot (see `Cooldown`).
     pub(crate) cool: Vec<Cooldown>,
     alloc: SharedAlloc,
@@ -168,6 +172,7 @@ impl<C> TickGraph<C> {
         TickGraph {
             nodes: Vec::new(),
             hot: Vec::new(),
+            slot_at: Vec::new(),
             cool: Vec::new(),
             alloc,
             next_seq: 0,
@@ -284,6 +289,7 @@ impl<C> TickGraph<C> {
             flags: self.nodes[i].as_ref().expect("just set").flags(),
             last_run: 0,
         });
+        self.slot_at.push(h.index());
         self.cool[i].pos = p;
         self.events.push(BodyEvent::Insert(p, body));
         self.mark_changed();

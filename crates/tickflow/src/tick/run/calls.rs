@@ -1,33 +1,18 @@
 //! The per-call path: lists of functions run in order, serial callbacks called in place on
-//! the game thread, parallel ones taken out into batches for the worker pool.
+//! the game thread, parallel ones taken out into batches for the worker pool. The fast walk
+//! of plain serial functions is `fast.rs`; every other call comes here (`run_one`).
 
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::fast::must_settle;
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::interval::{next_due, IntervalClock};
-use crate::tick::plan::Placed;
+use crate::tick::plan::{LaneRun, Placed};
 use crate::tick::{Deferred, TickCall, TickCx, TickGroup, TickHandle};
 use crate::time::{Clocks, Span};
-
-/// Where the fast path stopped.
-enum Next {
-    Done,
-    /// A call changed the graph or queued commands: settle before the next call.
-    Settle,
-    /// This function needs the full path.
-    Slow(Placed),
-}
-
-/// After a call: it changed the graph, or something waits for the commands hook (one flag
-/// for both, see `TickFunctions::new`).
-#[inline(always)]
-fn must_settle(wake: &AtomicBool) -> bool {
-    wake.load(Ordering::Acquire)
-}
 
 impl<C: 'static> TickFunctions<C> {
     /// Runs lists of functions in order, each list followed by one more function (a due
@@ -44,16 +29,19 @@ impl<C: 'static> TickFunctions<C> {
         env: &mut Env<'_, C>,
     ) -> usize
     where
-        I: Iterator<Item = (&'l [Placed], Option<Placed>)>,
+        I: Iterator<Item = (LaneRun<'l>, Option<Placed>)>,
     {
         let mut ran = 0;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            while let Some((list, then)) = lists.next() {
+            while let Some((run, then)) = lists.next() {
                 if let Some((h, p)) = upcoming(&lists) {
                     self.prefetch_at(h, p);
                 }
-                if !list.is_empty() {
-                    self.run_list(list, group, env, &mut ran);
+                if !run.laid.is_empty() {
+                    self.run_laid(run.laid, group, env, &mut ran);
+                }
+                if !run.placed.is_empty() {
+                    self.run_list(run.placed, group, env, &mut ran);
                 }
                 // A due function removed since the drain fails `run_one`'s tag check.
                 if let Some(e) = then {
@@ -83,102 +71,15 @@ impl<C: 'static> TickFunctions<C> {
         }
     }
 
-    fn run_list(
+    /// One function on the full path: every check, interval and dilation bookkeeping, a
+    /// parallel function queued into the batch.
+    pub(super) fn run_one(
         &mut self,
-        list: &[Placed],
+        (h, p): Placed,
         group: TickGroup,
         env: &mut Env<'_, C>,
         ran: &mut usize,
     ) {
-        let mut list = list.iter();
-        loop {
-            let next = if self.jobs.is_empty() {
-                self.run_fast(&mut list, group, env, ran)
-            } else {
-                list.next().map_or(Next::Done, |&e| Next::Slow(e))
-            };
-            match next {
-                Next::Done => break,
-                Next::Settle => self.after_call(env),
-                Next::Slow(h) => self.run_one(h, group, env, ran),
-            }
-        }
-    }
-
-    /// Runs serial functions without interval or dilation, one `TickCx` for all, until the
-    /// list ends, a call changed something (`Settle`), or a function needs the full path.
-    /// No parallel batch is queued meanwhile (the caller checks), so none needs flushing.
-    /// Functions run are counted from how far the list moved less those skipped, so the loop
-    /// keeps no counter across the call.
-    #[inline]
-    fn run_fast(
-        &mut self,
-        list: &mut std::slice::Iter<'_, Placed>,
-        group: TickGroup,
-        env: &mut Env<'_, C>,
-        ran: &mut usize,
-    ) -> Next {
-        let frame = self.frame;
-        // Runnable on the fast path: enabled, neither slow nor parallel and, while paused,
-        // ticking when paused. Not paused, both clocks moved alike (else the unpaused ones
-        // take the full path to get their own delta).
-        let clocks = env.clocks;
-        let (game, unpaused) = (
-            IntervalClock::Game.delta(clocks),
-            IntervalClock::Unpaused.delta(clocks),
-        );
-        let mut mask = ENABLED | SLOW | PARALLEL;
-        let mut want = ENABLED;
-        if self.paused {
-            (mask, want) = (mask | WHEN_PAUSED, want | WHEN_PAUSED);
-        } else if game != unpaused {
-            // Not reached while `Clocks::advanced` moves the unpaused clock with the game
-            // clock; kept as a guard (a constant mask measured 2 instructions more per call).
-            mask |= WHEN_PAUSED;
-        }
-        let bodies = &mut self.bodies;
-        let wake = env.wake;
-        let start = list.len();
-        let mut skipped = 0;
-        let call = TickCall {
-            dt: Span::from_flicks(if self.paused { unpaused } else { game }),
-            group,
-            handle: TickHandle::default(),
-        };
-        let mut cx = TickCx::new(clocks, &mut *env.timers, call);
-        let hot_list = &mut self.graph.hot;
-        while let Some(&(h, p)) = list.next() {
-            let i = p as usize;
-            let Some(hot) = hot_list.get_mut(i) else {
-                skipped += 1;
-                continue;
-            };
-            if hot.gen != h.tag().get() || hot.last_run == frame {
-                skipped += 1;
-                continue;
-            }
-            if hot.flags & mask != want {
-                *ran += start - list.len() - skipped - 1;
-                return Next::Slow((h, p));
-            }
-            hot.last_run = frame;
-            let Some(Some(Body::Serial(f))) = bodies.get_mut(i) else {
-                continue;
-            };
-            cx.kind_mut().handle = h;
-            f(env.ctx, &mut cx);
-            if must_settle(wake) {
-                *ran += start - list.len() - skipped;
-                return Next::Settle;
-            }
-        }
-        *ran += start - skipped;
-        Next::Done
-    }
-
-    /// One function on the full path: every check, interval and dilation bookkeeping, a
-    /// parallel function queued into the batch.
-    fn run_one(&mut self, (h, p): Placed, group: TickGroup, env: &mut Env<'_, C>, ran: &mut usize) {
         let (frame, paused) = (self.frame, self.paused);
         let i = p as usize;
         let Some(hot) = self.graph.hot.get_mut(i) else {
@@ -276,7 +177,7 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Between two calls: takes in what the call changed, and applies queued commands.
     #[inline(never)]
-    fn after_call(&mut self, env: &mut Env<'_, C>) {
+    pub(super) fn after_call(&mut self, env: &mut Env<'_, C>) {
         self.settle();
         (env.after_call)(self, env.timers);
         self.settle();

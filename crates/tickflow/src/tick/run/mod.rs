@@ -10,18 +10,22 @@
 //!   function that removed itself is dropped once it returned.
 //! - Positions follow the plan: when it is rebuilt, the functions that run every frame are
 //!   laid out in run order, so that a frame reads check records and callbacks in memory order
-//!   (`lay_out`); positions never change during a frame.
+//!   (`lay_out`), by position alone (`Lane`); positions never change during a frame, and a
+//!   freed one is never reused before the next layout.
 //! - The per-call path is lean on purpose (it is most of a frame with many functions): one
-//!   16-byte check record, the call, and one test of one flag after it (`wake`: raised by a
+//!   16-byte check record and the function's slot, the call, and one test of one flag after it (`wake`: raised by a
 //!   change to the graph and by the scheduler's command queue alike); `catch_unwind` is paid
 //!   once per list, not per call.
 //! - Parallel callbacks are taken out for their batch and put back only if their function is
 //!   still registered under the same generation, so none is ever reachable twice.
-//! - Every list entry is a full handle with its position: a slot reused during the frame gets
-//!   a new position and another tag, so it is never run in the old function's place.
+//! - Every list entry is a full handle with its position, and a laid-out position makes its
+//!   function's handle from the check record's tag and the slot beside it: a slot reused
+//!   during the frame gets a new position and another tag, so it is never run in the old
+//!   function's place.
 //! - A panic in a callback puts everything back (`recover`) before it travels on.
 
 mod calls;
+mod fast;
 mod keys;
 mod moved;
 mod spawned;
@@ -35,7 +39,7 @@ use rustc_hash::FxHashSet;
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
 use super::interval::IntervalClock;
-use super::plan::{group_of, DueInterval, Placed, Plan, POSITION_MASK};
+use super::plan::{group_of, DueInterval, LaneRun, Placed, Plan, POSITION_MASK};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::Timers;
@@ -348,7 +352,12 @@ impl<C: 'static> TickFunctions<C> {
         due.clear();
         self.due[gi] = due; // kept for its capacity
         let spawned = mem::take(&mut self.spawned_in[gi]);
-        ran += self.exec(std::iter::once((&spawned[..], None)), |_| None, g, env);
+        ran += self.exec(
+            std::iter::once((LaneRun::placed(&spawned), None)),
+            |_| None,
+            g,
+            env,
+        );
         self.finish_group(g, env);
         ran
     }
@@ -368,7 +377,7 @@ impl<C: 'static> TickFunctions<C> {
                 return (ran, passes, held);
             }
             ran += self.exec(
-                std::iter::once((&list[..], None)),
+                std::iter::once((LaneRun::placed(&list), None)),
                 |_| None,
                 TickGroup::LastDemotable,
                 env,

@@ -1,0 +1,219 @@
+//! The fast path: serial functions without interval or dilation run one after another with
+//! one `TickCx`, from a laid-out lane's consecutive positions or from a list; a function that
+//! needs more leaves for the full path (`calls.rs`).
+
+use std::num::NonZeroU32;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{Env, TickFunctions};
+use crate::tick::body::Body;
+use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
+use crate::tick::interval::IntervalClock;
+use crate::tick::plan::Placed;
+use crate::tick::{TickCall, TickCx, TickGroup, TickHandle};
+use crate::time::{Clocks, Span};
+
+/// Where the fast path stopped.
+enum Next {
+    Done,
+    /// A call changed the graph or queued commands: settle before the next call.
+    Settle,
+    /// This function needs the full path.
+    Slow(Placed),
+}
+
+/// After a call: it changed the graph, or something waits for the commands hook (one flag
+/// for both, see `TickFunctions::new`).
+#[inline(always)]
+pub(super) fn must_settle(wake: &AtomicBool) -> bool {
+    wake.load(Ordering::Acquire)
+}
+
+impl<C: 'static> TickFunctions<C> {
+    /// Runs functions at consecutive positions (a laid-out lane's part).
+    pub(super) fn run_laid(
+        &mut self,
+        mut laid: Range<u32>,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) {
+        loop {
+            let next = if self.jobs.is_empty() {
+                self.run_fast_laid(&mut laid, group, env, ran)
+            } else {
+                match laid.next() {
+                    None => Next::Done,
+                    Some(p) => match self.graph.placed_at(p) {
+                        Some(e) => Next::Slow(e),
+                        None => continue, // freed since the plan was made
+                    },
+                }
+            };
+            match next {
+                Next::Done => break,
+                Next::Settle => self.after_call(env),
+                Next::Slow(e) => self.run_one(e, group, env, ran),
+            }
+        }
+    }
+
+    pub(super) fn run_list(
+        &mut self,
+        list: &[Placed],
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) {
+        let mut list = list.iter();
+        loop {
+            let next = if self.jobs.is_empty() {
+                self.run_fast(&mut list, group, env, ran)
+            } else {
+                list.next().map_or(Next::Done, |&e| Next::Slow(e))
+            };
+            match next {
+                Next::Done => break,
+                Next::Settle => self.after_call(env),
+                Next::Slow(h) => self.run_one(h, group, env, ran),
+            }
+        }
+    }
+
+    /// What the fast path runs (`(mask, want)` on a check record's flags: enabled, neither
+    /// slow nor parallel and, while paused, ticking when paused; not paused, both clocks moved
+    /// alike, else the unpaused ones take the full path to get their own delta) and the call
+    /// they share.
+    #[inline]
+    fn fast_path(&self, group: TickGroup, clocks: &Clocks) -> (u8, u8, TickCall) {
+        let (game, unpaused) = (
+            IntervalClock::Game.delta(clocks),
+            IntervalClock::Unpaused.delta(clocks),
+        );
+        let mut mask = ENABLED | SLOW | PARALLEL;
+        let mut want = ENABLED;
+        if self.paused {
+            (mask, want) = (mask | WHEN_PAUSED, want | WHEN_PAUSED);
+        } else if game != unpaused {
+            // Not reached while `Clocks::advanced` moves the unpaused clock with the game
+            // clock; kept as a guard (a constant mask measured 2 instructions more per call).
+            mask |= WHEN_PAUSED;
+        }
+        let call = TickCall {
+            dt: Span::from_flicks(if self.paused { unpaused } else { game }),
+            group,
+            handle: TickHandle::default(),
+        };
+        (mask, want, call)
+    }
+
+    /// [`run_fast`](Self::run_fast) over consecutive positions: each function's check record,
+    /// slot and callback are read in memory order, with no list entry and no bounds check per
+    /// function. A free position (a function removed since the plan was made) and a disabled
+    /// function are skipped here, as the full path would skip them.
+    #[inline]
+    fn run_fast_laid(
+        &mut self,
+        laid: &mut Range<u32>,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) -> Next {
+        let frame = self.frame;
+        let (mask, want, call) = self.fast_path(group, env.clocks);
+        let (a, b) = (laid.start as usize, laid.end as usize);
+        let wake = env.wake;
+        let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
+        let (Some((hots, slots)), Some(bodies)) =
+            (self.graph.laid_mut(a..b), self.bodies.get_mut(a..b))
+        else {
+            // Positions always exist (a lane is laid out over live ones, and positions are
+            // never taken away during a frame); kept safe: the full path checks each one.
+            *laid = b as u32..b as u32;
+            return Next::Done;
+        };
+        let mut skipped = 0;
+        let records = hots.iter_mut().zip(slots).zip(bodies.iter_mut());
+        for (k, ((hot, &slot), body)) in records.enumerate() {
+            if hot.last_run == frame {
+                skipped += 1;
+                continue;
+            }
+            let tag = NonZeroU32::new(hot.gen);
+            if hot.flags & mask != want {
+                if let (Some(tag), true) = (tag, hot.flags & ENABLED != 0) {
+                    laid.start = (a + k + 1) as u32;
+                    *ran += k - skipped;
+                    return Next::Slow((TickHandle::new(slot, tag), (a + k) as u32));
+                }
+                skipped += 1;
+                continue;
+            }
+            hot.last_run = frame;
+            let (Some(Body::Serial(f)), Some(tag)) = (body, tag) else {
+                continue;
+            };
+            cx.kind_mut().handle = TickHandle::new(slot, tag);
+            f(env.ctx, &mut cx);
+            if must_settle(wake) {
+                laid.start = (a + k + 1) as u32;
+                *ran += k + 1 - skipped;
+                return Next::Settle;
+            }
+        }
+        *laid = b as u32..b as u32;
+        *ran += (b - a) - skipped;
+        Next::Done
+    }
+
+    /// Runs serial functions without interval or dilation, one `TickCx` for all, until the
+    /// list ends, a call changed something (`Settle`), or a function needs the full path.
+    /// No parallel batch is queued meanwhile (the caller checks), so none needs flushing.
+    /// Functions run are counted from how far the list moved less those skipped, so the loop
+    /// keeps no counter across the call.
+    #[inline]
+    fn run_fast(
+        &mut self,
+        list: &mut std::slice::Iter<'_, Placed>,
+        group: TickGroup,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) -> Next {
+        let frame = self.frame;
+        let (mask, want, call) = self.fast_path(group, env.clocks);
+        let bodies = &mut self.bodies;
+        let wake = env.wake;
+        let start = list.len();
+        let mut skipped = 0;
+        let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
+        let hot_list = &mut self.graph.hot;
+        while let Some(&(h, p)) = list.next() {
+            let i = p as usize;
+            let Some(hot) = hot_list.get_mut(i) else {
+                skipped += 1;
+                continue;
+            };
+            if hot.gen != h.tag().get() || hot.last_run == frame {
+                skipped += 1;
+                continue;
+            }
+            if hot.flags & mask != want {
+                *ran += start - list.len() - skipped - 1;
+                return Next::Slow((h, p));
+            }
+            hot.last_run = frame;
+            let Some(Some(Body::Serial(f))) = bodies.get_mut(i) else {
+                continue;
+            };
+            cx.kind_mut().handle = h;
+            f(env.ctx, &mut cx);
+            if must_settle(wake) {
+                *ran += start - list.len() - skipped;
+                return Next::Settle;
+            }
+        }
+        *ran += start - skipped;
+        Next::Done
+    }
+}
