@@ -154,3 +154,37 @@ fn long_chains_do_not_overflow_the_stack() {
     assert_eq!(plan.always[0].len(), 100_000);
     assert_eq!(g.name_of(plan.always[0].handles().next().unwrap()), "99999");
 }
+
+proptest::proptest! {
+    /// A lane's runs, cut anywhere, cover its entries once each and in order: the laid-out
+    /// part by position (consecutive from the first entry, as far as they go), the rest with
+    /// the positions the entries carry.
+    #[test]
+    fn runs_cover_the_lane_in_order(
+        laid in 0usize..20,
+        rest in proptest::collection::vec(0u32..1000, 0..10),
+        first in 0u32..1000,
+        mut cuts in proptest::collection::vec(0u32..40, 0..8),
+    ) {
+        let positions: Vec<u32> = (0..laid as u32).map(|i| first + i).chain(rest).collect();
+        let mut lane = Lane::default();
+        for (i, _) in positions.iter().enumerate() {
+            lane.push(TickHandle::new(i as u32, NonZeroU32::MIN), NO_POS);
+        }
+        lane.locate(|h| Some(positions[h.index() as usize]));
+        cuts.sort_unstable();
+        let due: Vec<DueInterval> = (cuts.iter())
+            .map(|&cut| DueInterval { cut, at: (TickHandle::default(), NO_POS) })
+            .collect();
+        let mut walked = Vec::new();
+        let mut runs = 0;
+        for (run, then) in lane.runs(&due) {
+            walked.extend(run.laid.clone());
+            walked.extend(run.placed.iter().map(|&(_, p)| p));
+            runs += 1;
+            proptest::prop_assert_eq!(then.is_some(), runs <= due.len());
+        }
+        proptest::prop_assert_eq!(runs, due.len() + 1);
+        proptest::prop_assert_eq!(walked, positions);
+    }
+}
