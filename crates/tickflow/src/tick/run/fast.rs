@@ -59,6 +59,8 @@ impl<C: 'static> TickFunctions<C> {
         }
     }
 
+    /// Runs a list of functions with their positions. (The same loop as `run_laid`'s: one
+    /// `drive` taking the fast walk as a closure measured 8 % slower on S1 at 1e3.)
     pub(super) fn run_list(
         &mut self,
         list: &[Placed],
