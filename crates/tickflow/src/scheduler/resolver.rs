@@ -8,14 +8,14 @@ use crate::format::RestoreError;
 use crate::latent::{Completion, LatentAction, LatentInfo, SavedAction};
 use crate::tick::{TickBody, TickInfo};
 use crate::tickable::{Tickable, TickableInfo};
+use crate::time::Span;
 use crate::timer::{
-    Callback, CancelHook, TimerCallback, TimerInfo, TimerManager, TimerSnapshot, Timers,
+    Callback, CancelHook, DurableLoad, DurableTimer, LoadReport, TimerCallback, TimerInfo,
+    TimerManager, TimerSnapshot, Timers,
 };
 
-#[cfg(doc)]
-use crate::snapshot::{sync_test, SchedulerSnapshot};
-
-/// Binds callbacks again when a [`SchedulerSnapshot`] is restored.
+/// Binds callbacks again when a [`SchedulerSnapshot`](crate::snapshot::SchedulerSnapshot) is
+/// restored.
 ///
 /// Most games need no implementation of their own: a [`Registry`](crate::snapshot::Registry) of
 /// callbacks by name is one. Implement it for keys a name table cannot hold (callbacks
@@ -64,12 +64,12 @@ pub trait Resolver<C> {
         None
     }
 
-    /// Called by [`sync_test`] after each restore with the restored scheduler and the copy of
-    /// the context it will run: a context that holds something of its scheduler's (a
-    /// [`Commands`](crate::scheduler::Commands) it hands to other threads, say) points it at
-    /// the restored one here; callbacks need nothing of the kind, their `cx.commands()`
-    /// reaches the scheduler that runs them. Your own rollback loop does the same after
-    /// [`Scheduler::restore`]. The default does nothing.
+    /// Called by [`sync_test`](crate::snapshot::sync_test) after each restore with the restored
+    /// scheduler and the copy of the context it will run: a context that holds something of
+    /// its scheduler's (a [`Commands`](crate::scheduler::Commands) it hands to other threads,
+    /// say) points it at the restored one here; callbacks need nothing of the kind, their
+    /// `cx.commands()` reaches the scheduler that runs them. Your own rollback loop does the
+    /// same after [`Scheduler::restore`]. The default does nothing.
     fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
         let _ = (sched, ctx);
     }
@@ -97,6 +97,49 @@ impl<C: 'static> TimerManager<C> {
         let timers =
             Timers::restore_with(snap, &mut |info, hooked| bind_timer(resolver, info, hooked))?;
         Ok(TimerManager::from_timers(timers))
+    }
+}
+
+// The durable loads take a resolver here, beside the restore, so that the timer layer below
+// needs nothing of the scheduler's: it binds through a closure (`BindTimer`).
+
+impl<C: 'static> Timers<C> {
+    /// Sets durable timers again from rows a store kept, binding each callback with
+    /// `resolver` (as a restore does, by name: a [`Registry`](crate::snapshot::Registry)).
+    ///
+    /// `saved` is the reading of each clock (in [`Domain`](crate::time::Domain) order, raw units) when the rows were
+    /// last written; `offline` is how long nothing ran since (wall-clock time; a store measures
+    /// it). Each timer's countdown is moved from `saved` to this manager's clocks, so one with
+    /// 2 s left has 2 s left here; then its [`Offline`](crate::timer::Offline) policy decides what `offline` does.
+    /// Rows are set in `seq` order, after every timer this manager has (which win ties). A row
+    /// whose key a live durable timer holds replaces it.
+    ///
+    /// All or nothing: every row is checked and every callback bound before any timer is set;
+    /// an error names the row (its owner and name) and what is wrong with it. Between ticks.
+    pub fn load_durable(
+        &mut self,
+        rows: Vec<DurableTimer>,
+        saved: [u64; 3],
+        offline: Span,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<LoadReport, RestoreError> {
+        self.load_durable_with(rows, saved, offline, &mut |info| resolver.timer(info))
+    }
+}
+
+impl<C: 'static> DurableLoad<'_, C> {
+    /// Checks, binds and sets `rows` (in any order; each keeps its place in set order).
+    ///
+    /// # Errors
+    ///
+    /// A damaged or unbound row, or a key that an earlier row of the load had: the manager is
+    /// empty again (as it was before the load), and every later `add` fails too.
+    pub fn add(
+        &mut self,
+        rows: Vec<DurableTimer>,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<(), RestoreError> {
+        self.add_with(rows, &mut |info| resolver.timer(info))
     }
 }
 

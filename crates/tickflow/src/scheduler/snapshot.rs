@@ -272,7 +272,7 @@ impl<C: 'static> Scheduler<C> {
         snap.timers = snap.timers.at_clocks([game, real, frame], frame);
         snap.ticks = snap.ticks.at_clock(game);
         snap.latent = snap.latent.at_frame(frame);
-        let (sched, _) = Scheduler::restore(&snap, &mut crate::snapshot::Registry::new())
+        let (sched, _) = Scheduler::restore(&snap, &mut super::registry::Registry::new())
             .expect("an empty scheduler at valid clocks restores");
         sched
     }

@@ -155,7 +155,7 @@ impl<C: 'static> TickFunctions<C> {
     }
 
     /// Unregisters every function of an owner.
-    pub(crate) fn remove_owner(&mut self, owner: crate::OwnerId) -> usize {
+    pub(crate) fn remove_owner(&mut self, owner: crate::owner::OwnerId) -> usize {
         let n = self.graph.remove_owner(owner);
         self.take_bodies();
         n

@@ -10,6 +10,10 @@
 //!   (a resume of a million timers spends about as long reading as setting). An error empties
 //!   the manager again, which is what "nothing changed" means for one that was empty.
 //!
+//! Both take a [`Resolver`](crate::scheduler::Resolver), as a restore does; those two methods
+//! are written beside it (`scheduler/resolver.rs`), and this file binds through a closure, so
+//! that the timer layer needs nothing of the scheduler's.
+//!
 //! Into an empty manager the rows keep their set-order numbers, so a timer the load did not
 //! change (a resumed clock, no offline time for it) needs no new row, and rows may come in any
 //! order: ties between timers due together are broken by these numbers, not by the order of
@@ -19,35 +23,28 @@ use super::durable::{DurablePhase, DurableTimer, LoadReport};
 use super::moved::MovedTimer;
 use super::snapshot::{ExtraRecord, Phase, TimerRecord};
 use crate::format::RestoreError;
-use crate::scheduler::Resolver;
 use crate::time::{Domain, Span};
 use crate::timer::slot::NEVER;
 use crate::timer::Offline;
-use crate::timer::{Callback, Timers};
+use crate::timer::{Callback, TimerCallback, TimerInfo, Timers};
+
+/// How a load binds a timer's callback from what the row says of the timer (a resolver's
+/// `timer`, handed down by the methods that take one).
+pub(crate) type BindTimer<'a, C> = &'a mut dyn FnMut(&TimerInfo) -> Option<TimerCallback<C>>;
 
 impl<C: 'static> Timers<C> {
-    /// Sets durable timers again from rows a store kept, binding each callback with
-    /// `resolver` (as a restore does, by name: a [`Registry`](crate::snapshot::Registry)).
-    ///
-    /// `saved` is the reading of each clock (in [`Domain`] order, raw units) when the rows were
-    /// last written; `offline` is how long nothing ran since (wall-clock time; a store measures
-    /// it). Each timer's countdown is moved from `saved` to this manager's clocks, so one with
-    /// 2 s left has 2 s left here; then its [`Offline`] policy decides what `offline` does.
-    /// Rows are set in `seq` order, after every timer this manager has (which win ties). A row
-    /// whose key a live durable timer holds replaces it.
-    ///
-    /// All or nothing: every row is checked and every callback bound before any timer is set;
-    /// an error names the row (its owner and name) and what is wrong with it. Between ticks.
-    pub fn load_durable(
+    /// [`load_durable`](Self::load_durable) with each timer's callback bound by `bind_cb` (the
+    /// resolver's `timer`; the method itself is beside the resolver, `scheduler/resolver.rs`).
+    pub(crate) fn load_durable_with(
         &mut self,
         mut rows: Vec<DurableTimer>,
         saved: [u64; 3],
         offline: Span,
-        resolver: &mut dyn Resolver<C>,
+        bind_cb: BindTimer<'_, C>,
     ) -> Result<LoadReport, RestoreError> {
         if self.slots.live() == 0 {
             let mut load = self.durable_loader(saved, offline)?;
-            load.add(rows, resolver)?;
+            load.add_with(rows, bind_cb)?;
             return Ok(load.finish());
         }
         self.assert_between_ticks("load_durable");
@@ -68,7 +65,7 @@ impl<C: 'static> Timers<C> {
                 planned.push(Err(row));
                 continue;
             };
-            let (moved, cb) = bind(row, &start, resolver)?;
+            let (moved, cb) = bind(row, &start, bind_cb)?;
             planned.push(Ok((moved, start.outcome, cb)));
         }
         let mut report = LoadReport::default();
@@ -174,16 +171,12 @@ impl<C: 'static> std::fmt::Debug for DurableLoad<'_, C> {
 }
 
 impl<C: 'static> DurableLoad<'_, C> {
-    /// Checks, binds and sets `rows` (in any order; each keeps its place in set order).
-    ///
-    /// # Errors
-    ///
-    /// A damaged or unbound row, or a key that an earlier row of the load had: the manager is
-    /// empty again (as it was before the load), and every later `add` fails too.
-    pub fn add(
+    /// [`add`](Self::add) with each timer's callback bound by `bind_cb` (see
+    /// `Timers::load_durable_with`).
+    pub(crate) fn add_with(
         &mut self,
         rows: Vec<DurableTimer>,
-        resolver: &mut dyn Resolver<C>,
+        bind_cb: BindTimer<'_, C>,
     ) -> Result<(), RestoreError> {
         if self.failed {
             return Err(RestoreError::corrupt(
@@ -192,7 +185,7 @@ impl<C: 'static> DurableLoad<'_, C> {
         }
         self.timers.reserve_durable(rows.len());
         for row in rows {
-            if let Err(e) = self.set(row, resolver) {
+            if let Err(e) = self.set(row, bind_cb) {
                 self.fail();
                 return Err(e);
             }
@@ -212,11 +205,7 @@ impl<C: 'static> DurableLoad<'_, C> {
         self.report
     }
 
-    fn set(
-        &mut self,
-        row: DurableTimer,
-        resolver: &mut dyn Resolver<C>,
-    ) -> Result<(), RestoreError> {
+    fn set(&mut self, row: DurableTimer, bind_cb: BindTimer<'_, C>) -> Result<(), RestoreError> {
         check(&row)?;
         let Some(start) = plan(&row, self.saved, self.offline) else {
             self.report.dropped += 1;
@@ -224,7 +213,7 @@ impl<C: 'static> DurableLoad<'_, C> {
             return Ok(());
         };
         let (seq, phase, time) = (row.seq as u32, row.phase, row.time);
-        let (moved, cb) = bind(row, &start, resolver)?;
+        let (moved, cb) = bind(row, &start, bind_cb)?;
         let t = &mut *self.timers;
         let held = t.journal.held();
         t.next_seq = seq;
@@ -363,7 +352,7 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<Start> {
 fn bind<C: 'static>(
     row: DurableTimer,
     start: &Start,
-    resolver: &mut dyn Resolver<C>,
+    bind_cb: BindTimer<'_, C>,
 ) -> Result<(MovedTimer, Callback<C>), RestoreError> {
     let extras = ExtraRecord {
         owner: Some(row.owner),
@@ -389,9 +378,7 @@ fn bind<C: 'static>(
     };
     let moved = MovedTimer::from_record(record, start.late);
     let info = moved.info();
-    let cb = resolver
-        .timer(&info)
-        .ok_or_else(|| crate::timer::unbound(&info))?;
+    let cb = bind_cb(&info).ok_or_else(|| crate::timer::unbound(&info))?;
     Ok((moved, Callback::from_box(cb)))
 }
 
