@@ -107,12 +107,13 @@ impl<C: 'static> Timers<C> {
     /// Sets durable timers again from rows a store kept, binding each callback with
     /// `resolver` (as a restore does, by name: a [`Registry`](crate::snapshot::Registry)).
     ///
-    /// `saved` is the reading of each clock (in [`Domain`](crate::time::Domain) order, raw units) when the rows were
-    /// last written; `offline` is how long nothing ran since (wall-clock time; a store measures
-    /// it). Each timer's countdown is moved from `saved` to this manager's clocks, so one with
-    /// 2 s left has 2 s left here; then its [`Offline`](crate::timer::Offline) policy decides what `offline` does.
-    /// Rows are set in `seq` order, after every timer this manager has (which win ties). A row
-    /// whose key a live durable timer holds replaces it.
+    /// `saved` is the reading of each clock (in [`Domain`](crate::time::Domain) order, raw
+    /// units) when the rows were last written; `offline` is how long nothing ran since
+    /// (wall-clock time; a store measures it). Each timer's countdown is moved from `saved` to
+    /// this manager's clocks, so one with 2 s left has 2 s left here; then its
+    /// [`Offline`](crate::timer::Offline) policy decides what `offline` does. Rows are set in
+    /// `seq` order, after every timer this manager has (which win ties). A row whose key a live
+    /// durable timer holds replaces it.
     ///
     /// All or nothing: every row is checked and every callback bound before any timer is set;
     /// an error names the row (its owner and name) and what is wrong with it. Between ticks.

@@ -10,8 +10,9 @@
 //! there. Removing a serial function that no function ever waited for leaves the others'
 //! order unchanged (popping it readies nothing), so its stale handle just stays in the lists
 //! (skipped: its position's check record is freed, and an entry's generation no longer
-//! matches), until stale entries pass a quarter of the plan and a rebuild compacts them. Ranks are `group << 28 | position`, so an appended function gets
-//! the next rank of its group.
+//! matches), until stale entries pass a quarter of the plan and a rebuild compacts them.
+//! Ranks are `group << 28 | position`, so an appended function gets the next rank of its
+//! group.
 //!
 //! Algorithm: one depth-first pass (explicit stack, so a chain of 100,000 prerequisites does
 //! not overflow) gives each enabled function its actual group, the latest of its own and its

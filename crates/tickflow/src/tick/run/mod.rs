@@ -13,9 +13,9 @@
 //!   (`lay_out`), by position alone (`Lane`); positions never change during a frame, and a
 //!   freed one is never reused before the next layout.
 //! - The per-call path is lean on purpose (it is most of a frame with many functions): one
-//!   16-byte check record and the function's slot, the call, and one test of one flag after it (`wake`: raised by a
-//!   change to the graph and by the scheduler's command queue alike); `catch_unwind` is paid
-//!   once per list, not per call.
+//!   16-byte check record and the function's slot, the call, and one test of one flag after
+//!   it (`wake`: raised by a change to the graph and by the scheduler's command queue alike);
+//!   `catch_unwind` is paid once per list, not per call.
 //! - Parallel callbacks are taken out for their batch and put back only if their function is
 //!   still registered under the same generation, so none is ever reachable twice.
 //! - Every list entry is a full handle with its position, and a laid-out position makes its
