@@ -36,6 +36,8 @@ impl HeapRec {
 /// and each level's two pairs are compared side by side, so the walk's chain of dependent
 /// loads is half as long; a node's children are 96 bytes, two cache lines fetched together.
 const ARITY: usize = 4;
+// `replace_top` compares its children as two pairs: it is written for four.
+const _: () = assert!(ARITY == 4);
 
 /// A min-heap of due records (the earliest first), four children per node.
 #[derive(Default)]

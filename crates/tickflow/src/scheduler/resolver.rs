@@ -101,7 +101,7 @@ impl<C: 'static> TimerManager<C> {
 }
 
 // The durable loads take a resolver here, beside the restore, so that the timer layer below
-// needs nothing of the scheduler's: it binds through a closure (`BindTimer`).
+// needs nothing of the scheduler's: it binds through the same closure a restore hands it.
 
 impl<C: 'static> Timers<C> {
     /// Sets durable timers again from rows a store kept, binding each callback with
@@ -124,7 +124,9 @@ impl<C: 'static> Timers<C> {
         offline: Span,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<LoadReport, RestoreError> {
-        self.load_durable_with(rows, saved, offline, &mut |info| resolver.timer(info))
+        self.load_durable_with(rows, saved, offline, &mut |info, hooked| {
+            bind_timer(resolver, info, hooked)
+        })
     }
 }
 
@@ -140,7 +142,7 @@ impl<C: 'static> DurableLoad<'_, C> {
         rows: Vec<DurableTimer>,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<(), RestoreError> {
-        self.add_with(rows, &mut |info| resolver.timer(info))
+        self.add_with(rows, &mut |info, hooked| bind_timer(resolver, info, hooked))
     }
 }
 

@@ -83,10 +83,9 @@ pub(crate) struct Plan {
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
     entries: Vec<Placed>,
-    /// The position of the first entry; with `laid`, entry `i < laid` sits at `first + i`.
-    first: u32,
-    /// How many entries from the start sit at consecutive positions (set by `locate`). A
-    /// function removed since keeps its entry and its position, whose check record is free.
+    /// How many entries from the start sit at consecutive positions from the first's (set by
+    /// `locate`). A function removed since keeps its entry and its position, whose check
+    /// record is free.
     laid: u32,
 }
 
@@ -111,8 +110,7 @@ impl Lane {
         for (h, p) in &mut self.entries {
             *p = pos_of(*h).unwrap_or(NO_POS);
         }
-        self.first = self.entries.first().map_or(0, |e| e.1);
-        let first = self.first;
+        let first = self.entries.first().map_or(0, |e| e.1);
         let laid = (self.entries.iter().zip(0u32..))
             .take_while(|&(&(_, p), i)| p != NO_POS && first.checked_add(i) == Some(p))
             .count();
@@ -136,10 +134,9 @@ impl Lane {
     fn run(&self, at: usize, end: usize) -> LaneRun<'_> {
         let cut = (self.laid as usize).clamp(at, end);
         // `first + laid` fits: the last laid position is below `NO_POS`.
-        let laid = if at < cut {
-            self.first + at as u32..self.first + cut as u32
-        } else {
-            0..0
+        let laid = match self.entries.first() {
+            Some(&(_, first)) if at < cut => first + at as u32..first + cut as u32,
+            _ => 0..0,
         };
         LaneRun {
             laid,

@@ -21,26 +21,23 @@
 
 use super::durable::{DurablePhase, DurableTimer, LoadReport};
 use super::moved::MovedTimer;
-use super::snapshot::{ExtraRecord, Phase, TimerRecord};
+use super::snapshot::{Bind, ExtraRecord, Phase, TimerRecord};
 use crate::format::RestoreError;
 use crate::time::{Domain, Span};
 use crate::timer::slot::NEVER;
 use crate::timer::Offline;
-use crate::timer::{Callback, TimerCallback, TimerInfo, Timers};
-
-/// How a load binds a timer's callback from what the row says of the timer (a resolver's
-/// `timer`, handed down by the methods that take one).
-pub(crate) type BindTimer<'a, C> = &'a mut dyn FnMut(&TimerInfo) -> Option<TimerCallback<C>>;
+use crate::timer::{Callback, Timers};
 
 impl<C: 'static> Timers<C> {
-    /// [`load_durable`](Self::load_durable) with each timer's callback bound by `bind_cb` (the
-    /// resolver's `timer`; the method itself is beside the resolver, `scheduler/resolver.rs`).
+    /// [`load_durable`](Self::load_durable) with each timer's callback bound by `bind_cb`, as a
+    /// restore binds (durable timers have no `on_cancel` hook; the method itself is beside the
+    /// resolver, `scheduler/resolver.rs`).
     pub(crate) fn load_durable_with(
         &mut self,
         mut rows: Vec<DurableTimer>,
         saved: [u64; 3],
         offline: Span,
-        bind_cb: BindTimer<'_, C>,
+        bind_cb: Bind<'_, C>,
     ) -> Result<LoadReport, RestoreError> {
         if self.slots.live() == 0 {
             let mut load = self.durable_loader(saved, offline)?;
@@ -176,7 +173,7 @@ impl<C: 'static> DurableLoad<'_, C> {
     pub(crate) fn add_with(
         &mut self,
         rows: Vec<DurableTimer>,
-        bind_cb: BindTimer<'_, C>,
+        bind_cb: Bind<'_, C>,
     ) -> Result<(), RestoreError> {
         if self.failed {
             return Err(RestoreError::corrupt(
@@ -205,7 +202,7 @@ impl<C: 'static> DurableLoad<'_, C> {
         self.report
     }
 
-    fn set(&mut self, row: DurableTimer, bind_cb: BindTimer<'_, C>) -> Result<(), RestoreError> {
+    fn set(&mut self, row: DurableTimer, bind_cb: Bind<'_, C>) -> Result<(), RestoreError> {
         check(&row)?;
         let Some(start) = plan(&row, self.saved, self.offline) else {
             self.report.dropped += 1;
@@ -352,7 +349,7 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<Start> {
 fn bind<C: 'static>(
     row: DurableTimer,
     start: &Start,
-    bind_cb: BindTimer<'_, C>,
+    bind_cb: Bind<'_, C>,
 ) -> Result<(MovedTimer, Callback<C>), RestoreError> {
     let extras = ExtraRecord {
         owner: Some(row.owner),
@@ -378,8 +375,8 @@ fn bind<C: 'static>(
     };
     let moved = MovedTimer::from_record(record, start.late);
     let info = moved.info();
-    let cb = bind_cb(&info).ok_or_else(|| crate::timer::unbound(&info))?;
-    Ok((moved, Callback::from_box(cb)))
+    let (cb, _) = bind_cb(&info, false).ok_or_else(|| crate::timer::unbound(&info))?;
+    Ok((moved, cb))
 }
 
 #[cfg(test)]
