@@ -85,6 +85,30 @@ impl Level {
         recs.release(&mut self.pool);
     }
 
+    /// Hands out the records of the occupied slots in `mask`, each wholly due, and empties
+    /// them: `f` gets each block of records with its slot's start time (slot `k` starts at
+    /// `window + (k << shift)`), slot by slot in order. Nothing moves and no buffer changes
+    /// hands, where taking each slot out and giving it back cost about a hundred instructions
+    /// a slot (with few timers, a slot that comes due holds one or two records).
+    pub(super) fn drain(
+        &mut self,
+        mask: u64,
+        window: u64,
+        shift: u32,
+        mut f: impl FnMut(&[Rec], u64),
+    ) {
+        let mut left = mask & self.occupied;
+        while left != 0 {
+            let k = left.trailing_zeros() as usize;
+            left &= left - 1;
+            let start = window + ((k as u64) << shift);
+            for block in self.slots[k].recs.blocks() {
+                f(block, start);
+            }
+            self.empty(k);
+        }
+    }
+
     pub(super) fn heap_bytes(&self) -> usize {
         let recs: usize = self.slots.iter().map(|s| s.recs.heap_bytes()).sum();
         let pool: usize = self.pool.iter().map(|b| b.capacity()).sum();

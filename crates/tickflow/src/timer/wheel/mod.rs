@@ -35,7 +35,12 @@
 //!   non-empty slot of each level 1..=5 are moved into a staged copy of the lower levels a
 //!   slice per tick while the current slot passes, and swapped in when the clock enters that
 //!   slot. Without it, entering a level-5 slot (1.5 s of flicks wide) moves every timer due in
-//!   it in one frame.
+//!   it in one frame. A slot of fewer than `MIN_STAGE` records is not staged: a stage's first
+//!   tick would move it whole anyway, so it is moved when entered, as a lower slot is.
+//! - **Whole slots out in place.** A tick of a frame spans many slots of the low levels. Every
+//!   slot of a blind level that ends by `now` holds only due records, so the wheel hands them
+//!   out where they lie and empties the slot, with no record moved and no buffer changing
+//!   hands; only the slot that `now` falls inside is split, its later records moving down.
 //!
 //! The parts: `recs.rs` (a record, and a slot's records in blocks), `level.rs` (a level's
 //! slots and where a due time goes), `stage.rs` (a slot being moved down ahead of time), and
@@ -80,6 +85,13 @@ use super::slot::{TimerSlots, NEVER, PREFETCH_AHEAD};
 
 /// A slot is compacted when more than this many and more than half of its records are stale.
 const COMPACT_MIN: usize = 16;
+
+/// A slot is moved down ahead of time (`stage.rs`) only when it holds at least this many
+/// records: a stage's first tick moves this many anyway, so a smaller slot gains nothing from
+/// a stage but its cost (staged levels set up, and swapped in at entry), and entering it moves
+/// at most this many records plus those set in its last tick. Small under test, so that the
+/// unit and model tests enter both kinds of slot.
+const MIN_STAGE: usize = if cfg!(test) { 4 } else { stage::MIN_MOVE };
 
 /// Records a wheel will receive, per level and slot (see [`Wheel::reserve`]).
 pub(crate) struct SlotCounts([[u32; 64]; LEVELS]);
@@ -277,6 +289,9 @@ impl Wheel {
             // `start` is the earliest anything in the wheel can be due, so moving there keeps
             // every remaining record in front of `elapsed`.
             self.elapsed = self.elapsed.max(start);
+            if level <= BLIND_LEVELS && self.drain_due(slots, level, slot, start, now, &mut due) {
+                continue;
+            }
             let recs = self.levels[level].take(slot);
             for block in recs.blocks() {
                 self.flush_block(slots, block, level, start, now, &mut due);
@@ -322,6 +337,49 @@ impl Wheel {
         }
     }
 
+    /// Hands out every record of the slots of blind `level` that end by `now`, from `slot`
+    /// (the earliest non-empty slot of the wheel, starting at `start`) up to the stage's
+    /// source: all of them are due, and the lower levels are empty, so nothing moves down and
+    /// the consumer, which sorts, may take them in any order. Returns `false`, having done
+    /// nothing, when `slot` itself does not end by `now`.
+    fn drain_due<C>(
+        &mut self,
+        slots: &mut TimerSlots<C>,
+        level: usize,
+        slot: usize,
+        start: u64,
+        now: u64,
+        due: &mut impl FnMut(&mut TimerSlots<C>, u32, u64),
+    ) -> bool {
+        let shift = level as u32 * SLOT_BITS;
+        let window = start - ((slot as u64) << shift);
+        // Slots `k < through` of this window end at or before `now`.
+        let through = (now - window).saturating_add(1) >> shift;
+        if through <= slot as u64 {
+            return false;
+        }
+        let mut mask = if through >= 64 {
+            u64::MAX
+        } else {
+            (1 << through) - 1
+        };
+        if let Some(stage) = &self.stages[level] {
+            mask &= (1 << stage.slot()) - 1; // entered on its own, after the slots before it
+        }
+        mask &= u64::MAX << slot;
+        let last = 63 - u64::from(mask.leading_zeros());
+        self.levels[level].drain(mask, window, shift, |block, start| {
+            for (i, &rec) in block.iter().enumerate() {
+                if let Some(ahead) = block.get(i + PREFETCH_AHEAD) {
+                    slots.prefetch(ahead.idx);
+                }
+                due(slots, rec.idx, rec.blind_due(start));
+            }
+        });
+        self.elapsed = self.elapsed.max(window + (last << shift));
+        true
+    }
+
     /// No record in any level and no stage under way.
     fn is_idle(&self) -> bool {
         self.stages.iter().all(Option::is_none) && self.levels.iter().all(|l| l.occupied == 0)
@@ -347,6 +405,9 @@ impl Wheel {
                 }
                 let digit = (self.elapsed >> (level as u32 * SLOT_BITS)) & SLOT_MASK;
                 let slot = (lvl.occupied & (u64::MAX << digit)).trailing_zeros() as usize;
+                if lvl.slots[slot].recs.len() < MIN_STAGE {
+                    continue; // moved when entered, as a lower level's slot is
+                }
                 let start = self.slot_start(level, slot);
                 let lower = self.spare[level]
                     .take()

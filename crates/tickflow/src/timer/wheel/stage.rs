@@ -23,7 +23,7 @@
 use super::level::{position, Level};
 
 /// Fewest records moved per tick for a stage that has any left (avoids dribbling).
-const MIN_MOVE: usize = 256;
+pub(super) const MIN_MOVE: usize = 256;
 
 /// A level-`l` slot being moved down ahead of time.
 #[derive(Debug)]
