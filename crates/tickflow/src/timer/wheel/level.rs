@@ -66,6 +66,14 @@ impl Level {
 
     /// Empties slot `slot`; its buffer stays or is kept as `give_back` says.
     pub(super) fn empty(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        if s.recs.capacity() <= KEEP {
+            // What `give_back` does with a small buffer, without moving the slot out and in.
+            s.recs.clear();
+            s.stale = 0;
+            self.occupied &= !(1 << slot);
+            return;
+        }
         let recs = self.take(slot);
         self.give_back(slot, recs);
     }
