@@ -119,6 +119,12 @@ pub(crate) struct Wheel {
     domain: usize,
     elapsed: u64,
     levels: Box<[Box<Level>]>,
+    /// Levels that may hold records (bit `l`): set by every push into a level and by the
+    /// staged levels swapped in, cleared by `is_idle` for a level it finds empty. An idle
+    /// wheel, as most of a frame's three are, answers from this alone instead of reading its
+    /// 11 boxed levels and 5 stages (about 140 instructions a wheel, an eighth of an empty
+    /// frame).
+    used: u16,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
     stages: [Option<StagedSlot>; BLIND_LEVELS + 1],
     /// Empty level sets that a finished stage gave back, reused by the next stage of the
@@ -134,6 +140,7 @@ impl Wheel {
             domain,
             elapsed: 0,
             levels,
+            used: 0,
             stages: Default::default(),
             spare: Default::default(),
         }
@@ -178,6 +185,7 @@ impl Wheel {
         let due = slots.at(idx).due();
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
+        self.used |= 1 << level;
         self.levels[level].push(
             slot,
             Rec {
@@ -332,6 +340,7 @@ impl Wheel {
                 due(slots, rec.idx, at);
             } else {
                 let (l, s) = position(self.elapsed, at);
+                self.used |= 1 << l;
                 self.levels[l].push(s, rec);
             }
         }
@@ -380,9 +389,21 @@ impl Wheel {
         true
     }
 
-    /// No record in any level and no stage under way.
-    fn is_idle(&self) -> bool {
-        self.stages.iter().all(Option::is_none) && self.levels.iter().all(|l| l.occupied == 0)
+    /// No record in any level and no stage under way (a stage's source is a slot of a level
+    /// with records).
+    fn is_idle(&mut self) -> bool {
+        while self.used != 0 {
+            let level = self.used.trailing_zeros() as usize;
+            if self.levels[level].occupied != 0 {
+                return false;
+            }
+            self.used &= self.used - 1;
+        }
+        debug_assert!(
+            self.stages.iter().all(Option::is_none),
+            "a stage of an empty level"
+        );
+        true
     }
 
     /// Whether slot `slot` of `level` is a stage's source.
@@ -437,6 +458,7 @@ impl Wheel {
             );
             std::mem::swap(&mut self.levels[l], staged);
         }
+        self.used |= (1 << level) - 1;
         // The real levels swapped out are empty (every path that empties a slot resets it),
         // so they serve the next stage of this level without allocating.
         debug_assert!(lower
@@ -495,6 +517,30 @@ mod tests {
         assert_eq!(position(0, 64), (1, 1));
         assert_eq!(position(63, 64), (1, 1));
         assert_eq!(position(0, u64::MAX - 1), (10, 15));
+    }
+
+    /// Timers that are the wheel's only ones move down level by level as the clock nears
+    /// them, staged (five in one slot) or not (one): each comes out exactly when due, so no
+    /// level that received records was taken for idle.
+    #[test]
+    fn lone_timers_come_out_when_due() {
+        for (count, due, step) in [
+            (1, 5_000u64, 700u64),
+            (5, 300_000, 9_000),
+            (1, 1 << 31, 1 << 22),
+        ] {
+            let mut s = TimerSlots::<()>::new(crate::handle::ContainerId::fresh());
+            let mut w = Wheel::new(0);
+            for _ in 0..count {
+                add(&mut w, &mut s, due);
+            }
+            let mut now = 0;
+            while now < due {
+                assert!(take_due(&mut w, &mut s, now).is_empty(), "at {now}");
+                now += step;
+            }
+            assert_eq!(take_due(&mut w, &mut s, now).len(), count, "due {due}");
+        }
     }
 
     #[test]
