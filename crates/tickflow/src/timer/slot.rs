@@ -236,8 +236,11 @@ impl<C> TimerEntry<C> {
     /// Makes this slot's current ready record: `Ready`, with a new ticket (older records of
     /// the slot go stale). Returns the ticket.
     pub(crate) fn make_ready(&mut self) -> u16 {
-        self.state = SlotState::Ready;
+        // The ticket first: the compiler reads it as 4 bytes that take in `state`, and after
+        // a 1-byte store to `state` that read waited for the store to reach the cache (perf
+        // put a third of `Level::drain`'s samples there in W1 at 1e4).
         self.ticket = self.ticket.wrapping_add(1);
+        self.state = SlotState::Ready;
         self.ticket
     }
 
