@@ -118,6 +118,9 @@ pub(crate) struct Wheel {
     /// The clock (`Domain::index`) whose timers this wheel holds.
     domain: usize,
     elapsed: u64,
+    /// The levels, made at the first insert or reserve (none before): a frame has a wheel per
+    /// clock and most games use one or two clocks, and 11 levels are 45 KiB to zero and free
+    /// with each manager.
     levels: Box<[Box<Level>]>,
     /// Levels that may hold records (bit `l`): set by every push into a level and by the
     /// staged levels swapped in, cleared by `is_idle` for a level it finds empty. An idle
@@ -135,14 +138,21 @@ pub(crate) struct Wheel {
 impl Wheel {
     /// An empty wheel for the timers of clock `domain` (a `Domain::index`).
     pub(crate) fn new(domain: usize) -> Wheel {
-        let levels = (0..LEVELS).map(|_| Box::new(Level::new())).collect();
         Wheel {
             domain,
             elapsed: 0,
-            levels,
+            levels: Box::new([]),
             used: 0,
             stages: Default::default(),
             spare: Default::default(),
+        }
+    }
+
+    /// Makes the levels, if not yet made.
+    #[inline]
+    fn make_levels(&mut self) {
+        if self.levels.is_empty() {
+            self.levels = (0..LEVELS).map(|_| Box::new(Level::new())).collect();
         }
     }
 
@@ -162,7 +172,7 @@ impl Wheel {
 
     /// Heap bytes held by the slot vectors and headers.
     pub(crate) fn heap_bytes(&self) -> usize {
-        let headers = LEVELS * std::mem::size_of::<Level>();
+        let headers = self.levels.len() * std::mem::size_of::<Level>();
         let recs: usize = self.levels.iter().map(|l| l.heap_bytes()).sum();
         headers + recs + self.stages_heap_bytes()
     }
@@ -173,6 +183,7 @@ impl Wheel {
         for (level, slots) in counts.0.iter().enumerate() {
             for (slot, &n) in slots.iter().enumerate() {
                 if n > 0 {
+                    self.make_levels();
                     self.levels[level].slots[slot].recs.reserve(n as usize);
                 }
             }
@@ -186,6 +197,7 @@ impl Wheel {
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
         self.used |= 1 << level;
+        self.make_levels();
         self.levels[level].push(
             slot,
             Rec {
