@@ -296,6 +296,7 @@ impl ReadyQueue {
     }
 
     /// The earliest call of all clocks, removed.
+    #[inline]
     pub(crate) fn pop(&mut self, span: &TickSpan) -> Option<Call> {
         // Most ticks have calls on one clock only: then its next call is the earliest,
         // without comparing places in the tick (a third of a call's cost at 1e4 timers).

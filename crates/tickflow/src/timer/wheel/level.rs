@@ -110,9 +110,7 @@ impl Level {
             let k = left.trailing_zeros() as usize;
             left &= left - 1;
             let start = window + ((k as u64) << shift);
-            for block in self.slots[k].recs.blocks() {
-                f(block, start);
-            }
+            self.slots[k].recs.each_block(|block| f(block, start));
             self.empty(k);
         }
     }

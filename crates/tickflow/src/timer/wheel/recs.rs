@@ -132,6 +132,16 @@ impl Recs {
         std::iter::once(self.first.as_slice()).chain(self.more.iter().map(Vec::as_slice))
     }
 
+    /// Shows `f` the records in order, a block at a time: `blocks` without an iterator to
+    /// set up, which cost more than the one or two records of a small slot.
+    #[inline]
+    pub(super) fn each_block(&self, mut f: impl FnMut(&[Rec])) {
+        f(&self.first);
+        for block in &self.more {
+            f(block);
+        }
+    }
+
     /// The records `start..end` in order, a block at a time.
     pub(super) fn range(&self, start: usize, end: usize) -> impl Iterator<Item = &[Rec]> + '_ {
         debug_assert!(start <= end && end <= self.len);
