@@ -432,6 +432,9 @@ impl Wheel {
     fn stage_ahead(&mut self, now: u64) {
         for level in 1..=BLIND_LEVELS {
             if self.stages[level].is_none() {
+                if self.used & (1 << level) == 0 {
+                    continue; // no record: its level need not be read
+                }
                 let lvl = &self.levels[level];
                 if lvl.occupied == 0 {
                     continue;
@@ -452,7 +455,9 @@ impl Wheel {
                 continue; // entered in this tick: `enter_staged` moves the rest
             }
             let share = stage.share(&self.levels[level], self.elapsed, now);
-            stage.move_down(&self.levels[level], share);
+            if share > 0 {
+                stage.move_down(&self.levels[level], share);
+            }
         }
     }
 
