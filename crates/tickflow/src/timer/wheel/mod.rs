@@ -264,10 +264,14 @@ impl Wheel {
         level_start + ((slot as u64) << shift)
     }
 
-    /// The earliest non-empty slot: `(level, slot, start time of the slot)`.
-    fn next_slot(&self) -> Option<(usize, usize, u64)> {
-        for (level, lvl) in self.levels.iter().enumerate() {
+    /// The earliest non-empty slot: `(level, slot, start time of the slot)`. Looks at used
+    /// levels only, and forgets those it finds empty.
+    fn next_slot(&mut self) -> Option<(usize, usize, u64)> {
+        while self.used != 0 {
+            let level = self.used.trailing_zeros() as usize;
+            let lvl = &self.levels[level];
             if lvl.occupied == 0 {
+                self.used &= self.used - 1;
                 continue;
             }
             let shift = level as u32 * SLOT_BITS;
