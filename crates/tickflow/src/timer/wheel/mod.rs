@@ -62,10 +62,12 @@
 //! # Cost
 //!
 //! Insert and remove are O(1) amortized. Advancing to `now` visits only non-empty slots whose
-//! start is `<= now`; each record moves down at most 10 times in its timer's life (about 3 for
+//! start is `<= now`, found through a mask of the levels in use (an idle wheel costs a
+//! compare); each record moves down at most 10 times in its timer's life (about 3 for
 //! delays of seconds over 60 Hz frames), mostly without a cache miss. Memory: 8 bytes per
 //! waiting timer plus vector growth slack and stale records (at most as many as live ones in
-//! a slot that was compacted), 11 × 64 empty slot headers (46 KiB) per wheel, and up to 15 × 64
+//! a slot that was compacted), 11 × 64 slot headers (45 KiB) per wheel from its first
+//! insert on (none for a clock never used), and up to 15 × 64
 //! more while levels 1..=5 are being staged. Each level also keeps the largest buffer an
 //! emptied slot gave back, for the next slot that fills: with timers of seconds at 1e6, the
 //! level-5 one holds about a third of the records (up to 6 bytes per timer), which the wheel
