@@ -125,10 +125,10 @@ pub(crate) struct Wheel {
     /// with each manager.
     levels: Box<[Box<Level>]>,
     /// Levels that may hold records (bit `l`): set by every push into a level and by the
-    /// staged levels swapped in, cleared by `is_idle` for a level it finds empty. An idle
-    /// wheel, as most of a frame's three are, answers from this alone instead of reading its
-    /// 11 boxed levels and 5 stages (about 140 instructions a wheel, an eighth of an empty
-    /// frame).
+    /// staged levels swapped in, cleared by `is_idle` and `next_slot` for a level they find
+    /// empty. An idle wheel, as most of a frame's three are, answers from this alone instead
+    /// of reading its 11 boxed levels and 5 stages (about 140 instructions a wheel, an eighth
+    /// of an empty frame).
     used: u16,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
     stages: [Option<StagedSlot>; BLIND_LEVELS + 1],
