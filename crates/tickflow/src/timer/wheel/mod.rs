@@ -125,10 +125,10 @@ pub(crate) struct Wheel {
     /// with each manager.
     levels: Box<[Box<Level>]>,
     /// Levels that may hold records (bit `l`): set by every push into a level and by the
-    /// staged levels swapped in, cleared by `is_idle` and `next_slot` for a level they find
-    /// empty. An idle wheel, as most of a frame's three are, answers from this alone instead
-    /// of reading its 11 boxed levels and 5 stages (about 140 instructions a wheel, an eighth
-    /// of an empty frame).
+    /// staged levels swapped in, cleared by `first_used_level` for a level it finds empty. An
+    /// idle wheel, as most of a frame's three are, answers from this alone instead of reading
+    /// its 11 boxed levels and 5 stages (about 140 instructions a wheel, an eighth of an empty
+    /// frame).
     used: u16,
     /// The slot of each level 1..=5 being moved down ahead of time (index: level).
     stages: [Option<StagedSlot>; BLIND_LEVELS + 1],
@@ -266,24 +266,28 @@ impl Wheel {
         level_start + ((slot as u64) << shift)
     }
 
-    /// The earliest non-empty slot: `(level, slot, start time of the slot)`. Looks at used
-    /// levels only, and forgets those it finds empty.
-    fn next_slot(&mut self) -> Option<(usize, usize, u64)> {
+    /// The lowest level with records. Looks at used levels only, and forgets those it finds
+    /// empty.
+    fn first_used_level(&mut self) -> Option<usize> {
         while self.used != 0 {
             let level = self.used.trailing_zeros() as usize;
-            let lvl = &self.levels[level];
-            if lvl.occupied == 0 {
-                self.used &= self.used - 1;
-                continue;
+            if self.levels[level].occupied != 0 {
+                return Some(level);
             }
-            let shift = level as u32 * SLOT_BITS;
-            let digit = (self.elapsed >> shift) & SLOT_MASK;
-            let candidates = lvl.occupied & (u64::MAX << digit);
-            debug_assert!(candidates != 0, "wheel invariant: slot behind elapsed");
-            let slot = candidates.trailing_zeros() as usize;
-            return Some((level, slot, self.slot_start(level, slot)));
+            self.used &= self.used - 1;
         }
         None
+    }
+
+    /// The earliest non-empty slot: `(level, slot, start time of the slot)`.
+    fn next_slot(&mut self) -> Option<(usize, usize, u64)> {
+        let level = self.first_used_level()?;
+        let shift = level as u32 * SLOT_BITS;
+        let digit = (self.elapsed >> shift) & SLOT_MASK;
+        let candidates = self.levels[level].occupied & (u64::MAX << digit);
+        debug_assert!(candidates != 0, "wheel invariant: slot behind elapsed");
+        let slot = candidates.trailing_zeros() as usize;
+        Some((level, slot, self.slot_start(level, slot)))
     }
 
     /// Advances to `now`, handing `(index, due)` of every record due at or before `now` to
@@ -341,9 +345,7 @@ impl Wheel {
         due: &mut impl FnMut(&mut TimerSlots<C>, u32, u64),
     ) {
         for (i, &rec) in block.iter().enumerate() {
-            if let Some(ahead) = block.get(i + PREFETCH_AHEAD) {
-                slots.prefetch(ahead.idx);
-            }
+            ask_ahead(slots, block, i);
             let at = if level <= BLIND_LEVELS {
                 rec.blind_due(start)
             } else {
@@ -397,9 +399,7 @@ impl Wheel {
         let last = 63 - u64::from(mask.leading_zeros());
         self.levels[level].drain(mask, window, shift, |block, start| {
             for (i, &rec) in block.iter().enumerate() {
-                if let Some(ahead) = block.get(i + PREFETCH_AHEAD) {
-                    slots.prefetch(ahead.idx);
-                }
+                ask_ahead(slots, block, i);
                 due(slots, rec.idx, rec.blind_due(start));
             }
         });
@@ -410,12 +410,8 @@ impl Wheel {
     /// No record in any level and no stage under way (a stage's source is a slot of a level
     /// with records).
     fn is_idle(&mut self) -> bool {
-        while self.used != 0 {
-            let level = self.used.trailing_zeros() as usize;
-            if self.levels[level].occupied != 0 {
-                return false;
-            }
-            self.used &= self.used - 1;
+        if self.first_used_level().is_some() {
+            return false;
         }
         debug_assert!(
             self.stages.iter().all(Option::is_none),
@@ -499,6 +495,15 @@ impl Wheel {
             .flat_map(|lower| lower.iter())
             .map(|l| std::mem::size_of::<Level>() + l.heap_bytes())
             .sum()
+    }
+}
+
+/// Asks for the entry of the record `PREFETCH_AHEAD` places after record `i` of `block`:
+/// whoever takes the records reads each one's entry, a likely cache miss.
+#[inline]
+fn ask_ahead<C>(slots: &TimerSlots<C>, block: &[Rec], i: usize) {
+    if let Some(ahead) = block.get(i + PREFETCH_AHEAD) {
+        slots.prefetch(ahead.idx);
     }
 }
 
