@@ -12,9 +12,10 @@
 //!
 //! Ground rules:
 //!
-//! - A [`Callback`] is 16 bytes: a pointer to a static table of two functions made for the
-//!   closure's type, and one word that holds either the closure itself (when its size is at
-//!   most 8 bytes and its alignment at most 8) or a pointer to its box.
+//! - A [`Callback`] is 16 bytes: a pointer to a static table made for the closure's type (its
+//!   call function, and its drop function unless it has nothing to drop), and one word that
+//!   holds either the closure itself (when its size is at most 8 bytes and its alignment at
+//!   most 8) or a pointer to its box.
 //! - The word is only ever read through the table it was written with, so it is always read
 //!   as the type that was written.
 //! - A callback owns its closure: dropping the callback drops the closure exactly once. Moving
@@ -40,7 +41,9 @@ type Word = MaybeUninit<*mut ()>;
 /// table of a type that names `C` would require `C: 'static`).
 struct ClosureOps {
     call: unsafe fn(*mut Word, *mut (), *mut ()),
-    drop: unsafe fn(*mut Word),
+    /// `None` for an inline closure with nothing to drop (most: they capture an id or a
+    /// handle), so that dropping its callback calls nothing.
+    drop: Option<unsafe fn(*mut Word)>,
 }
 
 /// A timer's callback, stored without an allocation when the closure is small.
@@ -67,7 +70,11 @@ struct Stored<C, F, const BOXED: bool>(PhantomData<fn(&mut C, F)>);
 impl<C, F: FnMut(&mut C, &mut TimerCx<'_, C>), const BOXED: bool> Stored<C, F, BOXED> {
     const TABLE: &'static ClosureOps = &ClosureOps {
         call: Self::call,
-        drop: Self::drop,
+        drop: if BOXED || std::mem::needs_drop::<F>() {
+            Some(Self::drop)
+        } else {
+            None
+        },
     };
 
     /// Where the `F` is.
@@ -161,7 +168,9 @@ impl<C> Drop for Callback<C> {
     fn drop(&mut self) {
         // SAFETY: the word holds the closure `table` was made for, and it is dropped only here,
         // once: a `Callback` is dropped once.
-        unsafe { (self.table.drop)(&mut self.word) }
+        if let Some(drop) = self.table.drop {
+            unsafe { drop(&mut self.word) }
+        }
     }
 }
 
@@ -210,6 +219,21 @@ mod tests {
         call_once(&mut boxed, &mut n);
         call_once(&mut small, &mut n);
         assert_eq!(n, ((7 + 10) * 2) + 7);
+    }
+
+    #[test]
+    fn only_closures_with_something_to_drop_have_a_drop_function() {
+        let id = 3u32;
+        let plain = Callback::<u64>::new(move |n, _| *n += u64::from(id));
+        let shared = Arc::new(0u8);
+        let owning = Callback::<u64>::new(move |_, _| {
+            let _ = &shared;
+        });
+        let big = [1u64, 2, 3, 4];
+        let boxed = Callback::<u64>::new(move |n, _| *n += big.iter().sum::<u64>());
+        assert!(plain.table.drop.is_none());
+        assert!(owning.table.drop.is_some());
+        assert!(boxed.table.drop.is_some()); // its box is freed even when the closure is plain
     }
 
     #[test]
