@@ -137,6 +137,12 @@ impl TickSpan {
         self.now
     }
 
+    /// One clock's time at the end of the tick.
+    #[inline]
+    pub(crate) fn now_of(&self, domain: Domain) -> u64 {
+        self.now[domain.index()]
+    }
+
     /// The tick's number.
     #[inline]
     pub(crate) fn frame(&self) -> u64 {

@@ -76,7 +76,13 @@ impl Flags {
     }
 
     pub(crate) fn domain(self) -> Domain {
-        Domain::ALL[(self.0 & 0b11) as usize]
+        // A match rather than `Domain::ALL[..]`: no bounds check on a hot path (`new` never
+        // stores 3).
+        match self.0 & 0b11 {
+            0 => Domain::Game,
+            1 => Domain::Real,
+            _ => Domain::Frames,
+        }
     }
 
     pub(crate) fn catch_up(self) -> CatchUp {
@@ -121,23 +127,29 @@ impl Flags {
 }
 
 /// One timer's hot record.
+///
+/// Laid out in a fixed order (`repr(C)`) so that what a handle check, a compaction and a due
+/// check read lies in the first 16 bytes: at 48 bytes an entry starts at 0, 16, 32 or 48 bytes into
+/// a cache line, and those 16 bytes never straddle two lines (the compiler's order put `due`
+/// and `state` 31 bytes apart, two lines for one entry in four).
+#[repr(C)]
 pub(crate) struct TimerEntry<C> {
     /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.
     due: u64,
-    /// Looping: the period. One-shot: its delay (reported as its rate).
-    period: u64,
     /// Tag (container id and generation) of the current occupant; never 0.
     gen: u32,
-    /// Global set order, for deterministic ties (renumbered when the counter runs out).
-    seq: u32,
-    /// Calls made, low 32 bits (the rest lives in the extras when it overflows).
-    calls: u32,
     /// Identifies the current ready-queue record; older records for this slot are stale.
     ticket: u16,
     flags: Flags,
     state: SlotState,
     /// `None` while the callback runs (or in a free slot).
     callback: Option<Callback<C>>,
+    /// Looping: the period. One-shot: its delay (reported as its rate).
+    period: u64,
+    /// Global set order, for deterministic ties (renumbered when the counter runs out).
+    seq: u32,
+    /// Calls made, low 32 bits (the rest lives in the extras when it overflows).
+    calls: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<TimerEntry<()>>() == 48);
@@ -205,7 +217,12 @@ impl<C> TimerEntry<C> {
     pub(crate) fn occupy(&mut self, period: u64, seq: u32, flags: Flags, cb: Callback<C>) {
         (self.period, self.seq, self.calls, self.flags) = (period, seq, 0, flags);
         self.state = SlotState::Active;
-        self.callback = Some(cb);
+        // A free slot holds no callback (`TimerSlots::free` takes it), so there is nothing to
+        // drop here; not calling a destructor also lets the caller keep what it read of the
+        // table in registers.
+        let old = self.callback.replace(cb);
+        debug_assert!(old.is_none(), "a free slot holds no callback");
+        std::mem::forget(old);
     }
 
     /// Fills a slot from a saved timer (its state comes with `wait` or `set_due`).
@@ -402,6 +419,7 @@ impl<C> TimerSlots<C> {
         self.entries.capacity() * std::mem::size_of::<TimerEntry<C>>()
     }
 
+    #[inline]
     pub(crate) fn free(&mut self, idx: u32) {
         self.live -= 1;
         let e = &mut self.entries[idx as usize];

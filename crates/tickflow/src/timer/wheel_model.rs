@@ -34,7 +34,7 @@ impl World {
             Flags::new(Domain::ALL[clock], CatchUp::Burst, false),
         );
         e.set_due(due);
-        self.wheels[clock].insert(&self.slots, idx);
+        self.wheels[clock].insert(idx, due);
         self.live.push((idx, clock, due));
     }
 

@@ -14,6 +14,7 @@ impl<C: 'static> Timers<C> {
     }
 
     /// Whether a timer still has calls to make, so that removing it cancels it.
+    #[inline]
     fn has_more_calls(&self, idx: u32) -> bool {
         !self.is_running(idx) || !self.on_last_call(idx)
     }
@@ -29,6 +30,7 @@ impl<C: 'static> Timers<C> {
     ///
     /// A timer cleared before it finished has its `on_cancel` hook queued for the start of the
     /// next tick. A timer clearing itself from its callback drops the rest of its burst.
+    #[inline]
     pub fn clear(&mut self, h: TimerHandle) -> bool {
         let Some(idx) = self.find(h) else {
             return false;
