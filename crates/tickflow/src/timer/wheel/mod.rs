@@ -200,8 +200,9 @@ impl Wheel {
         }
     }
 
-    /// Adds entry `idx`, whose `due` is set to `due` (`elapsed < due < NEVER`).
-    #[inline]
+    /// Adds entry `idx`, whose `due` is set to `due` (`elapsed < due < NEVER`). Always inlined
+    /// into setting a timer: no longer generic, it was otherwise compiled as a call there.
+    #[inline(always)]
     pub(crate) fn insert(&mut self, idx: u32, due: u64) {
         debug_assert!(self.elapsed < due && due != NEVER);
         let (level, slot) = position(self.elapsed, due);
