@@ -166,9 +166,10 @@ impl<C> Callback<C> {
 
 impl<C> Drop for Callback<C> {
     fn drop(&mut self) {
-        // SAFETY: the word holds the closure `table` was made for, and it is dropped only here,
-        // once: a `Callback` is dropped once.
+        // No drop function: the closure has nothing to drop, so there is nothing to do.
         if let Some(drop) = self.table.drop {
+            // SAFETY: the word holds the closure `table` was made for, and it is dropped only
+            // here, once: a `Callback` is dropped once.
             unsafe { drop(&mut self.word) }
         }
     }

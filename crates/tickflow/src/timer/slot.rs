@@ -129,9 +129,9 @@ impl Flags {
 /// One timer's hot record.
 ///
 /// Laid out in a fixed order (`repr(C)`) so that what a handle check, a compaction and a due
-/// check read lies in the first 16 bytes: at 48 bytes an entry starts at 0, 16, 32 or 48 bytes into
-/// a cache line, and those 16 bytes never straddle two lines (the compiler's order put `due`
-/// and `state` 31 bytes apart, two lines for one entry in four).
+/// check read lies in the first 16 bytes: at 48 bytes an entry starts 0, 16, 32 or 48 bytes
+/// into a cache line, and its first 16 bytes never straddle two lines (in the compiler's order
+/// `due` and `state` were 31 bytes apart, two lines for one entry in four).
 #[repr(C)]
 pub(crate) struct TimerEntry<C> {
     /// Active/Ready/Executing: absolute due time. Pending/Paused: time left.

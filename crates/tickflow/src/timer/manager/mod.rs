@@ -266,8 +266,7 @@ impl<C: 'static> Timers<C> {
     /// `new_entry`, `schedule` and `place_on` are always inlined into it, so that setting a
     /// plain timer is one function where the compiler inlines this one: left to the
     /// compiler, they became two or three calls that each saved and restored six registers
-    /// (W2's set + clear pair at 1e6 timers: 363 instructions before these changes, 295
-    /// after, with `Wheel::remove` inlined and the side-table removal out of line).
+    /// on every set (BENCHMARKS.md, W2's set + clear pair).
     #[inline]
     fn insert_plain(&mut self, flags: Flags, period: u64, cb: Callback<C>) -> TimerHandle {
         let (idx, handle) = self.new_entry(flags, period, cb);
