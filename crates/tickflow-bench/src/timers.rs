@@ -117,14 +117,20 @@ fn w1_delay_queue(delays: &[u64]) -> f64 {
 /// The plainest timer list (the best peer of issue 34's harness at 1e6): due times in flicks
 /// beside their callbacks in one vector, every entry checked every frame, a fired one
 /// swap-removed (no order among the calls of one frame).
-fn w1_vec_scan(delays: &[u64]) -> f64 {
+///
+/// Where the linker puts a loop this tight moves its speed by half from one build to the next
+/// (155 and 229-245 ns per timer at 1e4 for the same source), so it is compiled four times at
+/// different addresses and round `r` runs copy `r % 4` (`W1_VEC_SCAN`): the median over the
+/// rounds is a typical build's peer, not one build's luck in either direction.
+fn w1_vec_scan<const K: usize>(delays: &[u64]) -> f64 {
     let start = Instant::now();
     let mut timers: Vec<(u64, Callback)> = delays
         .iter()
         .enumerate()
         .map(|(i, &ms)| (millis(ms).flicks(), cb(i as u32)))
         .collect();
-    let (mut n, mut now) = (0, 0u64);
+    // `K` in the count keeps the copies apart (identical bodies could be merged).
+    let (mut n, mut now) = (K as u64, 0u64);
     let frame = Span::frames(1, 60).flicks();
     while !timers.is_empty() {
         now += frame;
@@ -138,9 +144,17 @@ fn w1_vec_scan(delays: &[u64]) -> f64 {
             }
         }
     }
-    assert_eq!(n as usize, delays.len() + delays.len() / 2);
+    assert_eq!(n as usize, K + delays.len() + delays.len() / 2);
     start.elapsed().as_nanos() as f64 / delays.len() as f64
 }
+
+/// The four copies of the Vec-scan peer, one per round in turn.
+const W1_VEC_SCAN: [fn(&[u64]) -> f64; 4] = [
+    w1_vec_scan::<0>,
+    w1_vec_scan::<1>,
+    w1_vec_scan::<2>,
+    w1_vec_scan::<3>,
+];
 
 /// One bevy `Timer` per entity, each with its boxed callback.
 fn bevy_entities(ms: &[u64], mode: TimerMode) -> Vec<(Timer, Callback)> {
@@ -395,10 +409,14 @@ pub fn run(opts: &Options) {
         "| timers | tickflow | Unreal-style | DelayQueue | bevy Timer | Vec scan | tickflow / fastest peer |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|");
-    let w1: [fn(&[u64]) -> f64; 5] = [w1_tickflow, w1_unreal, w1_delay_queue, w1_bevy, w1_vec_scan];
     for &n in sizes {
         let d = w1_delays(n);
-        let rounds: Vec<[f64; 5]> = (0..w1_runs(n)).map(|_| w1.map(|f| f(&d))).collect();
+        let rounds: Vec<[f64; 5]> = (0..w1_runs(n))
+            .map(|r| {
+                let vec_scan = W1_VEC_SCAN[r % W1_VEC_SCAN.len()];
+                [w1_tickflow, w1_unreal, w1_delay_queue, w1_bevy, vec_scan].map(|f| f(&d))
+            })
+            .collect();
         let [tf, ue, dq, bv, vs] =
             std::array::from_fn(|k| median(rounds.iter().map(|r| r[k]).collect()));
         let ratio = median(
