@@ -22,6 +22,7 @@ pub mod timers;
 
 /// Peer implementations written for the benchmarks (not tickflow code).
 mod peers {
+    pub(crate) mod layout_sketch;
     pub(crate) mod unreal;
     pub(crate) mod unreal_tick;
 }

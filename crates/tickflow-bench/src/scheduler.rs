@@ -14,7 +14,8 @@
 //!   floor that calls only the due functions. Then 1e5 such functions, and 1e4 of which 10 %
 //!   tick every frame (the mix of a game: movement every frame, thinking on intervals). And
 //!   that mix with shorter intervals (0.1–2 s) and S1's graph (random groups, 10 % with a
-//!   prerequisite), against a scan in a cached topological order.
+//!   prerequisite), against a scan in a cached topological order; beside it a layout sketch
+//!   (`peers/layout_sketch.rs`, not a scheduler) shows how near the floor that shape can come.
 //! - S3: 1e3 parallel functions of ~20 µs arithmetic each: speed-up of the worker pool over
 //!   running them one by one (`set_parallel(false)`).
 
@@ -25,6 +26,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tickflow::prelude::*;
 
+use crate::peers::layout_sketch::LayoutSketch;
 use crate::peers::unreal_tick::{self, UnrealTicks};
 use crate::{median, repeat, Options};
 
@@ -196,16 +198,7 @@ fn s2_scan(
         interval: u64,
         f: unreal_tick::TickFn,
     }
-    let mut order: Vec<usize> = (0..intervals.len()).collect();
-    if let Some(g) = graph {
-        // A function runs in the later of its group and its prerequisite's (prerequisites
-        // have lower indexes, so index order within a group keeps them first).
-        let mut at = vec![0usize; g.len()];
-        for (i, &(group, pre)) in g.iter().enumerate() {
-            at[i] = pre.map_or(group, |p| group.max(at[p]));
-        }
-        order.sort_by_key(|&i| (at[i], i));
-    }
+    let order = cached_order(intervals.len(), graph);
     let mut funcs: Vec<F> = order
         .iter()
         .map(|&i| F {
@@ -233,6 +226,36 @@ fn s2_scan(
     }
     let ns = start.elapsed().as_nanos() as f64;
     (ns / frames as f64, ns / n as f64)
+}
+
+/// Index order, or with `graph` a cached topological order: by group, each function after its
+/// prerequisite.
+fn cached_order(n: usize, graph: Option<&[(usize, Option<usize>)]>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    if let Some(g) = graph {
+        // A function runs in the later of its group and its prerequisite's (prerequisites
+        // have lower indexes, so index order within a group keeps them first).
+        let mut at = vec![0usize; g.len()];
+        for (i, &(group, pre)) in g.iter().enumerate() {
+            at[i] = pre.map_or(group, |p| group.max(at[p]));
+        }
+        order.sort_by_key(|&i| (at[i], i));
+    }
+    order
+}
+
+/// The layout sketch (`peers/layout_sketch.rs`) in the cached order: ns per frame.
+fn s2_sketch(intervals: &[Span], graph: Option<&[(usize, Option<usize>)]>, frames: usize) -> f64 {
+    let order = cached_order(intervals.len(), graph);
+    let mut sketch = LayoutSketch::new(order.iter().map(|&i| intervals[i].flicks()));
+    let dt = Span::frames(1, 60).flicks();
+    let mut n = 0u64;
+    sketch.tick(dt, &mut n);
+    let start = Instant::now();
+    for _ in 0..frames {
+        sketch.tick(dt, black_box(&mut n));
+    }
+    start.elapsed().as_nanos() as f64 / frames as f64
 }
 
 /// About 20 µs of arithmetic on this machine.
@@ -315,6 +338,7 @@ fn s2(
     let ticked = tf_frame / tf_each;
     let due = (ticked.round() as usize).max(1);
     let floor = repeat(runs, || s1_floor(due, s2_frames));
+    let sketch = graph.then(|| repeat(runs, || s2_sketch(&intervals, g, s2_frames)));
     let secs = format!("{}-{} s", ms.start as f64 / 1e3, ms.end as f64 / 1e3);
     let mut what = if always_pct == 0 {
         format!("all with intervals {secs}")
@@ -338,6 +362,14 @@ fn s2(
         "    due calls only              {floor:7.1} ns per function that ticked   tickflow/floor = {:.2}x",
         tf_each / floor
     );
+    if let Some(sketch) = sketch {
+        // Not a scheduler: how near the floor a frame of this shape can come at all.
+        println!(
+            "    layout sketch {sketch:9.0} ns/frame  {:7.1} ns per function that ticked   sketch/floor = {:.2}x (no scheduler's work: peers/layout_sketch.rs)",
+            sketch / ticked,
+            sketch / ticked / floor
+        );
+    }
 }
 
 /// Runs S0–S3 and prints their results.
