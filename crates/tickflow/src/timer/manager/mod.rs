@@ -249,8 +249,7 @@ impl<C: 'static> Timers<C> {
             std::mem::forget(spec);
             let handle = self.insert_plain(flags, period, cb);
             if let Some(tag) = tag {
-                self.store_tag(handle.index(), tag);
-                self.slots.at_mut(handle.index()).flags_mut().set_tag();
+                self.tag_new(handle.index(), tag);
             }
             handle
         } else if spec.absolute {
@@ -293,8 +292,7 @@ impl<C: 'static> Timers<C> {
         flags.set_extras(!extras.is_empty());
         let (idx, handle) = self.new_entry(flags, spec.period, cb);
         if let Some(tag) = spec.tag {
-            self.store_tag(idx, tag);
-            self.slots.at_mut(idx).flags_mut().set_tag();
+            self.tag_new(idx, tag);
         }
         if let Some(owner) = extras.owner {
             self.owners.add(owner, idx);
@@ -431,7 +429,14 @@ impl<C: 'static> Timers<C> {
         self.owners.forget(owner, idx);
     }
 
-    /// Stores a tag in the dense table (the caller sets the entry's flag).
+    /// Gives the timer just set in slot `idx` its tag: stored, and its entry flagged.
+    fn tag_new(&mut self, idx: u32, tag: u64) {
+        self.store_tag(idx, tag);
+        self.slots.at_mut(idx).flags_mut().set_tag();
+    }
+
+    /// Stores a tag in the dense table (the caller sets the entry's flag: a restore sets it on
+    /// the flags it builds, before the entry exists).
     #[inline]
     pub(crate) fn store_tag(&mut self, idx: u32, tag: u64) {
         let i = idx as usize;
