@@ -25,6 +25,7 @@ mod peers {
     pub(crate) mod layout_sketch;
     pub(crate) mod unreal;
     pub(crate) mod unreal_tick;
+    pub(crate) mod vec_scan;
 }
 
 /// What a front end asks of a workload module.

@@ -6,7 +6,7 @@
 //!
 //! Peers: an Unreal-style manager (peers/unreal.rs), `tokio_util::time::DelayQueue` on a
 //! paused current-thread runtime, and one `bevy_time::Timer` per entity; in W1 also a plain
-//! vector of due times scanned every frame. Every timer carries a boxed closure that captures
+//! vector of due times scanned every frame (peers/vec_scan.rs). Every timer carries a boxed closure that captures
 //! its id, as users write them.
 
 use std::future::poll_fn;
@@ -20,6 +20,7 @@ use tickflow::prelude::*;
 use tokio_util::time::DelayQueue;
 
 use crate::peers::unreal::{Callback, UnrealTimers};
+use crate::peers::vec_scan;
 use crate::{median, Options};
 
 const FRAME_NS: u64 = 16_666_667;
@@ -114,47 +115,18 @@ fn w1_delay_queue(delays: &[u64]) -> f64 {
     })
 }
 
-/// The plainest timer list (the best peer of issue 34's harness at 1e6): due times in flicks
-/// beside their callbacks in one vector, every entry checked every frame, a fired one
-/// swap-removed (no order among the calls of one frame).
-///
-/// Where the linker puts a loop this tight moves its speed by half from one build to the next
-/// (155 and 229-245 ns per timer at 1e4 for the same source), so it is compiled four times at
-/// different addresses and round `r` runs copy `r % 4` (`W1_VEC_SCAN`): the median over the
-/// rounds is a typical build's peer, not one build's luck in either direction.
-fn w1_vec_scan<const K: usize>(delays: &[u64]) -> f64 {
+/// The Vec-scan peer (`peers/vec_scan.rs`), its copy `copy`.
+fn w1_vec_scan(delays: &[u64], copy: usize) -> f64 {
     let start = Instant::now();
-    let mut timers: Vec<(u64, Callback)> = delays
+    let timers: vec_scan::Timers = delays
         .iter()
         .enumerate()
         .map(|(i, &ms)| (millis(ms).flicks(), cb(i as u32)))
         .collect();
-    // `K` in the count keeps the copies apart (identical bodies could be merged).
-    let (mut n, mut now) = (K as u64, 0u64);
-    let frame = Span::frames(1, 60).flicks();
-    while !timers.is_empty() {
-        now += frame;
-        let mut i = 0;
-        while i < timers.len() {
-            if timers[i].0 <= now {
-                (timers[i].1)(&mut n);
-                drop(timers.swap_remove(i));
-            } else {
-                i += 1;
-            }
-        }
-    }
-    assert_eq!(n as usize, K + delays.len() + delays.len() / 2);
+    let n = vec_scan::COPIES[copy](timers, Span::frames(1, 60).flicks());
+    assert_eq!(n as usize, copy + delays.len() + delays.len() / 2);
     start.elapsed().as_nanos() as f64 / delays.len() as f64
 }
-
-/// The four copies of the Vec-scan peer, one per round in turn.
-const W1_VEC_SCAN: [fn(&[u64]) -> f64; 4] = [
-    w1_vec_scan::<0>,
-    w1_vec_scan::<1>,
-    w1_vec_scan::<2>,
-    w1_vec_scan::<3>,
-];
 
 /// One bevy `Timer` per entity, each with its boxed callback.
 fn bevy_entities(ms: &[u64], mode: TimerMode) -> Vec<(Timer, Callback)> {
@@ -413,8 +385,14 @@ pub fn run(opts: &Options) {
         let d = w1_delays(n);
         let rounds: Vec<[f64; 5]> = (0..w1_runs(n))
             .map(|r| {
-                let vec_scan = W1_VEC_SCAN[r % W1_VEC_SCAN.len()];
-                [w1_tickflow, w1_unreal, w1_delay_queue, w1_bevy, vec_scan].map(|f| f(&d))
+                let copy = r % vec_scan::COPIES.len();
+                [
+                    w1_tickflow(&d),
+                    w1_unreal(&d),
+                    w1_delay_queue(&d),
+                    w1_bevy(&d),
+                    w1_vec_scan(&d, copy),
+                ]
             })
             .collect();
         let [tf, ue, dq, bv, vs] =
@@ -429,8 +407,11 @@ pub fn run(opts: &Options) {
     }
 
     println!("\n## W2 churn: {CHURN} × (cancel a random timer + insert a new one) (ns per pair)\n");
+    // bevy's row is one timer per entity, cancelled by despawning (a `swap_remove`): no
+    // order, so it scans every timer every frame to fire them (W1, W3). The target counts
+    // the queues that keep due order, as W3 does.
     println!(
-        "| live | tickflow | Unreal-style | DelayQueue | bevy Timer | tickflow / fastest peer |"
+        "| live | tickflow | Unreal-style | DelayQueue | bevy Timer | tickflow / fastest in-order peer |"
     );
     println!("|---:|---:|---:|---:|---:|---:|");
     let mut w4 = vec![];
@@ -443,7 +424,7 @@ pub fn run(opts: &Options) {
         let ue = w2_unreal(&init, &ops);
         let dq = w2_delay_queue(&init, &ops);
         let bv = w2_bevy(&init, &ops);
-        let best = ue.0.min(dq.0).min(bv.0);
+        let best = ue.0.min(dq.0);
         println!(
             "| {live} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}× |",
             tf.0,
