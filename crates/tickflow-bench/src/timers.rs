@@ -6,8 +6,8 @@
 //!
 //! Peers: an Unreal-style manager (peers/unreal.rs), `tokio_util::time::DelayQueue` on a
 //! paused current-thread runtime, and one `bevy_time::Timer` per entity; in W1 also a plain
-//! vector of due times scanned every frame (peers/vec_scan.rs). Every timer carries a boxed closure that captures
-//! its id, as users write them.
+//! vector of due times scanned every frame (peers/vec_scan.rs). Every timer carries a boxed
+//! closure that captures its id, as users write them.
 
 use std::future::poll_fn;
 use std::task::Poll;
