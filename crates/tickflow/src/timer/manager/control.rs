@@ -120,7 +120,7 @@ impl<C: 'static> Timers<C> {
             return false;
         };
         let e = self.slots.at(idx);
-        let now = self.span.now()[e.flags().domain().index()];
+        let now = self.span.now_of(e.flags().domain());
         let remaining = match e.state() {
             SlotState::Active if e.due() == NEVER => NEVER,
             SlotState::Active => e.due() - now,
@@ -300,7 +300,7 @@ impl<C: 'static> Timers<C> {
             SlotState::Active | SlotState::Ready => {
                 let e = self.slots.at(idx);
                 if e.due() != NEVER {
-                    let now = self.span.now()[e.flags().domain().index()];
+                    let now = self.span.now_of(e.flags().domain());
                     self.unschedule(idx);
                     self.place(idx, now.saturating_add(left).min(NEVER - 1));
                 }

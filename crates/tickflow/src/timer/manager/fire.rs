@@ -135,7 +135,7 @@ impl<C: 'static> Timers<C> {
     fn fire(&mut self, call: Call, ctx: &mut C) -> Result<(), Payload> {
         let idx = call.idx();
         let domain = call.domain();
-        let now = self.span.now()[domain.index()];
+        let now = self.span.now_of(domain);
         self.slots.at_mut(idx).set_executing(false);
         let burst = call.burst_in(self.span.frame());
         let calls_this_tick =
@@ -162,7 +162,7 @@ impl<C: 'static> Timers<C> {
         let handle = self.handle_of(idx);
         let call_index = self.calls_at(idx);
         let outer = self.firing.replace((domain, scheduled));
-        let now = self.span.now()[domain.index()];
+        let now = self.span.now_of(domain);
         let result = {
             let clocks = self.clocks();
             let mut cx = TimerCx::timer(
@@ -214,7 +214,7 @@ impl<C: 'static> Timers<C> {
         }
         self.slots.at_mut(idx).put_callback(cb);
         let e = self.slots.at(idx);
-        let now = self.span.now()[e.flags().domain().index()];
+        let now = self.span.now_of(e.flags().domain());
         let period = e.period();
         let on_grid = due.checked_add(period).unwrap_or(NEVER);
         let next = if period == 0 {
@@ -277,7 +277,7 @@ impl<C: 'static> Timers<C> {
             return false;
         }
         let domain = self.slots.at(idx).flags().domain();
-        let now = self.span.now()[domain.index()];
+        let now = self.span.now_of(domain);
         let gen = h.tag().get();
         let result = self.run_callback(idx, ctx, domain, now, 1, |m, cb| {
             if m.slots.get(idx, gen).is_none() {

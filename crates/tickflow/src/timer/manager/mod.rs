@@ -315,7 +315,7 @@ impl<C: 'static> Timers<C> {
     /// branch for it in `insert_with_extras` measured 12-15 ns more per tickflow-bevy timer.)
     #[inline(never)]
     fn insert_absolute(&mut self, mut spec: Spec<C>, cb: Callback<C>) -> TimerHandle {
-        let now = self.span.now()[spec.domain.index()];
+        let now = self.span.now_of(spec.domain);
         let left = spec.start.unwrap_or(now).saturating_sub(now);
         (spec.delay, spec.period, spec.start) = (left, left, Some(now));
         let open = std::mem::replace(&mut self.frame_open, false);

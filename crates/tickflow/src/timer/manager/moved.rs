@@ -114,7 +114,7 @@ impl<C: 'static> Timers<C> {
         let mut out = Vec::with_capacity(idxs.len());
         for idx in idxs {
             let mut record = self.record(idx);
-            let now = self.span.now()[record.domain.index()];
+            let now = self.span.now_of(record.domain);
             let mut late = 0;
             if record.phase == Phase::Scheduled && record.time != NEVER {
                 late = now.saturating_sub(record.time);
@@ -170,7 +170,7 @@ impl<C: 'static> Timers<C> {
             r.phase = Phase::Scheduled;
         }
         if r.phase == Phase::Scheduled && r.time != NEVER {
-            let now = self.span.now()[r.domain.index()];
+            let now = self.span.now_of(r.domain);
             r.time = match m.late {
                 0 => now.checked_add(r.time).unwrap_or(NEVER),
                 late => now.saturating_sub(late),

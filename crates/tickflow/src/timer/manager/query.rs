@@ -59,9 +59,7 @@ impl<C: 'static> Timers<C> {
         match e.state() {
             SlotState::Pending | SlotState::Paused => e.due(),
             SlotState::Active if e.due() == NEVER => NEVER,
-            _ => e
-                .due()
-                .saturating_sub(self.span.now()[e.flags().domain().index()]),
+            _ => e.due().saturating_sub(self.span.now_of(e.flags().domain())),
         }
     }
 

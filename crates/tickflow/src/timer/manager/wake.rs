@@ -46,7 +46,9 @@ impl<C: 'static> Timers<C> {
         target: WakeTarget,
     ) -> TimerHandle {
         let spec = match domain {
-            Domain::Frames => Spec::one_shot(domain, due.saturating_sub(self.span.now()[2])),
+            Domain::Frames => {
+                Spec::one_shot(domain, due.saturating_sub(self.span.now_of(Domain::Frames)))
+            }
             d => {
                 let start = start.min(due);
                 Spec {
