@@ -201,7 +201,8 @@ impl Wheel {
     }
 
     /// Adds entry `idx`, whose `due` is set to `due` (`elapsed < due < NEVER`). Always inlined
-    /// into setting a timer: no longer generic, it was otherwise compiled as a call there.
+    /// into setting a timer: left to the compiler, it is compiled as a call there, and W1 at
+    /// 1e4 timers is slower for it.
     #[inline(always)]
     pub(crate) fn insert(&mut self, idx: u32, due: u64) {
         debug_assert!(self.elapsed < due && due != NEVER);
