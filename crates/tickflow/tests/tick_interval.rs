@@ -196,3 +196,28 @@ fn due_interval_functions_keep_their_place_after_a_removal() {
     // c ticks every other frame, always between b and d.
     assert_eq!(frames, ["bde", "bcde", "bde", "bcde"]);
 }
+
+/// A function that takes the slot of a removed interval function never runs on the removed
+/// one's queued cooldown. Two guards keep it out: the entry's stamp, checked when the frame
+/// drains the calendar (the stamp moves on when a slot is freed and when it is taken), and
+/// the due check before the call. For each number of frames the first function ran, its
+/// pending entry carries another stamp, and one of them equals the newcomer's while it waits;
+/// the test fails when both guards are gone.
+#[test]
+fn a_reused_slot_ignores_the_removed_functions_queued_cooldown() {
+    for ran in 1..12 {
+        let mut sched = Scheduler::new();
+        let (old, _) = interval_tick(&mut sched, secs(0.3));
+        for _ in 0..ran {
+            sched.tick(secs(0.1), &mut ());
+        }
+        assert!(sched.ticks().remove(old));
+        let (new, ticks) = interval_tick(&mut sched, secs(10.0));
+        assert!(!sched.ticks().contains(old) && sched.ticks().contains(new));
+        for _ in 0..20 {
+            sched.tick(secs(0.1), &mut ());
+        }
+        // Its first tick at once, the next one 10 s later.
+        assert_eq!(frames(&ticks), [ran + 1], "after {ran} frames");
+    }
+}

@@ -281,6 +281,7 @@ impl<C> TickGraph<C> {
             interval: node.settings.interval.flicks(),
             dilation: node.settings.time_dilation,
             gen: h.tag().get(),
+            stamp: self.cool[i].stamp.wrapping_add(1),
             ..Cooldown::default()
         };
         let p = u32::try_from(self.hot.len()).expect("fewer than 2^32 positions");
@@ -325,7 +326,11 @@ impl<C> TickGraph<C> {
         let p = self.cool[i].pos;
         self.nodes[i] = None;
         self.hot[p as usize] = Hot::FREE;
-        self.cool[i] = Cooldown::default();
+        // The stamp moves on: a queue entry names the slot, not the function.
+        self.cool[i] = Cooldown {
+            stamp: self.cool[i].stamp.wrapping_add(1),
+            ..Cooldown::default()
+        };
         self.live -= 1;
         crate::handle::lock_alloc(&self.alloc).free(h.index(), h.tag());
         // The runner drops the callback (once it is not running) when it takes this in.

@@ -1,6 +1,7 @@
 //! Unit tests of `graph.rs`.
 
 use super::*;
+use crate::tick::interval::QueuedCooldown;
 use crate::time::secs;
 
 fn graph() -> TickGraph<()> {
@@ -54,6 +55,32 @@ fn stale_handles_are_unknown() {
     assert!(g.get(b).is_none());
     assert!(!g.set_enabled(b, false));
     assert!(!g.set_interval(b, secs(1.0)));
+}
+
+/// A queue entry names a slot and a stamp, not a tag: the stamp moves on when the slot is
+/// freed and again when it is taken, so no entry queued before the removal holds for the
+/// function that takes the slot.
+#[test]
+fn a_reused_slot_holds_no_entry_queued_before() {
+    let mut g = graph();
+    let s = TickSettings {
+        interval: secs(0.5),
+        ..TickSettings::named("a")
+    };
+    let a = g.insert(s.clone(), body()).unwrap();
+    let entry = |g: &TickGraph<()>, h: TickHandle| QueuedCooldown {
+        due: 0,
+        slot: h.index(),
+        stamp: g.cool[h.index() as usize].stamp,
+    };
+    let old = entry(&g, a);
+    assert!(g.cool[a.index() as usize].holds(&old));
+    assert!(g.remove(a));
+    assert!(!g.cool[a.index() as usize].holds(&old), "a free slot");
+    let b = g.insert(s, body()).unwrap();
+    assert_eq!(b.index(), a.index(), "slot reused");
+    assert!(!g.cool[b.index() as usize].holds(&old));
+    assert!(g.cool[b.index() as usize].holds(&entry(&g, b)));
 }
 
 #[test]

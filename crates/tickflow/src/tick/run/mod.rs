@@ -274,7 +274,7 @@ impl<C: 'static> TickFunctions<C> {
         if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
             let mut intervals = mem::take(&mut self.graph.intervals);
             let graph = &self.graph;
-            intervals.retain(|e| graph.cool[e.handle.index() as usize].holds(e));
+            intervals.retain(|e| graph.cool[e.slot as usize].holds(e));
             self.graph.intervals = intervals;
         }
         let mut drained = mem::take(&mut self.drained);
@@ -287,14 +287,14 @@ impl<C: 'static> TickFunctions<C> {
                 .drain_due(clock, clock.now(clocks), &mut drained);
         }
         // Only the cooldown record is read here: a stale entry (a removed function's, or one
-        // whose interval was reset since: disabled, changed) has another tag or stamp.
+        // whose interval was reset since: disabled, changed) has another stamp.
         for e in drained.drain(..) {
-            let Some(cool) = self.graph.cool.get(e.handle.index() as usize) else {
+            let Some(cool) = self.graph.cool.get(e.slot as usize) else {
                 continue;
             };
             if cool.holds(&e) && cool.rank != u32::MAX {
                 self.keys
-                    .push(u64::from(cool.rank) << 32 | u64::from(e.handle.index()));
+                    .push(u64::from(cool.rank) << 32 | u64::from(e.slot));
             }
         }
         self.drained = drained;
