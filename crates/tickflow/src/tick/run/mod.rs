@@ -25,6 +25,7 @@
 //! - A panic in a callback puts everything back (`recover`) before it travels on.
 
 mod calls;
+mod due;
 mod fast;
 mod keys;
 mod moved;
@@ -38,8 +39,7 @@ use rustc_hash::FxHashSet;
 
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
-use super::interval::IntervalClock;
-use super::plan::{group_of, DueInterval, LaneRun, Placed, Plan, POSITION_MASK};
+use super::plan::{LaneRun, Placed, Plan};
 use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
 use crate::time::Clocks;
 use crate::timer::Timers;
@@ -47,9 +47,6 @@ use crate::timer::Timers;
 /// A group's run fetches the records of the due interval function this many places after
 /// the next one (`exec`): 2 and 4 measured alike on S2's game shape, about 5 % off its frame.
 const DUE_AHEAD: usize = 2;
-/// How many drained queue entries ahead a frame's check fetches their cooldown records
-/// (16 measured the same as 8).
-const CHECK_AHEAD: usize = 8;
 
 /// What the executor needs from the scheduler while it runs a list.
 pub(crate) struct Env<'a, C> {
@@ -78,12 +75,9 @@ pub struct TickFunctions<C> {
     paused: bool,
     /// The group running, or the last one run: functions spawned now go to a later group.
     current: TickGroup,
+    /// The frame's due interval functions, by group.
+    due: due::DueLists,
     /// Scratch lists reused every frame, so a frame allocates nothing once warmed up.
-    drained: Vec<super::interval::QueuedCooldown>,
-    /// The frame's due functions as sort keys (see `file_due`), and the sort's scratch.
-    keys: Vec<u64>,
-    scratch: Vec<u64>,
-    due: [Vec<DueInterval>; TickGroup::COUNT],
     spawned_in: [Vec<Placed>; TickGroup::COUNT],
     extra: Vec<Placed>,
     jobs: Vec<ParJob<C>>,
@@ -104,10 +98,7 @@ impl<C: 'static> TickFunctions<C> {
             frame: 0,
             paused: false,
             current: TickGroup::PrePhysics,
-            drained: Vec::new(),
-            keys: Vec::new(),
-            scratch: Vec::new(),
-            due: Default::default(),
+            due: due::DueLists::default(),
             spawned_in: Default::default(),
             extra: Vec::new(),
             jobs: Vec::new(),
@@ -274,67 +265,9 @@ impl<C: 'static> TickFunctions<C> {
         self.frame = clocks.frame();
         self.paused = paused;
         self.plan();
-        if self.graph.intervals.len() > 2 * self.graph.len() + 64 {
-            let mut intervals = mem::take(&mut self.graph.intervals);
-            let graph = &self.graph;
-            intervals.retain(|e| graph.cool[e.slot as usize].holds(e));
-            self.graph.intervals = intervals;
-        }
-        let mut drained = mem::take(&mut self.drained);
-        for clock in [IntervalClock::Game, IntervalClock::Unpaused] {
-            if paused && clock == IntervalClock::Game {
-                continue;
-            }
-            self.graph
-                .intervals
-                .drain_due(clock, clock.now(clocks), &mut drained);
-        }
-        // Only the cooldown record is read here: a stale entry (a removed function's, or one
-        // whose interval was reset since: disabled, changed) has another stamp. The records
-        // sit at random places, last read frames ago: each is fetched `CHECK_AHEAD` entries
-        // before its check.
-        for k in 0..drained.len() {
-            if let Some(ahead) = drained.get(k + CHECK_AHEAD) {
-                if let Some(cool) = self.graph.cool.get(ahead.slot as usize) {
-                    crate::prefetch::prefetch(cool);
-                }
-            }
-            let e = drained[k];
-            let Some(cool) = self.graph.cool.get(e.slot as usize) else {
-                continue;
-            };
-            if cool.holds(&e) && cool.rank != u32::MAX {
-                self.keys
-                    .push(u64::from(cool.rank) << 32 | u64::from(e.slot));
-            }
-        }
-        drained.clear();
-        self.drained = drained;
-        self.file_due();
+        self.due.collect(&mut self.graph, clocks, paused);
         self.graph.in_frame = true;
         self.current = TickGroup::PrePhysics;
-    }
-
-    /// Files the drained due functions in their groups, in run order. They are sorted as
-    /// plain integers, rank above slot, by a radix sort (`keys`): a comparison sort of the
-    /// records mispredicted its branches (11 ns per function; of `u64` keys, 5.5). Ranks
-    /// are unique (a stale duplicate of a function shares its rank and slot; the last-run
-    /// check turns the second away). Their check records and callbacks, at random places
-    /// among the every-frame functions, are fetched ahead as the group runs (`exec`).
-    fn file_due(&mut self) {
-        // Each group's functions go to its own list: only the position decides the order.
-        keys::sort_by_rank(&mut self.keys, &mut self.scratch, POSITION_MASK);
-        for key in self.keys.drain(..) {
-            let (rank, slot) = ((key >> 32) as u32, key as u32);
-            let cool = &self.graph.cool[slot as usize];
-            let Some(tag) = std::num::NonZeroU32::new(cool.gen) else {
-                continue;
-            };
-            self.due[group_of(rank)].push(DueInterval {
-                cut: cool.cut,
-                at: (TickHandle::new(slot, tag), cool.pos),
-            });
-        }
     }
 
     /// Marks that the frame has moved past group `g` (into the timer, tickable or latent
@@ -348,7 +281,7 @@ impl<C: 'static> TickFunctions<C> {
         self.current = g;
         let gi = g.index();
         if self.plan.always[gi].len() == 0
-            && self.due[gi].is_empty()
+            && self.due.is_empty(g)
             && self.spawned_in[gi].is_empty()
             && self.jobs.is_empty()
             && self.deferred.is_empty()
@@ -357,12 +290,11 @@ impl<C: 'static> TickFunctions<C> {
             return 0;
         }
         let always = mem::take(&mut self.plan.always[gi]);
-        let mut due = mem::take(&mut self.due[gi]);
+        let due = self.due.take(g);
         let runs = always.runs(&due);
         let mut ran = self.exec(runs, |r| r.upcoming(DUE_AHEAD), g, env);
         self.plan.always[gi] = always;
-        due.clear();
-        self.due[gi] = due; // kept for its capacity
+        self.due.give_back(g, due);
         let spawned = mem::take(&mut self.spawned_in[gi]);
         ran += self.exec(
             std::iter::once((LaneRun::placed(&spawned), None)),
@@ -419,9 +351,7 @@ impl<C: 'static> TickFunctions<C> {
         }
         self.deferred.clear();
         self.batch.clear();
-        for list in &mut self.due {
-            list.clear();
-        }
+        self.due.clear();
         let frame = self.frame;
         let waiting: Vec<_> = self
             .graph
