@@ -38,9 +38,9 @@ pub(super) struct DueLists {
 
 impl DueLists {
     /// Collects the functions due in a frame at `clocks` (the game clock's calendar is not
-    /// drained while `paused`) and files them by group, in run order. Compacts the calendars
-    /// first when stale entries outnumber the functions (frequent interval changes cannot
-    /// grow them without bound).
+    /// drained while `paused`) and files them by group, in run order. Drops the calendars'
+    /// stale entries first once they hold more than twice as many entries as there are
+    /// functions, so frequent interval changes cannot grow them without bound.
     pub(super) fn collect<C>(&mut self, graph: &mut TickGraph<C>, clocks: &Clocks, paused: bool) {
         if graph.intervals.len() > 2 * graph.len() + 64 {
             let cool = &graph.cool;
