@@ -11,9 +11,10 @@
 //! the target having the instruction.
 //!
 //! The other places that know what they will read next ask for it here too: a wheel slot's
-//! compaction (each record's entry), a frame's due interval functions (their check records,
-//! callbacks and cooldowns) and the real-time service's pass (each due timer's shared state,
-//! ahead of the reference its call takes). BENCHMARKS.md, the eighth session's sections.
+//! compaction (each record's entry), a frame's due interval functions (their cooldown records
+//! at the frame's check, their check records and callbacks as the lanes run) and the
+//! real-time service's pass (each due timer's shared state, ahead of the reference its call
+//! takes). BENCHMARKS.md, the eighth and thirteenth sessions' sections.
 
 #![allow(unsafe_code)]
 
