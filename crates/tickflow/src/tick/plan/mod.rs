@@ -173,9 +173,10 @@ pub(crate) struct Runs<'a> {
 }
 
 impl Runs<'_> {
-    /// The due function `k` places after the next one (to fetch its records ahead).
-    pub(crate) fn upcoming(&self, k: usize) -> Option<Placed> {
-        self.due.as_slice().get(k).map(|d| d.at)
+    /// The position of the due function `k` places after the next one (to fetch its records
+    /// ahead).
+    pub(crate) fn upcoming(&self, k: usize) -> Option<u32> {
+        self.due.as_slice().get(k).map(|d| d.at.1)
     }
 }
 

@@ -16,16 +16,16 @@ use crate::time::{Clocks, Span};
 
 impl<C: 'static> TickFunctions<C> {
     /// Runs lists of functions in order, each list followed by one more function (a due
-    /// interval function merged in); returns how many ran. `upcoming` names a due function
-    /// still to come, whose check record and callback are fetched ahead: they sit at
-    /// unrelated places, and each was a stall of its own when its call came. (Its cooldown
-    /// record is not: the frame's check read it when the frame began, and fetching it again
-    /// measured 1.5-2.5 % slower on S2's game shape.) A panic in a serial callback applies
-    /// what it queued, then goes on (the frame's `recover` puts the rest in order).
+    /// interval function merged in); returns how many ran. `upcoming` gives the position of
+    /// a due function still to come, whose check record and callback are fetched ahead: they
+    /// sit at unrelated places, and each was a stall of its own when its call came. (Its
+    /// cooldown record is not: the frame's check read it when the frame began, and fetching
+    /// it again measured 1.5-2.5 % slower on S2's game shape.) A panic in a serial callback
+    /// applies what it queued, then goes on (the frame's `recover` puts the rest in order).
     pub(super) fn exec<'l, I>(
         &mut self,
         mut lists: I,
-        upcoming: impl Fn(&I) -> Option<Placed>,
+        upcoming: impl Fn(&I) -> Option<u32>,
         group: TickGroup,
         env: &mut Env<'_, C>,
     ) -> usize
@@ -35,7 +35,7 @@ impl<C: 'static> TickFunctions<C> {
         let mut ran = 0;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             while let Some((run, then)) = lists.next() {
-                if let Some((_, p)) = upcoming(&lists) {
+                if let Some(p) = upcoming(&lists) {
                     self.prefetch_at(p);
                 }
                 if !run.laid.is_empty() {
