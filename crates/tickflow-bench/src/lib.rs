@@ -9,6 +9,7 @@
 
 pub mod alloc;
 pub mod bevy_delays;
+mod churn;
 pub mod dense;
 pub mod handover;
 pub mod latent;
@@ -18,6 +19,7 @@ pub mod realtime;
 pub mod scheduler;
 pub mod snapshot;
 pub mod store;
+mod timer_setup;
 pub mod timers;
 
 /// Peer implementations written for the benchmarks (not tickflow code).

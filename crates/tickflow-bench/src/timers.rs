@@ -1,4 +1,4 @@
-//! Timer benchmarks W1–W4 against peers measured in the same run.
+//! Timer benchmarks W1–W4 against peers measured in the same run (W2 and W4 in `churn.rs`).
 //!
 //! A plain harness (`harness = false`): each workload is a whole-run macro benchmark (seconds
 //! at 1e6 timers), so it runs a few times and reports the median instead of criterion's many
@@ -9,59 +9,18 @@
 //! vector of due times scanned every frame (peers/vec_scan.rs). Every timer carries a boxed
 //! closure that captures its id, as users write them.
 
-use std::future::poll_fn;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bevy_time::{Timer, TimerMode};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use tickflow::prelude::*;
 use tokio_util::time::DelayQueue;
 
+use crate::churn;
 use crate::peers::unreal::{Callback, UnrealTimers};
 use crate::peers::vec_scan;
+use crate::timer_setup::{cb, drain, frame_dur, paused_runtime, rng, tf_cb};
 use crate::{median, Options};
-
-const FRAME_NS: u64 = 16_666_667;
-
-fn frame_dur() -> Duration {
-    Duration::from_nanos(FRAME_NS)
-}
-
-fn rng() -> SmallRng {
-    SmallRng::seed_from_u64(0x71c7_f10e)
-}
-
-fn cb(id: u32) -> Callback {
-    Box::new(move |n: &mut u64| *n += u64::from(id & 1) + 1)
-}
-
-fn tf_cb(id: u32) -> impl FnMut(&mut u64, &mut TimerCx<'_, u64>) + 'static {
-    move |n, _| *n += u64::from(id & 1) + 1
-}
-
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap()
-}
-
-/// Drains every expired item of a DelayQueue without yielding to the runtime's budget.
-async fn drain<T>(dq: &mut DelayQueue<T>, mut each: impl FnMut(T, &mut DelayQueue<T>)) {
-    tokio::task::unconstrained(async {
-        loop {
-            let next = poll_fn(|cx| Poll::Ready(dq.poll_expired(cx))).await;
-            match next {
-                Poll::Ready(Some(exp)) => each(exp.into_inner(), dq),
-                _ => break,
-            }
-        }
-    })
-    .await
-}
 
 // ---------- W1: fire-all ----------
 
@@ -153,109 +112,6 @@ fn w1_bevy(delays: &[u64]) -> f64 {
         }
     }
     start.elapsed().as_nanos() as f64 / delays.len() as f64
-}
-
-// ---------- W2: churn ----------
-
-const CHURN: usize = 1_000_000;
-
-fn churn_plan(live: usize) -> (Vec<u64>, Vec<(usize, u64)>) {
-    let mut r = rng();
-    let initial = (0..live).map(|_| r.random_range(1..10_000)).collect();
-    let ops = (0..CHURN)
-        .map(|_| (r.random_range(0..live), r.random_range(1..10_000)))
-        .collect();
-    (initial, ops)
-}
-
-/// Returns (ns per pair, heap bytes per timer before churn, after churn).
-fn w2_tickflow(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
-    let base = crate::alloc::live();
-    let mut hs: Vec<TimerHandle> = Vec::with_capacity(initial.len());
-    let handles_bytes = crate::alloc::live() - base;
-    let mut t = TimerManager::<u64>::with_capacity(initial.len());
-    for &ms in initial {
-        hs.push(
-            t.after(millis(ms))
-                .call(|n: &mut u64, _: &mut TimerCx<'_, u64>| *n += 1),
-        );
-    }
-    let before = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
-    let start = Instant::now();
-    for &(k, ms) in ops {
-        t.clear(hs[k]);
-        hs[k] = t
-            .after(millis(ms))
-            .call(|n: &mut u64, _: &mut TimerCx<'_, u64>| *n += 1);
-    }
-    let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
-    let after = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
-    (ns, before, after)
-}
-
-fn w2_unreal(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
-    let base = crate::alloc::live();
-    let mut hs = Vec::with_capacity(initial.len());
-    let handles_bytes = crate::alloc::live() - base;
-    let mut t = UnrealTimers::default();
-    for &ms in initial {
-        hs.push(t.set(ms as f64 / 1000.0, false, Box::new(|n: &mut u64| *n += 1)));
-    }
-    let before = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
-    let start = Instant::now();
-    for &(k, ms) in ops {
-        t.clear(hs[k]);
-        hs[k] = t.set(ms as f64 / 1000.0, false, Box::new(|n: &mut u64| *n += 1));
-    }
-    let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
-    let after = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
-    (ns, before, after)
-}
-
-fn w2_delay_queue(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
-    let rt = paused_runtime();
-    rt.block_on(async {
-        let base = crate::alloc::live();
-        let mut hs = Vec::with_capacity(initial.len());
-        let handles_bytes = crate::alloc::live() - base;
-        let mut dq: DelayQueue<Callback> = DelayQueue::with_capacity(initial.len());
-        for &ms in initial {
-            hs.push(dq.insert(Box::new(|n: &mut u64| *n += 1), Duration::from_millis(ms)));
-        }
-        let before = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
-        let start = Instant::now();
-        for &(k, ms) in ops {
-            dq.remove(&hs[k]);
-            hs[k] = dq.insert(Box::new(|n: &mut u64| *n += 1), Duration::from_millis(ms));
-        }
-        let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
-        let after = (crate::alloc::live() - base - handles_bytes) as f64 / initial.len() as f64;
-        (ns, before, after)
-    })
-}
-
-fn w2_bevy(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
-    let base = crate::alloc::live();
-    let mut timers: Vec<(Timer, Callback)> = Vec::with_capacity(initial.len());
-    for &ms in initial {
-        timers.push((
-            Timer::new(Duration::from_millis(ms), TimerMode::Once),
-            Box::new(|n: &mut u64| *n += 1),
-        ));
-    }
-    let before = (crate::alloc::live() - base) as f64 / initial.len() as f64;
-    let start = Instant::now();
-    for &(k, ms) in ops {
-        // Despawn one entity, spawn another: the index is the entity.
-        drop(timers.swap_remove(k));
-        timers.push((
-            Timer::new(Duration::from_millis(ms), TimerMode::Once),
-            Box::new(|n: &mut u64| *n += 1),
-        ));
-    }
-    let ns = start.elapsed().as_nanos() as f64 / ops.len() as f64;
-    let after = (crate::alloc::live() - base) as f64 / initial.len() as f64;
-    (ns, before, after)
 }
 
 // ---------- W3: steady looping ----------
@@ -406,40 +262,7 @@ pub fn run(opts: &Options) {
         println!("| {n} | {tf:.0} | {ue:.0} | {dq:.0} | {bv:.0} | {vs:.0} | {ratio:.2}× |");
     }
 
-    println!("\n## W2 churn: {CHURN} × (cancel a random timer + insert a new one) (ns per pair)\n");
-    // bevy's row is one timer per entity, cancelled by despawning (a `swap_remove`): no
-    // order, so it scans every timer every frame to fire them (W1, W3). The target counts
-    // the queues that keep due order, as W3 does.
-    println!(
-        "| live | tickflow | Unreal-style | DelayQueue | bevy Timer | tickflow / fastest in-order peer |"
-    );
-    println!("|---:|---:|---:|---:|---:|---:|");
-    let mut w4 = vec![];
-    for &live in &[10_000usize, 100_000, 1_000_000] {
-        if quick && live > 10_000 {
-            continue;
-        }
-        let (init, ops) = churn_plan(live);
-        let tf = w2_tickflow(&init, &ops);
-        let ue = w2_unreal(&init, &ops);
-        let dq = w2_delay_queue(&init, &ops);
-        let bv = w2_bevy(&init, &ops);
-        let best = ue.0.min(dq.0);
-        println!(
-            "| {live} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}× |",
-            tf.0,
-            ue.0,
-            dq.0,
-            bv.0,
-            tf.0 / best
-        );
-        w4 = vec![
-            ("tickflow", tf),
-            ("Unreal-style", ue),
-            ("DelayQueue", dq),
-            ("bevy Timer", bv),
-        ];
-    }
+    let w4 = churn::run(quick);
 
     println!("\n## W3 steady: looping timers, periods 500..5,000 ms, {W3_FRAMES} frames at 60 Hz (ms per frame)\n");
     println!("| timers | peer | mean | p99 | max |");
@@ -462,14 +285,5 @@ pub fn run(opts: &Options) {
         );
     }
 
-    let live = if quick { 10_000 } else { 1_000_000 };
-    println!("\n## W4 heap bytes per live timer at {live} (closures capture nothing: no box allocation)\n");
-    println!("| peer | before churn | after churn | after / before |");
-    println!("|---|---:|---:|---:|");
-    for (name, (_, before, after)) in w4 {
-        println!(
-            "| {name} | {before:.1} | {after:.1} | {:.2} |",
-            after / before
-        );
-    }
+    churn::print_w4(quick, &w4);
 }

@@ -1,0 +1,58 @@
+//! What the timer workloads (`timers.rs`, `churn.rs`) share: the seeded generator their
+//! delays come from, the callbacks each peer stores, and tokio's paused runtime with a
+//! budget-free drain for the DelayQueue peer.
+
+use std::future::poll_fn;
+use std::task::Poll;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use tickflow::prelude::*;
+use tokio_util::time::DelayQueue;
+
+use crate::peers::unreal::Callback;
+
+/// One 60 Hz frame, for the peers that take a `Duration`.
+pub(crate) fn frame_dur() -> Duration {
+    Duration::from_nanos(16_666_667)
+}
+
+/// The generator every timer workload draws from: the same seed, so each run and each peer
+/// gets the same delays.
+pub(crate) fn rng() -> SmallRng {
+    SmallRng::seed_from_u64(0x71c7_f10e)
+}
+
+/// A peer's boxed callback that captures its timer's id, as users write them.
+pub(crate) fn cb(id: u32) -> Callback {
+    Box::new(move |n: &mut u64| *n += u64::from(id & 1) + 1)
+}
+
+/// tickflow's callback of the same shape (stored inline: it captures 4 bytes).
+pub(crate) fn tf_cb(id: u32) -> impl FnMut(&mut u64, &mut TimerCx<'_, u64>) + 'static {
+    move |n, _| *n += u64::from(id & 1) + 1
+}
+
+/// A current-thread runtime whose clock moves only when told (`tokio::time::advance`).
+pub(crate) fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// Drains every expired item of a DelayQueue without yielding to the runtime's budget.
+pub(crate) async fn drain<T>(dq: &mut DelayQueue<T>, mut each: impl FnMut(T, &mut DelayQueue<T>)) {
+    tokio::task::unconstrained(async {
+        loop {
+            let next = poll_fn(|cx| Poll::Ready(dq.poll_expired(cx))).await;
+            match next {
+                Poll::Ready(Some(exp)) => each(exp.into_inner(), dq),
+                _ => break,
+            }
+        }
+    })
+    .await
+}
