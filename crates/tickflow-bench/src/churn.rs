@@ -1,7 +1,14 @@
 //! W2, churn: cancel a random timer and set a new one, a million times, at 1e4–1e6 live
 //! timers; and W4, the heap bytes a live timer holds before and after that churn.
 //!
-//! W2 times the pair alone.
+//! W2 times the pair alone. A queue may leave part of a cancel for later, and the Unreal-style
+//! heap leaves nearly all of it: its `clear` marks the record, which stays in the heap until
+//! it reaches the top and is popped, a walk down the heap that reads a record at each level.
+//! tickflow counts the stale record in its wheel slot and compacts the slot once half of it
+//! is stale, inside the pair; DelayQueue unlinks the entry at once. "W2 whole" charges every
+//! queue for the rest too: after the churn the clock runs at 60 Hz until every timer has
+//! fired, and the same clock run over a queue that held the same live timers from the start,
+//! with no churn, is subtracted. What is left, per pair, is the pair and what it left behind.
 
 use std::time::{Duration, Instant};
 
@@ -10,8 +17,9 @@ use rand::Rng;
 use tickflow::prelude::*;
 use tokio_util::time::DelayQueue;
 
+use crate::median;
 use crate::peers::unreal::{Callback, UnrealTimers};
-use crate::timer_setup::{paused_runtime, rng};
+use crate::timer_setup::{drain, frame_dur, paused_runtime, rng};
 
 /// One W4 row: a peer's name and its (ns per pair, bytes per timer before, after churn).
 pub(crate) type W4Row = (&'static str, (f64, f64, f64));
@@ -117,9 +125,142 @@ fn w2_bevy(initial: &[u64], ops: &[(usize, u64)]) -> (f64, f64, f64) {
     (ns, before, after)
 }
 
+// ---------- W2 whole: the pair and what it leaves behind ----------
+
+/// The live set after the churn: each index's last delay.
+fn last_delays(initial: &[u64], ops: &[(usize, u64)]) -> Vec<u64> {
+    let mut last = initial.to_vec();
+    for &(k, ms) in ops {
+        last[k] = ms;
+    }
+    last
+}
+
+/// The callback of every timer here: it counts its calls.
+fn count(n: &mut u64, _: &mut TimerCx<'_, u64>) {
+    *n += 1;
+}
+
+/// Runs tickflow's clock at 60 Hz until every timer has fired; returns how many fired.
+fn run_out_tickflow(t: &mut TimerManager<u64>) -> u64 {
+    let mut n = 0;
+    let frame = Span::frames(1, 60);
+    while !t.is_empty() {
+        t.tick(frame, &mut n);
+    }
+    n
+}
+
+/// Nanoseconds per pair: churn and run-out, less the run-out of the same live set unchurned.
+fn whole_tickflow(initial: &[u64], ops: &[(usize, u64)], last: &[u64]) -> f64 {
+    let mut t = TimerManager::<u64>::with_capacity(initial.len());
+    let mut hs: Vec<TimerHandle> = initial
+        .iter()
+        .map(|&ms| t.after(millis(ms)).call(count))
+        .collect();
+    let start = Instant::now();
+    for &(k, ms) in ops {
+        t.clear(hs[k]);
+        hs[k] = t.after(millis(ms)).call(count);
+    }
+    let fired = run_out_tickflow(&mut t);
+    let churned = start.elapsed();
+    assert_eq!(fired as usize, initial.len());
+    drop(t);
+    let mut t = TimerManager::<u64>::with_capacity(last.len());
+    for &ms in last {
+        t.after(millis(ms)).call(count);
+    }
+    let start = Instant::now();
+    let fired = run_out_tickflow(&mut t);
+    let plain = start.elapsed();
+    assert_eq!(fired as usize, last.len());
+    per_pair(churned, plain, ops.len())
+}
+
+fn run_out_unreal(t: &mut UnrealTimers) -> u64 {
+    let mut n = 0;
+    while !t.is_empty() {
+        t.tick(1.0 / 60.0, &mut n);
+    }
+    n
+}
+
+fn whole_unreal(initial: &[u64], ops: &[(usize, u64)], last: &[u64]) -> f64 {
+    let one = || -> Callback { Box::new(|n: &mut u64| *n += 1) };
+    let mut t = UnrealTimers::default();
+    let mut hs: Vec<_> = initial
+        .iter()
+        .map(|&ms| t.set(ms as f64 / 1000.0, false, one()))
+        .collect();
+    let start = Instant::now();
+    for &(k, ms) in ops {
+        t.clear(hs[k]);
+        hs[k] = t.set(ms as f64 / 1000.0, false, one());
+    }
+    let fired = run_out_unreal(&mut t);
+    let churned = start.elapsed();
+    assert_eq!(fired as usize, initial.len());
+    drop(t);
+    let mut t = UnrealTimers::default();
+    for &ms in last {
+        t.set(ms as f64 / 1000.0, false, one());
+    }
+    let start = Instant::now();
+    let fired = run_out_unreal(&mut t);
+    let plain = start.elapsed();
+    assert_eq!(fired as usize, last.len());
+    per_pair(churned, plain, ops.len())
+}
+
+async fn run_out_delay_queue(dq: &mut DelayQueue<Callback>) -> u64 {
+    let mut n = 0;
+    while !dq.is_empty() {
+        tokio::time::advance(frame_dur()).await;
+        drain(dq, |mut f, _| f(&mut n)).await;
+    }
+    n
+}
+
+fn whole_delay_queue(initial: &[u64], ops: &[(usize, u64)], last: &[u64]) -> f64 {
+    let one = || -> Callback { Box::new(|n: &mut u64| *n += 1) };
+    let churned = paused_runtime().block_on(async {
+        let mut dq = DelayQueue::with_capacity(initial.len());
+        let mut hs: Vec<_> = initial
+            .iter()
+            .map(|&ms| dq.insert(one(), Duration::from_millis(ms)))
+            .collect();
+        let start = Instant::now();
+        for &(k, ms) in ops {
+            dq.remove(&hs[k]);
+            hs[k] = dq.insert(one(), Duration::from_millis(ms));
+        }
+        let fired = run_out_delay_queue(&mut dq).await;
+        let churned = start.elapsed();
+        assert_eq!(fired as usize, initial.len());
+        churned
+    });
+    let plain = paused_runtime().block_on(async {
+        let mut dq = DelayQueue::with_capacity(last.len());
+        for &ms in last {
+            dq.insert(one(), Duration::from_millis(ms));
+        }
+        let start = Instant::now();
+        let fired = run_out_delay_queue(&mut dq).await;
+        let plain = start.elapsed();
+        assert_eq!(fired as usize, last.len());
+        plain
+    });
+    per_pair(churned, plain, ops.len())
+}
+
+fn per_pair(churned: Duration, plain: Duration, pairs: usize) -> f64 {
+    (churned.as_nanos() as f64 - plain.as_nanos() as f64) / pairs as f64
+}
+
 // ---------- the tables ----------
 
-/// Runs W2 and prints its table; returns the last size's W4 rows.
+/// Runs W2 and W2 whole and prints their tables; returns the last size's W4 rows.
 pub(crate) fn run(quick: bool) -> Vec<W4Row> {
     println!("\n## W2 churn: {CHURN} × (cancel a random timer + insert a new one) (ns per pair)\n");
     // bevy's row is one timer per entity, cancelled by despawning (a `swap_remove`): no
@@ -158,6 +299,33 @@ pub(crate) fn run(quick: bool) -> Vec<W4Row> {
         ];
     }
 
+    let (rounds, how) = if quick {
+        (1, "one run")
+    } else {
+        (3, "medians of 3 interleaved rounds")
+    };
+    println!(
+        "\n## W2 whole: the same pairs, then 60 Hz until all fired, less that run-out without \
+         churn (ns per pair; {how})\n"
+    );
+    println!("| live | tickflow | Unreal-style | DelayQueue | tickflow / fastest peer |");
+    println!("|---:|---:|---:|---:|---:|");
+    for &live in sizes {
+        let (init, ops) = churn_plan(live);
+        let last = last_delays(&init, &ops);
+        let rows: Vec<[f64; 3]> = (0..rounds)
+            .map(|_| {
+                [
+                    whole_tickflow(&init, &ops, &last),
+                    whole_unreal(&init, &ops, &last),
+                    whole_delay_queue(&init, &ops, &last),
+                ]
+            })
+            .collect();
+        let [tf, ue, dq] = std::array::from_fn(|k| median(rows.iter().map(|r| r[k]).collect()));
+        let ratio = median(rows.iter().map(|r| r[0] / r[1].min(r[2])).collect());
+        println!("| {live} | {tf:.0} | {ue:.0} | {dq:.0} | {ratio:.2}× |");
+    }
     w4
 }
 

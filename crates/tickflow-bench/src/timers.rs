@@ -215,7 +215,7 @@ pub fn run(opts: &Options) {
     } else {
         &[10_000, 100_000, 1_000_000]
     };
-    println!("# tickflow timer benchmarks (W1: medians of interleaved rounds; W2–W4: one run)\n");
+    println!("# tickflow timer benchmarks (W1 and W2 whole: medians of interleaved rounds; W2, W3 and W4: one run)\n");
 
     // A W1 run at 1e4 timers lasts about a millisecond, and this machine's speed drifts over
     // tens of milliseconds: smaller sizes take more runs (up to 15), and the peers run in
