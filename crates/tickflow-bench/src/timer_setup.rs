@@ -1,6 +1,7 @@
 //! What the timer workloads (`timers.rs`, `churn.rs`) share: the seeded generator their
-//! delays come from, the callbacks each peer stores, and tokio's paused runtime with a
-//! budget-free drain for the DelayQueue peer.
+//! delays come from, the callbacks each peer stores, tokio's paused runtime with a
+//! budget-free drain for the DelayQueue peer, and each queue's clock run at 60 Hz until
+//! every timer has fired.
 
 use std::future::poll_fn;
 use std::task::Poll;
@@ -11,7 +12,7 @@ use rand::SeedableRng;
 use tickflow::prelude::*;
 use tokio_util::time::DelayQueue;
 
-use crate::peers::unreal::Callback;
+use crate::peers::unreal::{Callback, UnrealTimers};
 
 /// One 60 Hz frame, for the peers that take a `Duration`.
 pub(crate) fn frame_dur() -> Duration {
@@ -27,6 +28,16 @@ pub(crate) fn rng() -> SmallRng {
 /// A peer's boxed callback that captures its timer's id, as users write them.
 pub(crate) fn cb(id: u32) -> Callback {
     Box::new(move |n: &mut u64| *n += u64::from(id & 1) + 1)
+}
+
+/// A peer's boxed callback that counts its calls (the churn workloads' timers).
+pub(crate) fn counted() -> Callback {
+    Box::new(|n: &mut u64| *n += 1)
+}
+
+/// tickflow's callback that counts its calls (stored inline: it captures nothing).
+pub(crate) fn count(n: &mut u64, _: &mut TimerCx<'_, u64>) {
+    *n += 1;
 }
 
 /// tickflow's callback of the same shape (stored inline: it captures 4 bytes).
@@ -55,4 +66,35 @@ pub(crate) async fn drain<T>(dq: &mut DelayQueue<T>, mut each: impl FnMut(T, &mu
         }
     })
     .await
+}
+
+/// Runs tickflow's clock at 60 Hz until every timer has fired; returns what the callbacks
+/// added up.
+pub(crate) fn run_out_tickflow(t: &mut TimerManager<u64>) -> u64 {
+    let mut n = 0;
+    let frame = Span::frames(1, 60);
+    while !t.is_empty() {
+        t.tick(frame, &mut n);
+    }
+    n
+}
+
+/// [`run_out_tickflow`] for the Unreal-style heap.
+pub(crate) fn run_out_unreal(t: &mut UnrealTimers) -> u64 {
+    let mut n = 0;
+    while !t.is_empty() {
+        t.tick(1.0 / 60.0, &mut n);
+    }
+    n
+}
+
+/// [`run_out_tickflow`] for a DelayQueue on a paused runtime: the runtime's clock moves a
+/// frame at a time.
+pub(crate) async fn run_out_delay_queue(dq: &mut DelayQueue<Callback>) -> u64 {
+    let mut n = 0;
+    while !dq.is_empty() {
+        tokio::time::advance(frame_dur()).await;
+        drain(dq, |mut f, _| f(&mut n)).await;
+    }
+    n
 }

@@ -19,7 +19,10 @@ use tokio_util::time::DelayQueue;
 use crate::churn;
 use crate::peers::unreal::{Callback, UnrealTimers};
 use crate::peers::vec_scan;
-use crate::timer_setup::{cb, drain, frame_dur, paused_runtime, rng, tf_cb};
+use crate::timer_setup::{
+    cb, drain, frame_dur, paused_runtime, rng, run_out_delay_queue, run_out_tickflow,
+    run_out_unreal, tf_cb,
+};
 use crate::{median, Options};
 
 // ---------- W1: fire-all ----------
@@ -35,11 +38,7 @@ fn w1_tickflow(delays: &[u64]) -> f64 {
     for (i, &ms) in delays.iter().enumerate() {
         t.after(millis(ms)).call(tf_cb(i as u32));
     }
-    let mut n = 0;
-    let frame = Span::frames(1, 60);
-    while !t.is_empty() {
-        t.tick(frame, &mut n);
-    }
+    let n = run_out_tickflow(&mut t);
     assert_eq!(n as usize, delays.len() + delays.len() / 2);
     start.elapsed().as_nanos() as f64 / delays.len() as f64
 }
@@ -50,10 +49,7 @@ fn w1_unreal(delays: &[u64]) -> f64 {
     for (i, &ms) in delays.iter().enumerate() {
         t.set(ms as f64 / 1000.0, false, cb(i as u32));
     }
-    let mut n = 0;
-    while !t.is_empty() {
-        t.tick(1.0 / 60.0, &mut n);
-    }
+    run_out_unreal(&mut t);
     start.elapsed().as_nanos() as f64 / delays.len() as f64
 }
 
@@ -65,11 +61,7 @@ fn w1_delay_queue(delays: &[u64]) -> f64 {
         for (i, &ms) in delays.iter().enumerate() {
             dq.insert(cb(i as u32), Duration::from_millis(ms));
         }
-        let mut n = 0;
-        while !dq.is_empty() {
-            tokio::time::advance(frame_dur()).await;
-            drain(&mut dq, |mut f, _| f(&mut n)).await;
-        }
+        run_out_delay_queue(&mut dq).await;
         start.elapsed().as_nanos() as f64 / delays.len() as f64
     })
 }
