@@ -44,10 +44,10 @@ macro_rules! on {
 
 fn open(spec: &str) -> Db {
     match spec.strip_prefix("sqlite:") {
-        Some(path) => Db::Sqlite(Sqlite::open(path).expect("open")),
+        Some(path) => Db::Sqlite(Sqlite::create(path).expect("open")),
         None => {
             let (url, schema) = spec.split_once('#').expect("url#schema");
-            Db::Postgres(Postgres::connect_in(url, Some(schema)).expect("connect"))
+            Db::Postgres(Postgres::create_in(url, schema).expect("connect"))
         }
     }
 }

@@ -21,7 +21,7 @@ use std::time::Instant;
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
 use tickflow::timer::{DurableChange, Offline};
-use tickflow_store::{Batch, Durable, NodeClocks, Postgres, Sqlite, Store};
+use tickflow_store::{Durable, Postgres, Sqlite, Store};
 
 use crate::{median, Options};
 
@@ -54,7 +54,7 @@ fn pg(schema: &str) -> Option<Postgres> {
     let mut c = postgres::Client::connect(&url, postgres::NoTls).ok()?;
     c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .ok()?;
-    Postgres::connect_in(&url, Some(schema)).ok()
+    Postgres::create_in(&url, schema).ok()
 }
 
 fn drop_pg(schema: &str) {
@@ -72,7 +72,7 @@ fn throughput<S: Store>(store: S, n: u64, frames: usize) -> (f64, f64) {
     for i in 0..20_000 {
         set(sched.timers(), i, 1_000_000);
     }
-    d.end_frame(sched.timers(), |_| Ok(())).expect("commit");
+    d.end_frame(&mut sched, |_, _| Ok(())).expect("commit");
     let mut per_frame = Vec::new();
     let mut next = 0;
     for _ in 0..frames {
@@ -82,29 +82,31 @@ fn throughput<S: Store>(store: S, n: u64, frames: usize) -> (f64, f64) {
         }
         sched.tick(Span::frames(1, 60), &mut 0);
         let t = Instant::now();
-        d.end_frame(sched.timers(), |_| Ok(())).expect("commit");
+        d.end_frame(&mut sched, |_, _| Ok(())).expect("commit");
         per_frame.push(t.elapsed().as_secs_f64());
     }
     let batched = n as f64 / median(per_frame);
-    // The peer: the same kind of rows, one transaction each.
+    // The peer: the same kind of rows, one transaction each (a commit each: its node's row
+    // advanced with it, as a job queue's worker records its progress).
     let mut rows = Vec::new();
     for _ in 0..(n / 4).max(50) {
         set(sched.timers(), next % 20_000, 1_000_000);
         next += 1;
         rows.extend(sched.timers().durable_changes());
     }
-    let clocks = NodeClocks::default();
     let t = Instant::now();
-    for change in &rows {
-        let one = std::slice::from_ref::<DurableChange>(change);
-        let batch = Batch {
-            node: "bench",
-            clocks,
-            changes: one,
-            replace: false,
-            fences: &[],
+    for change in rows.iter().cloned() {
+        let DurableChange::Set(row) = change else {
+            continue;
         };
-        d.store().commit(&batch, |_| Ok(())).expect("commit");
+        (sched
+            .timers()
+            .after(Frames(row.period))
+            .owner(row.owner)
+            .name(row.name))
+        .durable(Offline::Freeze)
+        .call(noop);
+        d.commit(&mut sched, |_, _| Ok(())).expect("commit");
     }
     let single = rows.len() as f64 / t.elapsed().as_secs_f64();
     (batched, single)
@@ -114,12 +116,13 @@ fn throughput<S: Store>(store: S, n: u64, frames: usize) -> (f64, f64) {
 fn reload(n: u64) -> f64 {
     let path = temp_db("reload");
     {
-        let mut d = Durable::new(Sqlite::open(&path).expect("open"), "bench");
+        let mut d = Durable::new(Sqlite::create(&path).expect("open"), "bench");
         let (mut sched, _) = d.resume(&mut registry()).expect("resume");
         for i in 0..n {
             set(sched.timers(), i, 1 + i % 100_000);
         }
-        d.end_frame(sched.timers(), |_| Ok(())).expect("commit");
+        d.end_frame(&mut sched, |_, _| Ok(())).expect("commit");
+        d.close().expect("close");
     }
     let mut times = Vec::new();
     for _ in 0..3 {
@@ -129,6 +132,7 @@ fn reload(n: u64) -> f64 {
         times.push(t.elapsed().as_secs_f64());
         assert_eq!(resumed.timers.loaded as u64, n);
         drop(sched);
+        d.close().expect("close");
     }
     median(times)
 }
@@ -146,7 +150,11 @@ fn frame_cost(store: Option<Sqlite>, frames: usize) -> f64 {
         .durable(Offline::Freeze)
         .call(noop);
     }
-    let mut d = store.map(|s| Durable::new(s, "bench"));
+    let mut d = store.map(|s| {
+        let mut d = Durable::new(s, "bench");
+        let _ = d.resume(&mut registry()).expect("resume");
+        d
+    });
     let mut ctx = 0;
     let mut times = Vec::new();
     for f in 0..frames + 100 {
@@ -154,7 +162,7 @@ fn frame_cost(store: Option<Sqlite>, frames: usize) -> f64 {
         sched.tick(Span::frames(1, 60), &mut ctx);
         match &mut d {
             Some(d) => {
-                d.end_frame(sched.timers(), |_| Ok(())).expect("commit");
+                d.end_frame(&mut sched, |_, _| Ok(())).expect("commit");
             }
             None => drop(sched.timers().durable_changes()),
         }
@@ -177,7 +185,7 @@ pub fn run(opts: &Options) {
         let rounds: Vec<(f64, f64)> = (0..3)
             .map(|r| {
                 throughput(
-                    Sqlite::open(temp_db(&format!("st1-{n}-{r}"))).expect("open"),
+                    Sqlite::create(temp_db(&format!("st1-{n}-{r}"))).expect("open"),
                     n,
                     frames,
                 )
@@ -216,7 +224,7 @@ pub fn run(opts: &Options) {
         (0..3)
             .map(|r| {
                 frame_cost(
-                    Some(Sqlite::open(temp_db(&format!("st3-{r}"))).expect("open")),
+                    Some(Sqlite::create(temp_db(&format!("st3-{r}"))).expect("open")),
                     frames,
                 )
             })

@@ -30,7 +30,7 @@ fn built(world: &mut World, cx: &mut TimerCx<World>) {
 fn commit(mut tf: ResMut<Tickflow>, store: Res<Store>) {
     let mut durable = store.0.lock().unwrap();
     durable
-        .end_frame(tf.scheduler().timers(), |_| Ok(()))
+        .end_frame(tf.scheduler(), |_, _| Ok(()))
         .expect("commit");
 }
 
@@ -39,7 +39,7 @@ fn save_on_exit(mut exits: MessageReader<AppExit>, mut tf: ResMut<Tickflow>, sto
     if exits.read().next().is_some() {
         let mut durable = store.0.lock().unwrap();
         durable
-            .commit(tf.scheduler().timers(), |_| Ok(()))
+            .commit(tf.scheduler(), |_, _| Ok(()))
             .expect("commit");
     }
 }
@@ -47,7 +47,10 @@ fn save_on_exit(mut exits: MessageReader<AppExit>, mut tf: ResMut<Tickflow>, sto
 /// The app: the scheduler resumed from the store at `path`, a commit per frame.
 fn open(path: &Path) -> (App, u64) {
     let mut app = app();
-    let mut durable = Durable::new(Sqlite::open(path).unwrap(), "bevy");
+    let mut durable = Durable::new(Sqlite::create(path).unwrap(), "bevy");
+    // The first app stops by dropping, as a crash would; the second starts at once in this
+    // same process, so a short lease keeps the wait for the first's short.
+    durable.set_lease(std::time::Duration::from_millis(30));
     durable.commit_every(4);
     let (sched, resumed) = durable
         .resume(&mut Registry::new().timer("built", built))

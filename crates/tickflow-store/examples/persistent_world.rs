@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! cargo run -p tickflow-store --example persistent_world                      # SQLite file
-//! cargo run -p tickflow-store --example persistent_world -- postgres://user:pw@host/db
+//! cargo run -p tickflow-store --features postgres --example persistent_world -- postgres://user:pw@host/db
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
 use tickflow::timer::Offline;
-use tickflow_store::{Durable, Postgres, Sqlite, Store};
+use tickflow_store::{Durable, Sqlite, Store};
 
 /// The game state: energy, and what was built when.
 #[derive(Default, Debug)]
@@ -83,9 +83,11 @@ fn serve<S: Store>(store: S, frames: u64, world: &mut World) -> (u64, u64) {
     while sched.clocks().frame() < start + frames {
         sched.tick(DT, world);
         durable
-            .end_frame(sched.timers(), |_| Ok(()))
+            .end_frame(&mut sched, |_, _| Ok(()))
             .expect("commit");
     }
+    // A clean stop hands the node back at once (a crash leaves it to the lease).
+    durable.close().expect("close");
     (start, sched.clocks().frame())
 }
 
@@ -139,18 +141,23 @@ fn play<S: Store>(open: impl Fn() -> S) {
 
 fn main() {
     match std::env::args().nth(1) {
+        #[cfg(feature = "postgres")]
         Some(url) if url.starts_with("postgres") => {
             let schema = format!("persistent_world_{}", std::process::id());
-            play(|| Postgres::connect_in(&url, Some(&schema)).expect("connect"));
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+            play(|| tickflow_store::Postgres::create_in(&url, &schema).expect("connect"));
+            let mut store = tickflow_store::Postgres::connect_in(&url, &schema).expect("connect");
+            let c = store.client().expect("connect");
             c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
                 .expect("clean up");
+        }
+        Some(url) if url.starts_with("postgres") => {
+            panic!("built without PostgreSQL: run with `--features postgres`")
         }
         _ => {
             let dir = std::env::temp_dir().join(format!("persistent-world-{}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("temp dir");
             let path = dir.join("world.db");
-            play(|| Sqlite::open(&path).expect("open"));
+            play(|| Sqlite::create(&path).expect("open"));
             std::fs::remove_dir_all(&dir).expect("clean up");
         }
     }

@@ -1,49 +1,53 @@
-//! Durable tickflow timers: timers that outlive the process, on SQLite (embedded, the default)
-//! or PostgreSQL (many processes).
+//! Durable tickflow timers: timers and owners that outlive the process, on SQLite (embedded,
+//! the default) or PostgreSQL (many processes, behind the `postgres` feature).
 //!
 //! A game marks the timers that must survive a restart or a crash —
 //! [`durable`](tickflow::timer::TimerBuilder::durable) — and calls [`Durable::end_frame`]
-//! after each frame. The frame's changes are written in one transaction together with the
-//! game's own effects; after a restart, [`Durable::resume`] brings the scheduler back at the
-//! last commit's clocks, and every timer fires on the frame it would have.
+//! after each frame. The frame's changes are written in one numbered transaction together with
+//! the game's own effects; after a restart, [`Durable::resume`] gives back everything the node
+//! held at its last commit, and every timer fires on the frame it would have. Entities walk
+//! between nodes with [`Durable::send`] and [`Durable::receive`].
 //!
 //! | piece | what it is |
 //! |---|---|
-//! | [`Durable`] | the one way in: commit at frames' ends, resume, claim owners |
-//! | [`Store`] | what a database provides; [`Sqlite`] and [`Postgres`] implement it |
-//! | [`Handovers`] | an owner registry and handover outbox: entities that move between processes |
+//! | [`Durable`] | the one way in: resume, commit at frames' ends, send and receive owners |
+//! | [`Sqlite`], [`Postgres`] | the two databases ([`Store`]: the primitives both give) |
+//! | [`Handovers`] | the owner registry and handover outbox, step by step, for tools |
+//! | [`Inspect`] | what a node left, read without taking the node (tools, checkers) |
 //! | [`StoreError`] | what was refused and why (a damaged row names its key and column) |
+//! | [`backend`] | what only a backend implementer needs |
 //!
-//! What is durable is each timer marked so, as one row keyed by its owner and name, with its
-//! clock, due time, period, catch-up and offline policies, call count, the user's payload
-//! bytes and the owner's epoch (a write fence: a process that lost an owner to another cannot
-//! overwrite the newer owner's rows). Tick functions, tickables, latent actions and tasks stay
-//! in memory: they are code, and a game sets them up again at start.
+//! What is durable is each timer marked so, as one row keyed by its node, owner and name, with
+//! its clock, due time, period, catch-up and offline policies, call count, the user's payload
+//! bytes, the owner's epoch and a checksum. Owners are the world's: the registry gives each to
+//! one node, and a node writes only the owners it holds. Tick functions, tickables, latent
+//! actions and tasks stay in memory: they are code, and a game sets them up again at start
+//! (an owner that moves takes them along).
 
 #![warn(missing_docs)]
 
+pub mod backend;
 mod durable;
 mod error;
 mod handover;
+mod inspect;
 #[cfg(feature = "postgres")]
 mod postgres;
-#[cfg(feature = "postgres")]
-mod postgres_handover;
 mod row;
 #[cfg(feature = "sqlite")]
 mod sqlite;
-#[cfg(feature = "sqlite")]
-mod sqlite_handover;
 mod store;
+mod sum;
+mod tables;
 
-pub use durable::{Durable, Resumed};
+pub use durable::{Arrival, Commit, Durable, Handover, Resumed, DEFAULT_LEASE};
 pub use error::StoreError;
 pub use handover::{Accepted, Handovers, Holder, Parcel, Settled, MAX_PARCEL};
+pub use inspect::{Inspect, Saved};
 #[cfg(feature = "postgres")]
-pub use postgres::Postgres;
-#[cfg(feature = "postgres")]
-pub use postgres_handover::OUTBOX_CHANNEL;
-pub use row::{NodeClocks, MAX_NAME, MAX_PAYLOAD};
+pub use postgres::{Postgres, OUTBOX_CHANNEL};
+pub use row::{MAX_NAME, MAX_PAYLOAD};
 #[cfg(feature = "sqlite")]
 pub use sqlite::Sqlite;
-pub use store::{Batch, Part, Saved, Store, PART_ROWS, SCHEMA_VERSION};
+pub use store::{Store, SCHEMA_VERSION};
+pub use tables::NodeClocks;

@@ -10,6 +10,7 @@ use tickflow::timer::{CatchUp, DurablePhase, DurableTimer, Offline};
 use tickflow::OwnerId;
 
 use crate::error::StoreError;
+use crate::sum::Sum;
 
 /// Longest name a row may hold (bytes): rows come from a database another process may have
 /// written, and a name is copied into every timer.
@@ -20,13 +21,11 @@ pub const MAX_PAYLOAD: usize = 1 << 20;
 /// Refuses a name or payload over the limits, for a row read (a bound on what untrusted rows
 /// allocate) and for one about to be written (so that nothing is written that cannot be read).
 pub(crate) fn check_sizes(owner: u64, name: &str, payload: usize) -> Result<(), StoreError> {
-    let too_big = |field, len: usize, max: usize| {
-        StoreError::bad_row(
-            "tickflow_timers",
-            format!("(owner {owner}, name {:?})", name.get(..64).unwrap_or(name)),
-            field,
-            format!("is {len} bytes, over {max}"),
-        )
+    let too_big = |field, len: usize, max: usize| StoreError::TooLarge {
+        key: format!("(owner {owner}, name {})", short(name)),
+        field,
+        len,
+        max,
     };
     if name.len() > MAX_NAME {
         return Err(too_big("name", name.len(), MAX_NAME));
@@ -37,34 +36,69 @@ pub(crate) fn check_sizes(owner: u64, name: &str, payload: usize) -> Result<(), 
     Ok(())
 }
 
-/// A durable timer's columns, in the order of [`COLUMNS`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Row {
-    pub(crate) owner: i64,
-    pub(crate) name: String,
-    pub(crate) domain: i16,
-    pub(crate) phase: i16,
-    pub(crate) time: i64,
-    pub(crate) period: i64,
-    pub(crate) looping: i16,
-    pub(crate) catch_up: i16,
-    pub(crate) offline: i16,
-    pub(crate) calls: i64,
-    pub(crate) times_left: Option<i64>,
-    pub(crate) first_delay: Option<i64>,
-    pub(crate) tag: Option<i64>,
-    pub(crate) payload: Vec<u8>,
-    pub(crate) seq: i64,
+/// `name` quoted for an error, cut to its first 64 bytes (at a character's boundary): a name
+/// comes from a row another process wrote, and an error should not carry a megabyte of it.
+pub(crate) fn short(name: &str) -> String {
+    let mut end = name.len().min(64);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    match end < name.len() {
+        true => format!("{:?}… ({} bytes)", &name[..end], name.len()),
+        false => format!("{name:?}"),
+    }
 }
 
-/// The timer columns after `node` and `epoch`, in order.
-pub(crate) const COLUMNS: &str = "owner, name, domain, phase, time, period, looping, catch_up, \
-     offline, calls, times_left, first_delay, tag, payload, seq";
+/// A durable timer's row: its columns in the order of [`COLUMNS`], the epoch its owner was
+/// held at when it was written, and its checksum (which also covers the node it belongs to,
+/// so a row copied to another node does not check).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    #[allow(missing_docs)]
+    pub owner: i64,
+    #[allow(missing_docs)]
+    pub name: String,
+    #[allow(missing_docs)]
+    pub epoch: i64,
+    #[allow(missing_docs)]
+    pub domain: i16,
+    #[allow(missing_docs)]
+    pub phase: i16,
+    #[allow(missing_docs)]
+    pub time: i64,
+    #[allow(missing_docs)]
+    pub period: i64,
+    #[allow(missing_docs)]
+    pub looping: i16,
+    #[allow(missing_docs)]
+    pub catch_up: i16,
+    #[allow(missing_docs)]
+    pub offline: i16,
+    #[allow(missing_docs)]
+    pub calls: i64,
+    #[allow(missing_docs)]
+    pub times_left: Option<i64>,
+    #[allow(missing_docs)]
+    pub first_delay: Option<i64>,
+    #[allow(missing_docs)]
+    pub tag: Option<i64>,
+    #[allow(missing_docs)]
+    pub payload: Vec<u8>,
+    #[allow(missing_docs)]
+    pub seq: i64,
+    /// The checksum ([`Row::sum_for`]).
+    pub sum: i64,
+}
+
+/// The timer columns after `node`, in order.
+pub(crate) const COLUMNS: &str = "owner, name, epoch, domain, phase, time, period, looping, \
+     catch_up, offline, calls, times_left, first_delay, tag, payload, seq, sum";
 
 /// The same columns one by one, for errors that name the column.
-pub(crate) const NAMES: [&str; 15] = [
+pub(crate) const NAMES: [&str; 17] = [
     "owner",
     "name",
+    "epoch",
     "domain",
     "phase",
     "time",
@@ -78,6 +112,7 @@ pub(crate) const NAMES: [&str; 15] = [
     "tag",
     "payload",
     "seq",
+    "sum",
 ];
 
 /// Reads the columns of one row from anything with a typed `get(index)` (a SQLite or
@@ -109,19 +144,21 @@ macro_rules! read_row {
         $crate::row::Row {
             owner: col!(0),
             name: col!(1),
-            domain: col!(2),
-            phase: col!(3),
-            time: col!(4),
-            period: col!(5),
-            looping: col!(6),
-            catch_up: col!(7),
-            offline: col!(8),
-            calls: col!(9),
-            times_left: col!(10),
-            first_delay: col!(11),
-            tag: col!(12),
-            payload: col!(13),
-            seq: col!(14),
+            epoch: col!(2),
+            domain: col!(3),
+            phase: col!(4),
+            time: col!(5),
+            period: col!(6),
+            looping: col!(7),
+            catch_up: col!(8),
+            offline: col!(9),
+            calls: col!(10),
+            times_left: col!(11),
+            first_delay: col!(12),
+            tag: col!(13),
+            payload: col!(14),
+            seq: col!(15),
+            sum: col!(16),
         }
     }};
 }
@@ -136,10 +173,12 @@ const fn unbits(v: i64) -> u64 {
 }
 
 impl Row {
-    pub(crate) fn of(t: &DurableTimer) -> Row {
-        Row {
+    /// The row of `t` in `node`, written at owner epoch `epoch`, with its checksum.
+    pub(crate) fn of(t: &DurableTimer, node: &str, epoch: u64) -> Row {
+        let mut r = Row {
             owner: bits(t.owner.get()),
             name: t.name.clone(),
+            epoch: bits(epoch),
             domain: t.domain as i16,
             phase: match t.phase {
                 DurablePhase::Pending => 0,
@@ -157,16 +196,42 @@ impl Row {
             tag: t.tag.map(bits),
             payload: t.payload.clone(),
             seq: bits(t.seq),
-        }
+            sum: 0,
+        };
+        r.sum = r.sum_for(node);
+        r
+    }
+
+    /// The checksum of this row's columns (all but `sum`) as a row of `node`.
+    pub fn sum_for(&self, node: &str) -> i64 {
+        Sum::of("tickflow_timers")
+            .bytes(node.as_bytes())
+            .i64(self.owner)
+            .bytes(self.name.as_bytes())
+            .i64(self.epoch)
+            .i64(i64::from(self.domain))
+            .i64(i64::from(self.phase))
+            .i64(self.time)
+            .i64(self.period)
+            .i64(i64::from(self.looping))
+            .i64(i64::from(self.catch_up))
+            .i64(i64::from(self.offline))
+            .i64(self.calls)
+            .opt(self.times_left)
+            .opt(self.first_delay)
+            .opt(self.tag)
+            .bytes(&self.payload)
+            .i64(self.seq)
+            .finish()
     }
 
     /// The key as an error names it.
     pub(crate) fn key(&self) -> String {
-        format!("(owner {}, name {:?})", unbits(self.owner), self.name)
+        format!("(owner {}, name {})", unbits(self.owner), short(&self.name))
     }
 
-    /// Checks every column and builds the timer.
-    pub(crate) fn timer(self) -> Result<DurableTimer, StoreError> {
+    /// Checks every column and the checksum (as a row of `node`) and builds the timer.
+    pub(crate) fn timer(self, node: &str) -> Result<DurableTimer, StoreError> {
         // The key only for an error: formatting it for every row would cost more than the row.
         let bad = |field, reason: String| {
             StoreError::bad_row("tickflow_timers", self.key(), field, reason)
@@ -178,6 +243,15 @@ impl Row {
                 .ok_or_else(|| bad(field, format!("is {v}, not one of 0..{n}")))
         };
         check_sizes(self.owner as u64, &self.name, self.payload.len())?;
+        if self.sum != self.sum_for(node) {
+            return Err(bad(
+                "sum",
+                "does not match the row: damaged or edited".into(),
+            ));
+        }
+        if self.epoch < 0 {
+            return Err(bad("epoch", format!("is {}", self.epoch)));
+        }
         let domain = Domain::ALL[pick("domain", self.domain, 3)?];
         let phase = [
             DurablePhase::Pending,
@@ -196,8 +270,8 @@ impl Row {
         if self.times_left == Some(0) {
             return Err(bad("times_left", "is 0 (no calls left)".into()));
         }
-        if self.seq < 0 || self.seq > i64::from(u32::MAX) {
-            return Err(bad("seq", format!("is {}, outside 0..=2^32-1", self.seq)));
+        if self.seq < 0 || self.seq >= i64::from(u32::MAX) {
+            return Err(bad("seq", format!("is {}, outside 0..2^32-1", self.seq)));
         }
         Ok(DurableTimer {
             owner: OwnerId::new(unbits(self.owner)),
@@ -215,58 +289,6 @@ impl Row {
             tag: self.tag.map(unbits),
             payload: self.payload,
             seq: unbits(self.seq),
-        })
-    }
-}
-
-/// A node's clocks when it last committed, and the wall-clock time of that commit.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct NodeClocks {
-    /// Game clock (flicks).
-    pub game: u64,
-    /// Real clock (flicks).
-    pub real: u64,
-    /// Frame clock (frames).
-    pub frames: u64,
-    /// The frame number of the last frame committed.
-    pub frame: u64,
-    /// Wall-clock time of the commit, nanoseconds since the Unix epoch.
-    pub wall_ns: u64,
-}
-
-impl NodeClocks {
-    /// The raw clock readings in [`Domain`] order.
-    pub fn raw(&self) -> [u64; 3] {
-        [self.game, self.real, self.frames]
-    }
-
-    pub(crate) fn columns(&self) -> [i64; 5] {
-        [self.game, self.real, self.frames, self.frame, self.wall_ns].map(bits)
-    }
-
-    pub(crate) fn from_columns(node: &str, c: [i64; 5]) -> Result<NodeClocks, StoreError> {
-        let [game, real, frames, frame, wall_ns] = c.map(unbits);
-        for (field, v) in [
-            ("game", game),
-            ("real", real),
-            ("frames", frames),
-            ("frame", frame),
-        ] {
-            if v == u64::MAX {
-                return Err(StoreError::bad_row(
-                    "tickflow_nodes",
-                    format!("{node:?}"),
-                    field,
-                    "is at the end of time",
-                ));
-            }
-        }
-        Ok(NodeClocks {
-            game,
-            real,
-            frames,
-            frame,
-            wall_ns,
         })
     }
 }
@@ -297,20 +319,31 @@ mod tests {
 
     #[test]
     fn a_row_round_trips_every_value() {
-        assert_eq!(Row::of(&timer()).timer().unwrap(), timer());
+        assert_eq!(Row::of(&timer(), "n", 3).timer("n").unwrap(), timer());
+        let e = Row::of(&timer(), "n", 3)
+            .timer("m")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sum"), "a row of another node: {e}");
     }
 
     #[test]
     fn a_damaged_column_is_named() {
-        let mut row = Row::of(&timer());
+        let mut row = Row::of(&timer(), "n", 0);
         row.offline = 9;
-        let e = row.timer().unwrap_err().to_string();
+        row.sum = row.sum_for("n");
+        let e = row.timer("n").unwrap_err().to_string();
         assert!(e.contains("offline") && e.contains("\"build\""), "{e}");
-        let mut row = Row::of(&timer());
+        let mut row = Row::of(&timer(), "n", 0);
         row.times_left = Some(0);
-        assert!(row.timer().unwrap_err().to_string().contains("times_left"));
-        let mut row = Row::of(&timer());
+        row.sum = row.sum_for("n");
+        assert!(row
+            .timer("n")
+            .unwrap_err()
+            .to_string()
+            .contains("times_left"));
+        let mut row = Row::of(&timer(), "n", 0);
         row.payload = vec![0; MAX_PAYLOAD + 1];
-        assert!(row.timer().unwrap_err().to_string().contains("payload"));
+        assert!(row.timer("n").unwrap_err().to_string().contains("payload"));
     }
 }

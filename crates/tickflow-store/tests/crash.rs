@@ -12,7 +12,9 @@ use std::time::Duration;
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
 use tickflow::timer::Offline;
-use tickflow_store::{Durable, Postgres, Sqlite, Store, StoreError};
+#[cfg(feature = "postgres")]
+use tickflow_store::Postgres;
+use tickflow_store::{Durable, Sqlite, Store, StoreError};
 
 const FRAMES: u64 = 300;
 const TIMERS: u64 = 120;
@@ -23,7 +25,7 @@ type Effect = (i64, i64, String, i64, i64);
 
 #[derive(Default)]
 struct World {
-    /// Effects of the frames not committed yet.
+    /// Effects of the frames not committed yet (each carries its frame).
     pending: Vec<Effect>,
 }
 
@@ -97,7 +99,10 @@ fn populate(sched: &mut Scheduler<World>) {
 /// How a backend keeps the effects table, in the commit's transaction.
 trait Effects: Store + Sized {
     fn create(&mut self);
-    fn write(tx: &mut Self::Tx<'_>, effects: &[Effect]) -> Result<(), StoreError>;
+    fn write<'e>(
+        tx: &mut Self::Tx<'_>,
+        effects: impl Iterator<Item = &'e Effect>,
+    ) -> Result<(), StoreError>;
     fn read(&mut self) -> Vec<Effect>;
 }
 
@@ -111,7 +116,10 @@ impl Effects for Sqlite {
             .unwrap();
     }
 
-    fn write(tx: &mut Self::Tx<'_>, effects: &[Effect]) -> Result<(), StoreError> {
+    fn write<'e>(
+        tx: &mut Self::Tx<'_>,
+        effects: impl Iterator<Item = &'e Effect>,
+    ) -> Result<(), StoreError> {
         let mut stmt = tx.prepare_cached(
             "INSERT INTO effects (frame, owner, name, call, byte) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
@@ -132,9 +140,11 @@ impl Effects for Sqlite {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl Effects for Postgres {
     fn create(&mut self) {
         self.client()
+            .unwrap()
             .batch_execute(
                 "CREATE TABLE IF NOT EXISTS effects (id BIGSERIAL PRIMARY KEY, frame BIGINT, \
                  owner BIGINT, name TEXT, call BIGINT, byte BIGINT)",
@@ -142,7 +152,11 @@ impl Effects for Postgres {
             .unwrap();
     }
 
-    fn write(tx: &mut Self::Tx<'_>, effects: &[Effect]) -> Result<(), StoreError> {
+    fn write<'e>(
+        tx: &mut Self::Tx<'_>,
+        effects: impl Iterator<Item = &'e Effect>,
+    ) -> Result<(), StoreError> {
+        let effects: Vec<&Effect> = effects.collect();
         if effects.is_empty() {
             return Ok(());
         }
@@ -159,7 +173,7 @@ impl Effects for Postgres {
     }
 
     fn read(&mut self) -> Vec<Effect> {
-        (self.client())
+        (self.client().unwrap())
             .query(
                 "SELECT frame, owner, name, call, byte FROM effects ORDER BY id",
                 &[],
@@ -184,11 +198,11 @@ fn run_world<S: Effects>(mut store: S) {
     while sched.clocks().frame() < FRAMES {
         sched.tick(DT, &mut w);
         let pending = &w.pending;
-        if durable
-            .end_frame(sched.timers(), |tx| S::write(tx, pending))
-            .unwrap()
-        {
-            w.pending.clear();
+        let commit = durable.end_frame(&mut sched, |tx, c| {
+            S::write(tx, pending.iter().filter(|e| c.covers(e.0 as u64)))
+        });
+        if let Some(c) = commit.unwrap() {
+            w.pending.retain(|e| e.0 as u64 > *c.frames().end());
         }
         // The parent kills at a frame it picks, after this line (so every kill lands); it
         // stops reading then, and a write to a closed pipe is not this world's failure.
@@ -206,10 +220,12 @@ fn child() {
         return;
     };
     if let Some(path) = target.strip_prefix("sqlite:") {
-        run_world(Sqlite::open(path).unwrap());
-    } else if let Some(schema) = target.strip_prefix("postgres:") {
+        run_world(Sqlite::create(path).unwrap());
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(schema) = target.strip_prefix("postgres:") {
         let url = std::env::var("TICKFLOW_PG_URL").unwrap();
-        run_world(Postgres::connect_in(&url, Some(schema)).unwrap());
+        run_world(Postgres::create_in(&url, schema).unwrap());
     }
     std::process::exit(0);
 }
@@ -319,7 +335,7 @@ fn sqlite_survives_sigkill() {
     let open = |run: u32| {
         let path = dir.join(format!("run{run}.db"));
         (
-            Sqlite::open(&path).unwrap(),
+            Sqlite::create(&path).unwrap(),
             format!("sqlite:{}", path.display()),
         )
     };
@@ -327,6 +343,7 @@ fn sqlite_survives_sigkill() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_survives_sigkill() {
     let Ok(url) = std::env::var("TICKFLOW_PG_URL") else {
@@ -340,7 +357,7 @@ fn postgres_survives_sigkill() {
     let open = |run: u32| {
         let schema = format!("tf_crash_{pid}_{run}");
         (
-            Postgres::connect_in(&url, Some(&schema)).unwrap(),
+            Postgres::create_in(&url, &schema).unwrap(),
             format!("postgres:{schema}"),
         )
     };

@@ -1,10 +1,13 @@
-//! The store on PostgreSQL: the same behaviour as on SQLite, against a real server. Runs when
-//! `TICKFLOW_PG_URL` names one (`.ci/run` starts one); says it was skipped otherwise. Each
-//! test keeps its tables in a schema of its own, dropped at the end.
+//! The store on PostgreSQL: every shared behaviour (`common`) against a real server, and what
+//! only a server can do: lose the connection, answer with errors of its own, stand among
+//! several hosts. Runs when `TICKFLOW_PG_URL` names a server (`.ci/run` starts one); says it
+//! was skipped otherwise. Each test keeps its tables in a schema of its own, dropped at the end.
+#![cfg(feature = "postgres")]
 
 mod common;
 
-use tickflow_store::{Postgres, StoreError};
+use tickflow::prelude::*;
+use tickflow_store::{Durable, Postgres, StoreError};
 
 /// The server's URL, or `None` (and a note on stderr) when the tests are skipped.
 fn url(test: &str) -> Option<String> {
@@ -28,19 +31,28 @@ struct Schema {
 
 impl Schema {
     fn new(url: String, test: &str) -> Schema {
-        let name = format!("tf_{test}_{}", std::process::id());
+        let short: String = test
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .take(40)
+            .collect();
+        let name = format!("tf_{short}_{}", std::process::id());
         let s = Schema { url, name };
         s.drop_it();
         s
     }
 
     fn open(&self) -> Postgres {
-        Postgres::connect_in(&self.url, Some(&self.name)).unwrap()
+        Postgres::create_in(&self.url, &self.name).unwrap()
+    }
+
+    fn admin(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, postgres::NoTls).unwrap()
     }
 
     fn drop_it(&self) {
-        let mut c = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
-        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name))
+        (self.admin())
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name))
             .unwrap();
     }
 }
@@ -51,147 +63,159 @@ impl Drop for Schema {
     }
 }
 
-#[test]
-fn resumes_on_the_exact_frame() {
-    let Some(url) = url("resumes_on_the_exact_frame") else {
-        return;
-    };
-    let s = Schema::new(url, "exact");
-    common::resumes_on_the_exact_frame(|| s.open());
+/// The shared tests' store: a schema per test.
+fn fresh(test: &str) -> Option<(std::rc::Rc<Schema>, impl Fn() -> Postgres)> {
+    let s = std::rc::Rc::new(Schema::new(url(test)?, test));
+    let t = s.clone();
+    Some((s, move || t.open()))
 }
 
-#[test]
-fn a_stale_epoch_is_fenced() {
-    let Some(url) = url("a_stale_epoch_is_fenced") else {
-        return;
-    };
-    let s = Schema::new(url, "fence");
-    common::a_stale_epoch_is_fenced(|| s.open());
-}
-
-#[test]
-fn failed_effects_roll_the_commit_back() {
-    let Some(url) = url("failed_effects_roll_the_commit_back") else {
-        return;
-    };
-    let s = Schema::new(url, "effects");
-    common::failed_effects_roll_the_commit_back(|| s.open());
-}
-
-#[test]
-fn oversized_rows_are_refused_before_writing() {
-    let Some(url) = url("oversized_rows_are_refused_before_writing") else {
-        return;
-    };
-    let s = Schema::new(url, "oversized");
-    common::oversized_rows_are_refused_before_writing(|| s.open());
-}
-
-#[test]
-fn a_resume_in_many_parts_is_whole() {
-    let Some(url) = url("a_resume_in_many_parts_is_whole") else {
-        return;
-    };
-    let s = Schema::new(url, "parts");
-    common::a_resume_in_many_parts_is_whole(|| s.open());
-}
-
-#[test]
-fn an_owner_moves_once() {
-    let Some(url) = url("an_owner_moves_once") else {
-        return;
-    };
-    let s = Schema::new(url, "handover");
-    common::an_owner_moves_once(|| s.open());
-}
-
-#[test]
-fn an_owner_moves_with_its_rows() {
-    let Some(url) = url("an_owner_moves_with_its_rows") else {
-        return;
-    };
-    let s = Schema::new(url, "handover_rows");
-    common::an_owner_moves_with_its_rows(|| s.open());
-}
-
-#[test]
-fn batches_move_many_owners_once() {
-    let Some(url) = url("batches_move_many_owners_once") else {
-        return;
-    };
-    let s = Schema::new(url, "handover_batch");
-    common::batches_move_many_owners_once(|| s.open());
-}
+all_store_tests!(fresh);
 
 #[test]
 fn damaged_rows_and_versions_are_refused() {
-    let Some(url) = url("damaged_rows_and_versions_are_refused") else {
+    let Some((s, open)) = fresh("damaged_rows_and_versions_are_refused") else {
         return;
     };
-    let s = Schema::new(url, "damage");
-    let mut d = tickflow_store::Durable::new(s.open(), "n");
-    let (mut sched, _) = d.resume(&mut common::registry()).unwrap();
+    let (mut d, mut sched) = common::resume(&open, "n");
     common::populate(&mut sched, 5, 3);
-    d.end_frame(sched.timers(), |_| Ok(())).unwrap();
-    let c = d.store().client();
-    c.batch_execute("UPDATE tickflow_timers SET offline = 7 WHERE name = 'build0' OR seq = 2")
-        .unwrap();
-    let err = d
-        .resume(&mut common::registry())
-        .map(drop)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("offline") && err.contains("is 7"), "{err}");
-    d.store()
-        .client()
-        .batch_execute("UPDATE tickflow_timers SET offline = 0")
-        .unwrap();
-    assert!(d.resume(&mut common::registry()).is_ok());
-    d.store()
-        .client()
-        .batch_execute("UPDATE tickflow_schema SET version = 5")
-        .unwrap();
-    drop(d);
+    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    drop((d, sched));
+    let sql = |q: &str| {
+        let mut c = s.admin();
+        c.batch_execute(&format!("SET search_path TO {}; {q}", s.name))
+            .unwrap();
+    };
+    let resume = || {
+        let mut d = common::node(&open, "n");
+        d.resume(&mut common::registry())
+            .map(drop)
+            .map_err(|e| e.to_string())
+    };
+    sql("UPDATE tickflow_timers SET calls = calls + 1 WHERE name = 'build0' OR seq = 2");
+    let err = resume().unwrap_err();
+    assert!(
+        err.contains("column sum") && err.contains("tickflow_timers"),
+        "{err}"
+    );
+    sql("UPDATE tickflow_timers SET calls = calls - 1 WHERE name = 'build0' OR seq = 2");
+    resume().unwrap();
+    sql("DELETE FROM tickflow_nodes");
+    assert!(resume().unwrap_err().contains("tickflow_nodes is gone"));
+    sql("UPDATE tickflow_schema SET version = 5");
     assert!(matches!(
-        Postgres::connect_in(&s.url, Some(&s.name)),
+        Postgres::connect_in(&s.url, &s.name),
         Err(StoreError::Version { found: 5, .. })
     ));
     assert!(matches!(
-        Postgres::connect_in(&s.url, Some("x; DROP TABLE y")),
+        Postgres::connect_in(&s.url, "x; DROP TABLE y"),
         Err(StoreError::Setting(_))
     ));
+    let err = Postgres::connect_in(&s.url, "tf_no_such_schema")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not a store"),
+        "a schema without the tables: {err}"
+    );
 }
 
-/// A send commits without waiting for the disk, and only it: the setting must not outlive the
-/// send's own transaction, nor reach into a caller's transaction through `send_in`.
+/// A connection that the server ends is made again by the next operation, the queued changes
+/// are kept, and the server's own message and SQLSTATE reach the error text.
 #[test]
-fn a_send_relaxes_only_its_own_commit() {
-    use tickflow::OwnerId;
-    use tickflow_store::{Handovers, Parcel};
-    let Some(url) = url("a_send_relaxes_only_its_own_commit") else {
+fn a_lost_connection_is_made_again() {
+    let Some((s, _)) = fresh("a_lost_connection_is_made_again") else {
         return;
     };
-    let s = Schema::new(url, "relax");
-    let mut db = s.open();
-    let parcel = |owner: u64| Parcel {
-        owner: OwnerId::new(owner),
-        epoch: 0,
-        sender: "n1".into(),
-        receiver: "n2".into(),
-        bytes: vec![1, 2, 3],
+    // Its own application name, so that the kill below ends this test's connections only.
+    let sep = if s.url.contains('?') { '&' } else { '?' };
+    let url = format!("{}{sep}application_name={}", s.url, s.name);
+    let open = || Postgres::create_in(&url, &s.name).unwrap();
+    let (mut d, mut sched) = common::resume(&open, "n");
+    let mut log = common::Log::new();
+    common::set(&mut sched, 1, "a", 300);
+    sched.tick(common::DT, &mut log);
+    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    let kill = |s: &Schema| {
+        let n = (s.admin())
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE pid <> pg_backend_pid() AND application_name = $1",
+                &[&s.name],
+            )
+            .unwrap();
+        assert!(n >= 1);
     };
-    for owner in [1, 2] {
-        db.register(OwnerId::new(owner), "n1").unwrap();
+    kill(&s);
+    common::set(&mut sched, 1, "b", 300);
+    sched.tick(common::DT, &mut log);
+    // The first commit after the kill may meet the dead connection (nothing written), the
+    // next makes a new one; none of the changes is lost.
+    let mut tries = 0;
+    while d.end_frame(&mut sched, |_, _| Ok(())).is_err() {
+        tries += 1;
+        assert!(tries < 50, "never reconnected");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        sched.tick(common::DT, &mut log);
     }
-    db.send(&parcel(1)).unwrap();
-    let show = |c: &mut postgres::Client| -> String {
-        c.query_one("SHOW synchronous_commit", &[]).unwrap().get(0)
+    let names: Vec<String> = (tickflow_store::Inspect::saved(&mut open(), "n")
+        .unwrap()
+        .timers)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        names.contains(&"a".into()) && names.contains(&"b".into()),
+        "{names:?}"
+    );
+
+    // The server's words in the error.
+    let err = d
+        .end_frame(&mut sched, |tx, _| {
+            tx.batch_execute("SELECT * FROM no_such_table")?;
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no_such_table") && err.contains("SQLSTATE 42P01"),
+        "{err}"
+    );
+}
+
+/// Several hosts with `target_session_attrs=read-write`: the store finds the one that takes
+/// writes (a host that is down is passed over).
+#[test]
+fn several_hosts_find_the_one_that_writes() {
+    let Some((s, _open)) = fresh("several_hosts_find_the_one_that_writes") else {
+        return;
     };
-    assert_eq!(show(db.client()), "on", "the send's setting outlived it");
-    let mut tx = db.client().transaction().unwrap();
-    Postgres::send_in(&mut tx, &parcel(2)).unwrap();
-    let inside: String = tx.query_one("SHOW synchronous_commit", &[]).unwrap().get(0);
-    assert_eq!(inside, "on", "send_in changed its caller's commit");
-    tx.commit().unwrap();
-    assert_eq!(db.inbox("n2", 10).unwrap().len(), 2);
+    let cfg: postgres::Config = s.url.parse().unwrap();
+    let (host, port) = match (&cfg.get_hosts()[0], cfg.get_ports().first()) {
+        (postgres::config::Host::Tcp(h), p) => (h.clone(), p.copied().unwrap_or(5432)),
+        _ => return,
+    };
+    let (user, db) = (
+        cfg.get_user().unwrap_or("postgres"),
+        cfg.get_dbname().unwrap_or("postgres"),
+    );
+    let pw = cfg
+        .get_password()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .unwrap_or_default();
+    // 127.0.0.1:1 refuses connections: the client goes on to the next host.
+    let url = format!(
+        "postgres://{user}:{pw}@127.0.0.1:1,{host}:{port}/{db}?target_session_attrs=read-write"
+    );
+    let mut d = Durable::new(Postgres::create_in(&url, &s.name).unwrap(), "multi");
+    let (mut sched, _) = d.resume(&mut common::registry()).unwrap();
+    sched.tick(common::DT, &mut common::Log::new());
+    assert_eq!(
+        d.end_frame(&mut sched, |_, _| Ok(()))
+            .unwrap()
+            .unwrap()
+            .number(),
+        1
+    );
+    let _ = OwnerId::new(1);
 }

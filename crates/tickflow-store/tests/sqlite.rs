@@ -1,138 +1,106 @@
-//! The store on SQLite: resume on the exact frame, epoch fences, effects in the transaction,
-//! and refusal of damaged files and rows.
+//! The store on SQLite: every shared behaviour (`common`), and what only a file can suffer:
+//! damage to it, a file that is not a store, a table or node row that vanished.
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tickflow::prelude::*;
-use tickflow::timer::Offline;
-use tickflow_store::{Durable, Sqlite, Store, StoreError};
+use tickflow_store::{Durable, Sqlite, StoreError};
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickflow-store-{}-{name}", std::process::id()));
+/// A fresh directory for one test, removed with the guard.
+struct Dir(PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dir(test: &str) -> Dir {
+    let dir = std::env::temp_dir().join(format!("tickflow-store-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir.join("world.db")
+    Dir(dir)
 }
 
-#[test]
-fn resumes_on_the_exact_frame() {
-    let path = temp("exact");
-    common::resumes_on_the_exact_frame(|| Sqlite::open(&path).unwrap());
+/// The shared tests' store: a new file per test.
+fn fresh(test: &str) -> Option<(Dir, impl Fn() -> Sqlite)> {
+    let d = dir(test);
+    let path = d.0.join("world.db");
+    Some((d, move || Sqlite::create(&path).unwrap()))
 }
 
-#[test]
-fn a_stale_epoch_is_fenced() {
-    let path = temp("fence");
-    common::a_stale_epoch_is_fenced(|| Sqlite::open(&path).unwrap());
-}
+all_store_tests!(fresh);
 
-#[test]
-fn failed_effects_roll_the_commit_back() {
-    let path = temp("effects");
-    common::failed_effects_roll_the_commit_back(|| Sqlite::open(&path).unwrap());
-}
-
-#[test]
-fn oversized_rows_are_refused_before_writing() {
-    let path = temp("oversized");
-    common::oversized_rows_are_refused_before_writing(|| Sqlite::open(&path).unwrap());
-}
-
-#[test]
-fn a_resume_in_many_parts_is_whole() {
-    let path = temp("parts");
-    common::a_resume_in_many_parts_is_whole(|| Sqlite::open(&path).unwrap());
-}
-
-#[test]
-fn an_owner_moves_once() {
-    let path = temp("handover");
-    common::an_owner_moves_once(|| Sqlite::open(&path).unwrap());
-}
-
-#[test]
-fn an_owner_moves_with_its_rows() {
-    let path = temp("handover-rows");
-    common::an_owner_moves_with_its_rows(|| Sqlite::open(&path).unwrap());
-}
-
-#[test]
-fn batches_move_many_owners_once() {
-    let path = temp("handover-batch");
-    common::batches_move_many_owners_once(|| Sqlite::open(&path).unwrap());
-}
-
-/// A store with two committed timers, then `damage` applied with SQL.
-fn damaged(name: &str, damage: &str) -> Result<(), StoreError> {
-    let path = temp(name);
-    let mut d = Durable::new(Sqlite::open(&path).unwrap(), "n");
-    let (mut sched, _) = d.resume(&mut common::registry()).unwrap();
+/// A store with a node of two committed timers, then `damage` applied with SQL; resumed.
+fn damaged(path: &Path, damage: &str) -> Result<(), StoreError> {
+    let open = || Sqlite::create(path).unwrap();
+    let (mut d, mut sched) = common::resume(&open, "n");
     for n in ["a", "b"] {
-        (sched
-            .timers()
-            .after(secs(1.0))
-            .owner(OwnerId::new(3))
-            .name(n))
-        .durable(Offline::Freeze)
-        .call(common::record);
+        common::set(&mut sched, 3, n, 60);
     }
-    d.end_frame(sched.timers(), |_| Ok(())).unwrap();
+    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
     d.store().connection().execute_batch(damage).unwrap();
     drop(d);
-    let mut d = Durable::new(Sqlite::open(&path)?, "n");
+    let mut d = Durable::new(Sqlite::open(path)?, "n");
+    d.set_lease(std::time::Duration::from_millis(30));
     d.resume(&mut common::registry()).map(drop)
 }
 
 #[test]
 fn damaged_rows_are_refused_by_name_and_column() {
+    let d = dir("damaged");
     let cases = [
         (
             "UPDATE tickflow_timers SET domain = 9 WHERE name = 'b'",
-            "domain",
+            "sum",
         ),
         (
             "UPDATE tickflow_timers SET payload = 'text' WHERE name = 'b'",
             "payload",
         ),
         (
-            "UPDATE tickflow_timers SET times_left = 0 WHERE name = 'b'",
-            "times_left",
-        ),
-        (
-            "UPDATE tickflow_timers SET seq = -1 WHERE name = 'b'",
-            "seq",
-        ),
-        (
-            "UPDATE tickflow_timers SET looping = 2 WHERE name = 'b'",
-            "looping",
-        ),
-        (
             "UPDATE tickflow_timers SET time = 'soon' WHERE name = 'b'",
             "time",
         ),
-        ("UPDATE tickflow_nodes SET game = -1", "game"),
+        (
+            "UPDATE tickflow_timers SET calls = calls + 1 WHERE name = 'b'",
+            "sum",
+        ),
+        ("UPDATE tickflow_nodes SET game = game + 1", "sum"),
+        ("UPDATE tickflow_owners SET epoch = 3", "owner 3"),
+        (
+            "DELETE FROM tickflow_timers WHERE name = 'b'",
+            "vanished or appeared",
+        ),
+        ("DELETE FROM tickflow_nodes", "tickflow_nodes is gone"),
+        ("DROP TABLE tickflow_timers", "tickflow_timers is missing"),
     ];
-    for (sql, named) in cases {
-        let err = damaged(&format!("bad{}", named.len()), sql)
+    for (i, (sql, named)) in cases.into_iter().enumerate() {
+        let path = d.0.join(format!("case{i}.db"));
+        let err = damaged(&path, sql)
             .map_err(|e| e.to_string())
             .expect_err(sql);
         assert!(err.contains(named), "{sql}: {err}");
-        if named != "game" {
+        if named == "sum" && sql.contains("timers") {
             assert!(err.contains("\"b\""), "{sql}: names the row: {err}");
         }
     }
-    let long = "UPDATE tickflow_timers SET name = printf('%.2000c', 'x') WHERE name = 'b'";
-    let err = damaged("long", long).unwrap_err().to_string();
-    assert!(err.contains("column name is 2000 bytes"), "{err}");
-    let err = damaged("version", "UPDATE tickflow_schema SET version = 99").unwrap_err();
+    // The schema's one row cannot become two.
+    let two = Sqlite::create(d.0.join("two.db"))
+        .unwrap()
+        .connection()
+        .execute_batch("INSERT INTO tickflow_schema VALUES (2, 2)");
+    assert!(two.is_err());
+    let path = d.0.join("version.db");
+    let err = damaged(&path, "UPDATE tickflow_schema SET version = 99").unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::Version {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{err}"
@@ -141,29 +109,49 @@ fn damaged_rows_are_refused_by_name_and_column() {
 
 #[test]
 fn a_file_that_is_not_a_store_is_refused() {
-    let path = temp("garbage");
+    let d = dir("garbage");
+    let path = d.0.join("garbage.db");
     std::fs::write(
         &path,
         b"this is not a database at all, just bytes".repeat(100),
     )
     .unwrap();
-    assert!(matches!(Sqlite::open(&path), Err(StoreError::Sqlite(_))));
+    assert!(matches!(
+        Sqlite::open(&path),
+        Err(StoreError::Missing { .. } | StoreError::Sqlite(_))
+    ));
+    assert!(Sqlite::create(&path).is_err(), "nor made into one");
+
+    // Missing, empty, or a database of something else: not a world, unless asked to make one.
+    let missing = d.0.join("missing.db");
+    assert!(matches!(
+        Sqlite::open(&missing),
+        Err(StoreError::Missing { .. })
+    ));
+    assert!(!missing.exists(), "open makes no file");
+    let empty = d.0.join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let err = Sqlite::open(&empty).unwrap_err().to_string();
+    assert!(err.contains("not a store"), "{err}");
+    assert!(Sqlite::create(&empty).is_ok());
 
     // A real store cut in half.
-    let path = temp("truncated");
-    let mut d = Durable::new(Sqlite::open(&path).unwrap(), "n");
-    let (mut sched, _) = d.resume(&mut common::registry()).unwrap();
+    let path = d.0.join("truncated.db");
+    let open = || Sqlite::create(&path).unwrap();
+    let (mut durable, mut sched) = common::resume(&open, "n");
     common::populate(&mut sched, 2000, 5);
-    d.end_frame(sched.timers(), |_| Ok(())).unwrap();
-    d.store()
+    durable.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    durable
+        .store()
         .connection()
         .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .unwrap();
-    drop((d, sched));
+    drop((durable, sched));
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let loaded = Sqlite::open(&path).and_then(|s| {
         let mut d = Durable::new(s, "n");
+        d.set_lease(std::time::Duration::from_millis(30));
         d.resume(&mut common::registry()).map(|(_, r)| r)
     });
     assert!(
@@ -173,21 +161,33 @@ fn a_file_that_is_not_a_store_is_refused() {
 }
 
 #[test]
-fn a_second_node_keeps_its_own_rows() {
-    let path = temp("nodes");
-    let mut a = Durable::new(Sqlite::open(&path).unwrap(), "a");
-    let mut b = Durable::new(Sqlite::open(&path).unwrap(), "b");
-    let (mut sa, _) = a.resume(&mut common::registry()).unwrap();
-    let (mut sb, _) = b.resume(&mut common::registry()).unwrap();
-    common::populate(&mut sa, 10, 1);
-    sb.timers()
+fn an_owner_row_of_another_table_does_not_check() {
+    // A row's checksum covers its node: the same row copied to another node is refused.
+    let d = dir("copied");
+    let path = d.0.join("w.db");
+    let open = || Sqlite::create(&path).unwrap();
+    let (mut a, mut sa) = common::resume(&open, "a");
+    sa.timers()
         .after(secs(1.0))
-        .owner(OwnerId::new(99))
-        .name("b")
-        .durable(Offline::Freeze)
+        .name("x")
+        .durable(tickflow::timer::Offline::Freeze)
         .call(common::record);
-    a.end_frame(sa.timers(), |_| Ok(())).unwrap();
-    b.end_frame(sb.timers(), |_| Ok(())).unwrap();
-    assert_eq!(a.store().load("a").unwrap().timers.len(), 10);
-    assert_eq!(a.store().load("b").unwrap().timers.len(), 1);
+    a.end_frame(&mut sa, |_, _| Ok(())).unwrap();
+    let (b, _sb) = common::resume(&open, "b");
+    drop(b);
+    a.store()
+        .connection()
+        .execute_batch(
+            "INSERT INTO tickflow_timers SELECT 'b', owner, name, epoch, domain, phase, time, \
+             period, looping, catch_up, offline, calls, times_left, first_delay, tag, payload, \
+             seq, sum FROM tickflow_timers WHERE node = 'a'",
+        )
+        .unwrap();
+    let mut b = common::node(&open, "b");
+    let err = b
+        .resume(&mut common::registry())
+        .map(drop)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sum"), "{err}");
 }

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use tickflow::OwnerId;
-use tickflow_store::{Accepted, Handovers, Holder, Parcel, Postgres, Settled, Sqlite};
+use tickflow_store::{Accepted, Handovers, Holder, Parcel, Postgres, Settled, Sqlite, Store};
 
 /// How long a reader sleeps between two looks at the store.
 pub(crate) const POLL: Duration = Duration::from_micros(200);
@@ -22,7 +22,6 @@ const ARRIVALS: i64 = 2;
 pub(crate) enum V<'a> {
     I(i64),
     B(&'a [u8]),
-    T(&'a str),
 }
 
 /// Statements on either database's open transaction (`?N` placeholders, rewritten for
@@ -41,7 +40,6 @@ fn sqlite_values(v: &[V<'_>]) -> Vec<rusqlite::types::Value> {
         .map(|v| match v {
             V::I(i) => rusqlite::types::Value::Integer(*i),
             V::B(b) => rusqlite::types::Value::Blob(b.to_vec()),
-            V::T(t) => rusqlite::types::Value::Text(t.to_string()),
         })
         .collect()
 }
@@ -75,7 +73,6 @@ fn pg_values<'a>(v: &'a [V<'a>]) -> Vec<Box<dyn postgres::types::ToSql + Sync + 
             match v {
                 V::I(i) => Box::new(*i),
                 V::B(b) => Box::new(*b),
-                V::T(t) => Box::new(*t),
             }
         })
         .collect()
@@ -153,7 +150,7 @@ macro_rules! in_tx {
                 Ok(out)
             }
             Mailbox::Postgres(p) => {
-                let mut $tx = p.client().transaction().map_err(err)?;
+                let mut $tx = p.client().map_err(err)?.transaction().map_err(err)?;
                 type $S = Postgres;
                 let out = $body?;
                 $tx.commit().map_err(err)?;
@@ -167,9 +164,13 @@ impl Mailbox {
     /// `sqlite:PATH` or a `postgres://` URL (tables in `schema`, when given).
     pub(crate) fn open(store: &str, schema: Option<&str>) -> Result<Mailbox, String> {
         let mut mb = if let Some(path) = store.strip_prefix("sqlite:") {
-            Mailbox::Sqlite(Sqlite::open(path).map_err(err)?)
+            Mailbox::Sqlite(Sqlite::create(path).map_err(err)?)
         } else if store.starts_with("postgres://") || store.starts_with("postgresql://") {
-            Mailbox::Postgres(Postgres::connect_in(store, schema).map_err(err)?)
+            let pg = match schema {
+                Some(schema) => Postgres::create_in(store, schema),
+                None => Postgres::create(store),
+            };
+            Mailbox::Postgres(pg.map_err(err)?)
         } else {
             return Err(format!(
                 "--store {store:?}: give sqlite:PATH or a postgres:// URL"
@@ -276,10 +277,7 @@ impl Mailbox {
                     S::send_in(&mut tx, p).map_err(err)?;
                 }
                 for p in w.refuses {
-                    tx.exec(
-                        "DELETE FROM tickflow_outbox WHERE owner = ?1 AND epoch = ?2 AND receiver = ?3",
-                        &[V::I(p.owner.get() as i64), V::I(p.epoch as i64), V::T(&p.receiver)],
-                    )?;
+                    S::refuse_in(&mut tx, p).map_err(err)?;
                 }
                 Ok(epochs)
             })()
@@ -322,9 +320,9 @@ impl Mailbox {
 
     /// Whether the store holds nothing of a run yet (no frame, checkpoint or owner).
     pub(crate) fn is_fresh(&mut self) -> Result<bool, String> {
-        in_tx!(self, |tx, _S| {
+        let arena: Result<bool, String> = in_tx!(&mut *self, |tx, _S| {
             (|| -> Result<bool, String> {
-                for table in ["arena_frames", "arena_checkpoints", "tickflow_owners"] {
+                for table in ["arena_frames", "arena_checkpoints"] {
                     let any = tx.pairs(&format!("SELECT 0, '' FROM {table} LIMIT 1"), &[])?;
                     if !any.is_empty() {
                         return Ok(false);
@@ -332,21 +330,17 @@ impl Mailbox {
                 }
                 Ok(true)
             })()
-        })
+        });
+        Ok(arena? && self.owners()?.is_empty())
     }
 
-    /// Every registered owner and its node; and how many parcels are in the outbox.
-    pub(crate) fn registry(&mut self) -> Result<(Vec<(i64, String)>, usize), String> {
-        in_tx!(self, |tx, _S| {
-            (|| -> Result<_, String> {
-                let owners = tx.pairs(
-                    "SELECT owner, node FROM tickflow_owners ORDER BY owner",
-                    &[],
-                )?;
-                let outbox = tx.pairs("SELECT owner, sender FROM tickflow_outbox", &[])?;
-                Ok((owners, outbox.len()))
-            })()
-        })
+    /// Every registered owner and its holder, in owner order.
+    pub(crate) fn owners(&mut self) -> Result<Vec<(OwnerId, Holder)>, String> {
+        match self {
+            Mailbox::Sqlite(s) => s.owners(),
+            Mailbox::Postgres(p) => p.owners(),
+        }
+        .map_err(err)
     }
 
     pub(crate) fn inbox(&mut self, node: &str) -> Result<Vec<Parcel>, String> {
@@ -381,16 +375,12 @@ impl Mailbox {
     /// Puts a parcel in the outbox as it is, unchecked (the fault runs' damaged and
     /// repeated deliveries); `false` when one with its owner and epoch is there.
     pub(crate) fn inject(&mut self, p: &Parcel) -> Result<bool, String> {
-        in_tx!(self, |tx, _S| tx.exec(
-            "INSERT INTO tickflow_outbox VALUES (?1, ?2, ?3, ?4, ?5, 0) ON CONFLICT DO NOTHING",
-            &[
-                V::I(p.owner.get() as i64),
-                V::I(p.epoch as i64),
-                V::T(&p.sender),
-                V::T(&p.receiver),
-                V::B(&p.bytes),
-            ],
-        ))
-        .map(|n: u64| n > 0)
+        let row = tickflow_store::backend::parcel_row(p, 0);
+        let put: Result<Vec<bool>, String> = in_tx!(self, |tx, S| S::put_parcels_in(
+            &mut tx,
+            std::slice::from_ref(&row)
+        )
+        .map_err(err));
+        Ok(put?[0])
     }
 }

@@ -161,13 +161,17 @@ impl Processes {
                 return Err(format!("shard {k} ended with {status}"));
             }
         }
-        let (owners, outbox) = self.mb.registry()?;
+        let owners = self.mb.owners()?;
+        let mut outbox = 0;
+        for k in 0..self.ends.len() {
+            outbox += self.mb.inbox(&node(k))?.len();
+        }
         let live: HashMap<u32, usize> = (self.ends.iter().enumerate())
             .flat_map(|(k, e)| e.actors.iter().map(move |&id| (id, k)))
             .collect();
         for (id, k) in &live {
-            let held = owners.iter().find(|(o, _)| *o == i64::from(*id));
-            if held.map(|(_, n)| n.as_str()) != Some(node(*k).as_str()) {
+            let held = owners.iter().find(|(o, _)| o.get() == u64::from(*id));
+            if held.map(|(_, h)| h.node.as_str()) != Some(node(*k).as_str()) {
                 return Err(format!(
                     "actor {id} is in shard {k}, the registry says {held:?}"
                 ));

@@ -138,8 +138,11 @@ impl<C: 'static> Timers<C> {
         let now = self.span.now_of(domain);
         self.slots.at_mut(idx).set_executing(false);
         let burst = call.burst_in(self.span.frame());
-        let calls_this_tick =
-            (u64::from(burst) + self.calls_due_from(idx, call.due(), now)).min(self.catch_up_cap);
+        let mut calls_this_tick = u64::from(burst) + self.calls_due_from(idx, call.due(), now);
+        if self.owed > 0 {
+            calls_this_tick += self.extras_of(idx).map_or(0, |x| x.owed);
+        }
+        let calls_this_tick = calls_this_tick.min(self.catch_up_cap);
         self.run_callback(idx, ctx, domain, call.due(), calls_this_tick, |m, cb| {
             m.after_tick_call(idx, call.gen(), cb, call.due(), burst)
         })
@@ -213,6 +216,12 @@ impl<C: 'static> Timers<C> {
             return;
         }
         self.slots.at_mut(idx).put_callback(cb);
+        if self.owed > 0 && self.take_owed(idx, burst) {
+            // A call owed from before the clock's start: again, at the same due time.
+            let call = self.make_ready(idx, burst.saturating_add(1));
+            self.ready.push(call);
+            return;
+        }
         let e = self.slots.at(idx);
         let now = self.span.now_of(e.flags().domain());
         let period = e.period();
@@ -251,6 +260,32 @@ impl<C: 'static> Timers<C> {
         } else {
             self.place(idx, next);
         }
+    }
+
+    /// Takes one call owed by the timer in `idx` (see `Extras::owed`), unless the catch-up
+    /// cap is reached, which drops the rest of them.
+    #[inline(never)]
+    fn take_owed(&mut self, idx: u32, burst: u32) -> bool {
+        if !self.slots.at(idx).flags().has_extras()
+            || self.slots.at(idx).state() == SlotState::ExecutingPaused
+        {
+            return false;
+        }
+        let cap = self.catch_up_cap;
+        let x = self.extras_mut(idx);
+        let owed = x.owed;
+        if owed == 0 {
+            return false;
+        }
+        if u64::from(burst) + 1 < cap {
+            x.owed -= 1;
+            self.owed -= 1;
+            return true;
+        }
+        x.owed = 0;
+        self.owed -= owed;
+        self.dropped = self.dropped.saturating_add(owed);
+        false
     }
 
     /// Calls a timer now, outside its schedule. It counts as a call (a one-shot, or a timer

@@ -56,6 +56,9 @@ pub(crate) struct Extras<C> {
     durable: Option<Offline>,
     /// Durable and in the journal since the last drain.
     dirty: bool,
+    /// Calls owed from before its clock's start: a durable timer that lapsed offline for
+    /// longer than its clock had run (`Offline::CatchUp`). Made first, at its first due time.
+    owed: u64,
 }
 
 impl<C> Default for Extras<C> {
@@ -70,6 +73,7 @@ impl<C> Default for Extras<C> {
             payload: None,
             durable: None,
             dirty: false,
+            owed: 0,
         }
     }
 }
@@ -130,6 +134,9 @@ pub struct Timers<C> {
     catch_up_cap: u64,
     /// Missed calls dropped by the catch-up cap, since the manager was made.
     dropped: u64,
+    /// Calls owed by all timers (see `Extras::owed`): 0 but right after a durable load, so a
+    /// call checks one integer for them.
+    owed: u64,
     cancelled: VecDeque<CancelHook<C>>,
     /// Handles of fired recording wake timers, for their driver (see `wake.rs`).
     woken: Vec<TimerHandle>,
@@ -173,6 +180,7 @@ impl<C: 'static> Timers<C> {
             budget: None,
             catch_up_cap: super::DEFAULT_CATCH_UP_CAP,
             dropped: 0,
+            owed: 0,
             cancelled: VecDeque::new(),
             woken: Vec::new(),
             tags: Vec::new(),
@@ -287,6 +295,7 @@ impl<C: 'static> Timers<C> {
             payload: spec.payload,
             durable: spec.durable,
             dirty: false,
+            owed: 0,
         };
         let mut flags = Flags::new(spec.domain, spec.catch_up, spec.looping);
         flags.set_extras(!extras.is_empty());
@@ -413,6 +422,7 @@ impl<C: 'static> Timers<C> {
     #[inline(never)]
     fn remove_extras(&mut self, idx: u32, cancelled: bool) {
         if let Some(ex) = self.extras.remove(&idx) {
+            self.owed -= ex.owed;
             if let Some(owner) = ex.owner {
                 self.forget_owner(owner, idx);
             }

@@ -169,11 +169,25 @@ impl<C: 'static> Timers<C> {
             // No frame is open here: the countdown of the delay starts now.
             r.phase = Phase::Scheduled;
         }
+        let mut owed = 0;
         if r.phase == Phase::Scheduled && r.time != NEVER {
             let now = self.span.now_of(r.domain);
             r.time = match m.late {
                 0 => now.checked_add(r.time).unwrap_or(NEVER),
-                late => now.saturating_sub(late),
+                late if late <= now => now - late,
+                // Late by more than the clock has run (a durable timer offline longer than
+                // its clock's reading): the calls its grid had before the clock's start are
+                // owed, and made first.
+                late => {
+                    let before = late - now;
+                    match r.looping && r.period > 0 && r.catch_up == crate::timer::CatchUp::Burst {
+                        true => {
+                            owed = before.div_ceil(r.period);
+                            owed.saturating_mul(r.period).saturating_sub(before)
+                        }
+                        false => 0,
+                    }
+                }
             };
         }
         self.put(&r);
@@ -185,6 +199,10 @@ impl<C: 'static> Timers<C> {
         self.slots.at_mut(idx).put_callback(cb);
         if let Some(hook) = hook {
             self.extras_mut(idx).on_cancel = Some(hook);
+        }
+        if owed > 0 && self.slots.at(idx).flags().has_extras() {
+            self.extras_mut(idx).owed = owed;
+            self.owed += owed;
         }
         if self.extras_of(idx).is_some_and(|x| x.durable.is_some()) {
             self.claim_key(idx);

@@ -421,6 +421,7 @@ impl<C: 'static> Timers<C> {
             payload: x.and_then(|x| x.payload.as_deref().map(Box::from)),
             durable: x.and_then(|x| x.durable),
             dirty: false,
+            owed: 0,
         });
         let mut flags = Flags::new(r.domain, r.catch_up, r.looping);
         if let Some(tag) = r.tag {

@@ -1,0 +1,203 @@
+//! What only a backend implementer needs: the plain data that crosses the [`Store`]
+//! primitives. Applications use [`Durable`](crate::Durable) and the
+//! [`Handovers`](crate::Handovers) operations, which are written once over those primitives
+//! and check every row they read.
+//!
+//! Every value read from the database is untrusted: a backend returns rows as the columns it
+//! read (a [`Row`], a [`NodeRow`], ...), and the callers check them (types, ranges and the
+//! row's checksum) before anything is built from them.
+
+pub use crate::row::Row;
+use crate::store::Store;
+use crate::tables::NodeClocks;
+
+/// A node's row in `tickflow_nodes`: its clocks at its last commit, the commit number, and the
+/// count and XOR of the checksums of its timer rows (what a load checks the rows against: a
+/// row that vanished or appeared is found, not only a damaged one).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeRow {
+    /// The node's clocks at its last commit.
+    pub clocks: NodeClocks,
+    /// The number of its last commit (0: it never committed).
+    pub committed: u64,
+    /// How many timer rows it holds.
+    pub rows: u64,
+    /// XOR of their checksums.
+    pub xsum: u64,
+}
+
+/// Who runs a node: one live process at a time ([`Durable`](crate::Durable)'s lease).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// The holding process's token (random, made at its start).
+    pub holder: u64,
+    /// When the lease ends unless renewed: microseconds since the Unix epoch on the
+    /// database's clock (PostgreSQL's `clock_timestamp()`; the machine's for SQLite).
+    pub until_us: i64,
+    /// The holder's machine and process-id namespace (`""` when unknown): a process of the
+    /// same one may see whether the holder's process is still there.
+    pub host: String,
+    /// The holder's process id.
+    pub pid: u32,
+}
+
+/// A node's row as read back: its columns, its lease, and its stored checksum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRead {
+    /// The columns the checksum covers.
+    pub row: NodeRow,
+    /// Its lease (not covered by the checksum: a new process writes it before it reads the
+    /// rest).
+    pub lease: Lease,
+    /// The stored checksum.
+    pub sum: i64,
+}
+
+/// A registry row as read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerRead {
+    /// The owner.
+    pub owner: i64,
+    /// Its epoch.
+    pub epoch: i64,
+    /// The node holding it.
+    pub node: String,
+    /// The stored checksum.
+    pub sum: i64,
+}
+
+/// An outbox row as read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParcelRead {
+    /// The owner that moves.
+    pub owner: i64,
+    /// The epoch its sender holds.
+    pub epoch: i64,
+    /// The node that sent it.
+    pub sender: String,
+    /// The node it goes to.
+    pub receiver: String,
+    /// What moves.
+    pub bytes: Vec<u8>,
+    /// When it was sent (nanoseconds since the Unix epoch, the sender's clock).
+    pub sent: i64,
+    /// The stored checksum.
+    pub sum: i64,
+}
+
+/// One registry change inside a transaction: set `owner` to `(node, epoch)` when it is at
+/// `expected` (a compare-and-set).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerSwap<'a> {
+    /// The owner.
+    pub owner: i64,
+    /// The epoch it must be at.
+    pub from_epoch: i64,
+    /// The node that must hold it.
+    pub from_node: &'a str,
+    /// Its new epoch.
+    pub epoch: i64,
+    /// Its new holder.
+    pub node: &'a str,
+    /// The new row's checksum.
+    pub sum: i64,
+}
+
+/// How a transaction's `COMMIT` ended when it did not succeed (see
+/// [`Store::finish`]): whether the database may have kept it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The database said no: nothing was kept.
+    Refused,
+    /// The connection failed while the `COMMIT` was on its way or its answer was: the
+    /// transaction may have been kept. [`Durable`](crate::Durable) learns which from the
+    /// node's commit number.
+    Unknown,
+}
+
+/// The store's own tables, for a backend's schema: the same on both databases but for three
+/// type names (a 64-bit integer, a small integer, a byte string).
+pub fn schema(int: &str, small: &str, bytes: &str) -> String {
+    "
+CREATE TABLE IF NOT EXISTS tickflow_schema (
+    one {I} PRIMARY KEY CHECK (one = 1), version {I} NOT NULL);
+CREATE TABLE IF NOT EXISTS tickflow_nodes (
+    node TEXT PRIMARY KEY, game {I} NOT NULL, real {I} NOT NULL, frames {I} NOT NULL,
+    frame {I} NOT NULL, wall_ns {I} NOT NULL, committed {I} NOT NULL, rows {I} NOT NULL,
+    xsum {I} NOT NULL, sum {I} NOT NULL,
+    holder {I} NOT NULL, lease_until {I} NOT NULL, host TEXT NOT NULL, pid {I} NOT NULL);
+CREATE TABLE IF NOT EXISTS tickflow_owners (
+    owner {I} PRIMARY KEY, epoch {I} NOT NULL, node TEXT NOT NULL, sum {I} NOT NULL);
+CREATE INDEX IF NOT EXISTS tickflow_owners_node ON tickflow_owners (node);
+CREATE TABLE IF NOT EXISTS tickflow_timers (
+    node TEXT NOT NULL, owner {I} NOT NULL, name TEXT NOT NULL, epoch {I} NOT NULL,
+    domain {S} NOT NULL, phase {S} NOT NULL, time {I} NOT NULL, period {I} NOT NULL,
+    looping {S} NOT NULL, catch_up {S} NOT NULL, offline {S} NOT NULL,
+    calls {I} NOT NULL, times_left {I}, first_delay {I}, tag {I},
+    payload {B} NOT NULL, seq {I} NOT NULL, sum {I} NOT NULL,
+    PRIMARY KEY (node, owner, name));
+CREATE TABLE IF NOT EXISTS tickflow_outbox (
+    owner {I} NOT NULL, epoch {I} NOT NULL, sender TEXT NOT NULL, receiver TEXT NOT NULL,
+    bytes {B} NOT NULL, sent {I} NOT NULL, sum {I} NOT NULL,
+    PRIMARY KEY (owner, epoch));
+CREATE INDEX IF NOT EXISTS tickflow_outbox_receiver ON tickflow_outbox (receiver, sent);
+CREATE INDEX IF NOT EXISTS tickflow_outbox_sender ON tickflow_outbox (sender);
+"
+    .replace("{I}", int)
+    .replace("{S}", small)
+    .replace("{B}", bytes)
+}
+
+/// The tables a store must have, for the refusal of a database that lacks one.
+pub const TABLES: [&str; 5] = [
+    "tickflow_schema",
+    "tickflow_nodes",
+    "tickflow_owners",
+    "tickflow_timers",
+    "tickflow_outbox",
+];
+
+/// The transaction type of store `S`, for signatures that name it.
+pub type TxOf<'t, S> = <S as Store>::Tx<'t>;
+
+/// Refuses a database that has some of the store's tables but not all (`have`: the ones it
+/// has), or none.
+pub fn check_tables(have: &[&str]) -> Result<(), crate::StoreError> {
+    if have.is_empty() {
+        return Err(crate::StoreError::Missing {
+            what: "the database has none of tickflow's tables: it is not a store (the \
+                   `create` forms make a new one)"
+                .into(),
+        });
+    }
+    if let Some(gone) = TABLES.iter().find(|t| !have.contains(t)) {
+        return Err(crate::StoreError::Missing {
+            what: format!("the store's table {gone} is missing: the database is damaged"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks the rows of `tickflow_schema`: exactly one, of this build's version.
+pub fn check_version(found: &[i64]) -> Result<(), crate::StoreError> {
+    match found {
+        [v] if *v == crate::SCHEMA_VERSION => Ok(()),
+        [v] => Err(crate::StoreError::Version {
+            found: *v,
+            supported: crate::SCHEMA_VERSION,
+        }),
+        _ => Err(crate::StoreError::bad_row(
+            "tickflow_schema",
+            "(all rows)",
+            "version",
+            format!("has {} rows where there is one", found.len()),
+        )),
+    }
+}
+
+/// `parcel` as the outbox row it is written as, sent at `sent_ns`, with its checksum: for
+/// tools and tests that put a parcel in the outbox as it is ([`Store::put_parcels_in`],
+/// which checks nothing).
+pub fn parcel_row(parcel: &crate::Parcel, sent_ns: u64) -> ParcelRead {
+    crate::tables::parcel_row(parcel, sent_ns)
+}

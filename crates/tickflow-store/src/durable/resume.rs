@@ -1,0 +1,303 @@
+//! `resume`: everything a node held at its last commit, back in one call.
+//!
+//! Ground rules:
+//!
+//! - It takes the node for this process first (`lease.rs`), so nothing it reads changes under
+//!   it but by other nodes' handovers.
+//! - It reads in one snapshot: the node's row, the owners the registry gives the node, the
+//!   parcels it sent that are still in the outbox, and its timer rows, each row checked (its
+//!   checksum too), and the rows as a whole against the count and XOR of checksums the node's
+//!   row records — a row that vanished or appeared is refused like a damaged one.
+//! - The owners come back at the registry's epochs; rows of an owner that moved on while the
+//!   node was down are not loaded (the next commit deletes them, and
+//!   [`handovers`](super::Durable::handovers) reports the move); owners with a parcel in flight
+//!   are loaded frozen and settle by themselves.
+//! - Rows are read on a thread of their own and set here as each part arrives: reading a large
+//!   node takes about as long as setting it, and this way the two overlap.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use tickflow::snapshot::{Resolver, RestoreError};
+use tickflow::time::{Span, Time};
+use tickflow::timer::DurableTimer;
+use tickflow::{OwnerId, Scheduler};
+
+use super::commit::Rows;
+use super::{lease, Durable, Handover, Resumed};
+use crate::backend::{NodeRead, OwnerRead, ParcelRead};
+use crate::error::StoreError;
+use crate::handover::{holders_in, Holder};
+use crate::store::{in_tx, Store};
+
+/// How many rows a part holds at most: enough that handing a part over costs little per row,
+/// few enough that the first part is set while the rest are read.
+pub const PART_ROWS: usize = 4096;
+
+/// What the reader thread hands over.
+enum Part {
+    /// Always first: the registry rows naming the node, its parcels in the outbox, and how
+    /// many timer rows follow.
+    Head {
+        owners: Vec<OwnerRead>,
+        sent: Vec<ParcelRead>,
+        rows: u64,
+    },
+    /// Checked rows: each with its owner epoch and checksum.
+    Rows(Vec<(i64, i64, DurableTimer)>),
+}
+
+impl<S: Store> Durable<S> {
+    /// Takes this node for this process and builds its scheduler as its last commit left it:
+    /// the clocks (the game clock and the frame number continue; the real clock moves by the
+    /// wall-clock time offline, which then counts for each timer by its
+    /// [`Offline`](tickflow::timer::Offline) policy), its durable timers with callbacks bound by
+    /// `resolver`, the owners the registry gives it, and its handovers in flight (frozen; they
+    /// settle in later commits). A node that never committed gets [`Scheduler::new`].
+    ///
+    /// It is all a restarted process needs to call. Parcels addressed to the node are in its
+    /// inbox still: [`receive`](Self::receive) takes them as always.
+    ///
+    /// # Errors
+    ///
+    /// All or nothing: no scheduler is made on an error.
+    /// - [`StoreError::NodeHeld`]: another live process runs this node. A process that died
+    ///   holds it no longer than its lease ([`set_lease`](Self::set_lease)), and not at all
+    ///   when it ran on this machine: the call waits that long at most.
+    /// - [`StoreError::BadRow`], [`StoreError::Missing`]: a damaged, edited, vanished or
+    ///   foreign row, named.
+    /// - [`StoreError::Restore`]: a callback the resolver cannot bind.
+    pub fn resume<C: 'static>(
+        &mut self,
+        resolver: &mut dyn Resolver<C>,
+    ) -> Result<(Scheduler<C>, Resumed), StoreError> {
+        let found = lease::take(&mut self.store, &self.node, self.token, self.lease)?;
+        self.renewed = std::time::Instant::now();
+        let (store, node) = (&mut self.store, self.node.as_str());
+        let (read, out) = std::thread::scope(|s| {
+            let (tx, rx) = mpsc::sync_channel(4);
+            let reader = s.spawn(move || read_node(store, node, &tx));
+            let out = load(rx, node, found.as_ref(), self.wall, resolver);
+            let read = reader
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (read, out)
+        });
+        read?; // a failed read explains a short or missing stream better than its symptom
+        let Loaded {
+            mut sched,
+            mut resumed,
+            rows,
+            held,
+            outsiders,
+            sent,
+        } = out?;
+        // Rows of owners the registry gives another node: they moved on while this node was
+        // down (it had not settled them). A row of an owner nobody holds is damage.
+        let ids: Vec<i64> = outsiders.iter().map(|o| o.get() as i64).collect();
+        let holders = in_tx(&mut self.store, false, |tx| {
+            holders_in::<S>(tx, &ids, false)
+        })?;
+        let mut moved = Vec::new();
+        for owner in outsiders {
+            match holders.iter().find(|(o, _)| *o == owner) {
+                Some((_, h)) if h.node != self.node => moved.push((owner, h.node.clone())),
+                holder => {
+                    return Err(StoreError::Missing {
+                        what: format!(
+                            "node {:?} has timer rows of {owner:?}, which the registry gives \
+                             {holder:?}: the registry or the rows are damaged",
+                            self.node
+                        ),
+                    })
+                }
+            }
+        }
+        self.started = true;
+        self.rows = rows;
+        self.epochs = held.into_iter().map(|(o, h)| (o, h.epoch)).collect();
+        self.committed = found.as_ref().map_or(0, |r| r.row.committed);
+        self.landed_frame = resumed.frame;
+        self.frames_since = 0;
+        self.queue = Default::default();
+        self.attempt = None;
+        self.in_flight.clear();
+        for (owner, to) in moved {
+            self.queue.drops.push(owner);
+            self.events.push(Handover::Moved { owner, to });
+        }
+        for (owner, epoch, receiver) in sent {
+            sched.freeze_owner(owner);
+            self.in_flight.insert(owner, (epoch, receiver));
+            resumed.in_flight.push(owner);
+        }
+        resumed.owners = self.epochs.len();
+        Ok((sched, resumed))
+    }
+}
+
+/// The reader thread: one read transaction, parts sent as they are read. Returning drops
+/// `out`, which ends the loader's stream.
+fn read_node<S: Store>(
+    store: &mut S,
+    node: &str,
+    out: &mpsc::SyncSender<Part>,
+) -> Result<(), StoreError> {
+    let mut tx = store.begin(false)?;
+    let owners = S::owners_of_in(&mut tx, node)?;
+    let sent = S::parcels_of_in(&mut tx, node, false, usize::MAX)?;
+    let rows = S::count_rows_in(&mut tx, node)?;
+    if out.send(Part::Head { owners, sent, rows }).is_err() {
+        return Ok(());
+    }
+    let mut part = Vec::with_capacity(PART_ROWS);
+    let mut failed = None;
+    S::rows_in(&mut tx, node, &mut |row| {
+        let (epoch, sum) = (row.epoch, row.sum);
+        match row.timer(node) {
+            Ok(t) => part.push((epoch, sum, t)),
+            Err(e) => {
+                failed = Some(e);
+                return Ok(false);
+            }
+        }
+        if part.len() == PART_ROWS {
+            let full = std::mem::replace(&mut part, Vec::with_capacity(PART_ROWS));
+            return Ok(out.send(Part::Rows(full)).is_ok());
+        }
+        Ok(true)
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !part.is_empty() {
+        let _ = out.send(Part::Rows(part));
+    }
+    drop(tx); // read only: nothing to commit
+    Ok(())
+}
+
+/// What the loader built.
+struct Loaded<C: 'static> {
+    sched: Scheduler<C>,
+    resumed: Resumed,
+    rows: Rows,
+    held: Vec<(OwnerId, Holder)>,
+    /// Owners whose rows are here but whom the registry does not give this node.
+    outsiders: Vec<OwnerId>,
+    /// Parcels in flight: owner, epoch, receiver.
+    sent: Vec<(OwnerId, u64, String)>,
+}
+
+/// Builds the scheduler at the node's clocks and sets the rows as they arrive.
+fn load<C: 'static>(
+    parts: mpsc::Receiver<Part>,
+    node: &str,
+    found: Option<&NodeRead>,
+    wall: fn() -> u64,
+    resolver: &mut dyn Resolver<C>,
+) -> Result<Loaded<C>, StoreError> {
+    let Ok(Part::Head {
+        owners,
+        sent,
+        rows: count,
+    }) = parts.recv()
+    else {
+        return Err(out_of_order());
+    };
+    let held: Vec<(OwnerId, Holder)> = (owners.into_iter())
+        .map(OwnerRead::holder)
+        .collect::<Result<_, _>>()?;
+    let epoch_of: HashMap<OwnerId, u64> = held.iter().map(|(o, h)| (*o, h.epoch)).collect();
+    let mut sent_ok = Vec::new();
+    for p in sent {
+        let p = p.parcel()?;
+        if epoch_of.get(&p.owner) == Some(&p.epoch) {
+            sent_ok.push((p.owner, p.epoch, p.receiver));
+        }
+    }
+    let committed = found.map(|r| &r.row).filter(|r| r.committed > 0);
+    let Some(row) = committed else {
+        if count > 0 {
+            return Err(StoreError::Missing {
+                what: format!("node {node:?} never committed but has {count} timer rows: damaged"),
+            });
+        }
+        let resumed = Resumed::default();
+        return Ok(Loaded {
+            sched: Scheduler::new(),
+            resumed,
+            rows: Rows::default(),
+            held,
+            outsiders: Vec::new(),
+            sent: sent_ok,
+        });
+    };
+    let clocks = row.clocks;
+    let offline = Span::from(Duration::from_nanos(wall().saturating_sub(clocks.wall_ns)));
+    let real = Time::from_flicks(clocks.real).checked_add(offline);
+    let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
+    let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
+    let mut loader = sched.timers().durable_loader(clocks.raw(), offline)?;
+    loader.reserve(count.min(1 << 24) as usize);
+    let mut rows = Rows::default();
+    rows.reserve(count as usize);
+    let mut outsiders: Vec<OwnerId> = Vec::new();
+    for part in parts {
+        let Part::Rows(part) = part else {
+            return Err(out_of_order());
+        };
+        let mut keep = Vec::with_capacity(part.len());
+        for (epoch, sum, t) in part {
+            rows.insert(Rows::key(t.owner, &t.name), sum);
+            // A row may carry an older epoch of this node's (a `claim` since): it is held all
+            // the same.
+            let _ = epoch;
+            if t.owner.get() == 0 || epoch_of.contains_key(&t.owner) {
+                keep.push(t);
+            } else {
+                outsiders.push(t.owner);
+            }
+        }
+        loader.add(keep, resolver)?;
+    }
+    let report = loader.finish();
+    if (rows.count, rows.xsum) != (row.rows, row.xsum) {
+        return Err(StoreError::bad_row(
+            "tickflow_timers",
+            format!("of node {node:?}"),
+            "(all rows)",
+            format!(
+                "are {} rows whose checksums do not add up to the {} the node's row records: \
+                 rows vanished or appeared",
+                rows.count, row.rows
+            ),
+        ));
+    }
+    outsiders.sort_unstable();
+    outsiders.dedup();
+    let resumed = Resumed {
+        resumed: true,
+        frame: clocks.frame,
+        offline,
+        timers: report,
+        owners: 0,
+        in_flight: Vec::new(),
+    };
+    Ok(Loaded {
+        sched,
+        resumed,
+        rows,
+        held,
+        outsiders,
+        sent: sent_ok,
+    })
+}
+
+/// A store that did not give the node's head first, once.
+fn out_of_order() -> StoreError {
+    StoreError::Restore(RestoreError::Corrupt {
+        reason: "the store did not read the node's head first, and once".into(),
+    })
+}

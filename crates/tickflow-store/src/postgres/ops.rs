@@ -1,0 +1,563 @@
+//! The [`Store`] primitives on PostgreSQL: one statement each, its parameter types given so it
+//! costs one round trip, batches over arrays.
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{ToSql, Type};
+use postgres::Row as PgRow;
+
+use super::Postgres;
+use crate::backend::{Lease, NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
+use crate::error::StoreError;
+use crate::row::{read_row, COLUMNS};
+use crate::store::Store;
+use crate::tables::NodeClocks;
+
+/// The channel a send notifies (the payload: the receiver's node), for receivers that
+/// `LISTEN` instead of polling their inbox.
+pub const OUTBOX_CHANNEL: &str = "tickflow_outbox";
+
+type Tx<'t> = postgres::Transaction<'t>;
+type P<'a> = (&'a (dyn ToSql + Sync), Type);
+
+/// Now on the server's clock, in microseconds since the Unix epoch.
+const NOW_US: &str = "(extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
+
+/// Reads column `i` of a row of `table` keyed `key`, naming both when its type is wrong.
+fn col<'a, T: postgres::types::FromSql<'a>>(
+    r: &'a PgRow,
+    i: usize,
+    table: &'static str,
+    key: impl Fn() -> String,
+    field: &'static str,
+) -> Result<T, StoreError> {
+    r.try_get(i)
+        .map_err(|e| StoreError::bad_row(table, key(), field, format!("cannot be read: {e}")))
+}
+
+const NODE: &str = "game, real, frames, frame, wall_ns, committed, rows, xsum, sum, holder, \
+     lease_until, host, pid";
+
+fn node_of(r: &PgRow, node: &str) -> Result<NodeRead, StoreError> {
+    let key = || format!("{node:?}");
+    let names = [
+        "game",
+        "real",
+        "frames",
+        "frame",
+        "wall_ns",
+        "committed",
+        "rows",
+        "xsum",
+        "sum",
+        "holder",
+        "lease_until",
+        "pid",
+    ];
+    let mut v = [0i64; 12];
+    for (i, slot) in v.iter_mut().enumerate() {
+        let at = if i == 11 { 12 } else { i };
+        *slot = col(r, at, "tickflow_nodes", key, names[i])?;
+    }
+    let u = |x: i64| x as u64;
+    Ok(NodeRead {
+        row: NodeRow {
+            clocks: NodeClocks {
+                game: u(v[0]),
+                real: u(v[1]),
+                frames: u(v[2]),
+                frame: u(v[3]),
+                wall_ns: u(v[4]),
+            },
+            committed: u(v[5]),
+            rows: u(v[6]),
+            xsum: u(v[7]),
+        },
+        sum: v[8],
+        lease: Lease {
+            holder: u(v[9]),
+            until_us: v[10],
+            host: col(r, 11, "tickflow_nodes", key, "host")?,
+            pid: v[11] as u32,
+        },
+    })
+}
+
+fn owner_of(r: &PgRow) -> Result<OwnerRead, StoreError> {
+    let owner: i64 = col(r, 0, "tickflow_owners", || "?".into(), "owner")?;
+    let key = || format!("owner {}", owner as u64);
+    Ok(OwnerRead {
+        owner,
+        epoch: col(r, 1, "tickflow_owners", key, "epoch")?,
+        node: col(r, 2, "tickflow_owners", key, "node")?,
+        sum: col(r, 3, "tickflow_owners", key, "sum")?,
+    })
+}
+
+fn owners_of(rows: &[PgRow]) -> Result<Vec<OwnerRead>, StoreError> {
+    rows.iter().map(owner_of).collect()
+}
+
+const PARCEL: &str = "owner, epoch, sender, receiver, bytes, sent, sum";
+
+/// An outbox row from columns `at..at + 7`.
+fn parcel_of(r: &PgRow, at: usize) -> Result<ParcelRead, StoreError> {
+    let (owner, epoch): (i64, i64) = (
+        col(r, at, "tickflow_outbox", || "?".into(), "owner")?,
+        col(r, at + 1, "tickflow_outbox", || "?".into(), "epoch")?,
+    );
+    let key = || format!("(owner {}, epoch {epoch})", owner as u64);
+    Ok(ParcelRead {
+        owner,
+        epoch,
+        sender: col(r, at + 2, "tickflow_outbox", key, "sender")?,
+        receiver: col(r, at + 3, "tickflow_outbox", key, "receiver")?,
+        bytes: col(r, at + 4, "tickflow_outbox", key, "bytes")?,
+        sent: col(r, at + 5, "tickflow_outbox", key, "sent")?,
+        sum: col(r, at + 6, "tickflow_outbox", key, "sum")?,
+    })
+}
+
+/// The rows' indexes (1-based ordinals) a statement returned, as flags in order.
+fn flags(n: usize, rows: &[PgRow]) -> Result<Vec<bool>, StoreError> {
+    let mut out = vec![false; n];
+    for r in rows {
+        let i: i64 = r.try_get(0)?;
+        if let Some(slot) = usize::try_from(i - 1).ok().and_then(|i| out.get_mut(i)) {
+            *slot = true;
+        }
+    }
+    Ok(out)
+}
+
+impl Store for Postgres {
+    type Tx<'t> = Tx<'t>;
+
+    fn begin(&mut self, _write: bool) -> Result<Tx<'_>, StoreError> {
+        Ok(self.client()?.transaction()?)
+    }
+
+    fn finish(tx: Tx<'_>) -> Result<(), StoreError> {
+        match tx.commit() {
+            Ok(()) => Ok(()),
+            // The server answered: the transaction is not kept.
+            Err(e) if e.as_db_error().is_some() => Err(e.into()),
+            // The connection failed with the `COMMIT` or its answer on the way.
+            Err(e) => Err(StoreError::Uncertain(Box::new(e.into()))),
+        }
+    }
+
+    fn now_us_in(tx: &mut Tx<'_>) -> Result<i64, StoreError> {
+        Ok(tx
+            .query_typed_one(&format!("SELECT {NOW_US}"), &[])?
+            .try_get(0)?)
+    }
+
+    fn node_in(tx: &mut Tx<'_>, node: &str, lock: bool) -> Result<Option<NodeRead>, StoreError> {
+        let lock = if lock { "FOR UPDATE" } else { "" };
+        let row = tx.query_typed_opt(
+            &format!("SELECT {NODE} FROM tickflow_nodes WHERE node = $1 {lock}"),
+            &[(&node, Type::TEXT)],
+        )?;
+        row.map(|r| node_of(&r, node)).transpose()
+    }
+
+    fn put_node_in(tx: &mut Tx<'_>, node: &str, n: &NodeRead) -> Result<(), StoreError> {
+        let c = &n.row.clocks;
+        let v = [
+            c.game,
+            c.real,
+            c.frames,
+            c.frame,
+            c.wall_ns,
+            n.row.committed,
+            n.row.rows,
+            n.row.xsum,
+        ]
+        .map(|x| x as i64);
+        let (holder, pid) = (n.lease.holder as i64, i64::from(n.lease.pid));
+        let mut p: Vec<P<'_>> = vec![(&node, Type::TEXT)];
+        p.extend(v.iter().map(|x| (x as &(dyn ToSql + Sync), Type::INT8)));
+        p.extend([
+            (&n.sum as &(dyn ToSql + Sync), Type::INT8),
+            (&holder, Type::INT8),
+            (&n.lease.until_us, Type::INT8),
+            (&n.lease.host, Type::TEXT),
+            (&pid, Type::INT8),
+        ]);
+        tx.execute_typed(
+            "INSERT INTO tickflow_nodes (node, game, real, frames, frame, wall_ns, committed, \
+             rows, xsum, sum, holder, lease_until, host, pid) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             ON CONFLICT (node) DO UPDATE SET game = excluded.game, real = excluded.real, \
+             frames = excluded.frames, frame = excluded.frame, wall_ns = excluded.wall_ns, \
+             committed = excluded.committed, rows = excluded.rows, xsum = excluded.xsum, \
+             sum = excluded.sum, holder = excluded.holder, lease_until = excluded.lease_until, \
+             host = excluded.host, pid = excluded.pid",
+            &p,
+        )?;
+        Ok(())
+    }
+
+    fn advance_node_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        holder: u64,
+        committed: u64,
+        row: &NodeRow,
+        sum: i64,
+        lease_us: i64,
+    ) -> Result<bool, StoreError> {
+        let c = &row.clocks;
+        let v = [
+            c.game,
+            c.real,
+            c.frames,
+            c.frame,
+            c.wall_ns,
+            row.committed,
+            row.rows,
+            row.xsum,
+        ]
+        .map(|x| x as i64);
+        let (holder, committed) = (holder as i64, committed as i64);
+        let mut p: Vec<P<'_>> = v
+            .iter()
+            .map(|x| (x as &(dyn ToSql + Sync), Type::INT8))
+            .collect();
+        p.extend([
+            (&sum as &(dyn ToSql + Sync), Type::INT8),
+            (&lease_us, Type::INT8),
+            (&node, Type::TEXT),
+            (&holder, Type::INT8),
+            (&committed, Type::INT8),
+        ]);
+        let n = tx.execute_typed(
+            &format!(
+                "UPDATE tickflow_nodes SET game = $1, real = $2, frames = $3, frame = $4, \
+                 wall_ns = $5, committed = $6, rows = $7, xsum = $8, sum = $9, \
+                 lease_until = {NOW_US} + $10 WHERE node = $11 AND holder = $12 AND committed = $13"
+            ),
+            &p,
+        )?;
+        Ok(n == 1)
+    }
+
+    fn owners_in(
+        tx: &mut Tx<'_>,
+        owners: &[i64],
+        lock: bool,
+    ) -> Result<Vec<OwnerRead>, StoreError> {
+        // Locked in owner order, so that two transactions never wait on each other's.
+        let lock = if lock {
+            "ORDER BY owner FOR UPDATE"
+        } else {
+            ""
+        };
+        let rows = tx.query_typed(
+            &format!(
+                "SELECT owner, epoch, node, sum FROM tickflow_owners WHERE owner = ANY($1) {lock}"
+            ),
+            &[(&owners, Type::INT8_ARRAY)],
+        )?;
+        owners_of(&rows)
+    }
+
+    fn owners_of_in(tx: &mut Tx<'_>, node: &str) -> Result<Vec<OwnerRead>, StoreError> {
+        let rows = tx.query_typed(
+            "SELECT owner, epoch, node, sum FROM tickflow_owners WHERE node = $1",
+            &[(&node, Type::TEXT)],
+        )?;
+        owners_of(&rows)
+    }
+
+    fn all_owners_in(tx: &mut Tx<'_>) -> Result<Vec<OwnerRead>, StoreError> {
+        let rows = tx.query_typed(
+            "SELECT owner, epoch, node, sum FROM tickflow_owners ORDER BY owner",
+            &[],
+        )?;
+        owners_of(&rows)
+    }
+
+    fn insert_owners_in(tx: &mut Tx<'_>, rows: &[OwnerRead]) -> Result<(), StoreError> {
+        let owner: Vec<i64> = rows.iter().map(|r| r.owner).collect();
+        let epoch: Vec<i64> = rows.iter().map(|r| r.epoch).collect();
+        let node: Vec<&str> = rows.iter().map(|r| r.node.as_str()).collect();
+        let sum: Vec<i64> = rows.iter().map(|r| r.sum).collect();
+        tx.execute_typed(
+            "INSERT INTO tickflow_owners (owner, epoch, node, sum) \
+             SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[]) \
+             ON CONFLICT (owner) DO NOTHING",
+            &[
+                (&owner, Type::INT8_ARRAY),
+                (&epoch, Type::INT8_ARRAY),
+                (&node, Type::TEXT_ARRAY),
+                (&sum, Type::INT8_ARRAY),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn swap_owners_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
+        let owner: Vec<i64> = swaps.iter().map(|s| s.owner).collect();
+        let from_epoch: Vec<i64> = swaps.iter().map(|s| s.from_epoch).collect();
+        let from_node: Vec<&str> = swaps.iter().map(|s| s.from_node).collect();
+        let epoch: Vec<i64> = swaps.iter().map(|s| s.epoch).collect();
+        let node: Vec<&str> = swaps.iter().map(|s| s.node).collect();
+        let sum: Vec<i64> = swaps.iter().map(|s| s.sum).collect();
+        let rows = tx.query_typed(
+            "UPDATE tickflow_owners o SET epoch = s.e, node = s.n, sum = s.sum \
+             FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], \
+             $6::BIGINT[]) WITH ORDINALITY AS s(o, fe, fn, e, n, sum, i) \
+             WHERE o.owner = s.o AND o.epoch = s.fe AND o.node = s.fn RETURNING s.i",
+            &[
+                (&owner, Type::INT8_ARRAY),
+                (&from_epoch, Type::INT8_ARRAY),
+                (&from_node, Type::TEXT_ARRAY),
+                (&epoch, Type::INT8_ARRAY),
+                (&node, Type::TEXT_ARRAY),
+                (&sum, Type::INT8_ARRAY),
+            ],
+        )?;
+        flags(swaps.len(), &rows)
+    }
+
+    fn count_rows_in(tx: &mut Tx<'_>, node: &str) -> Result<u64, StoreError> {
+        let n: i64 = tx
+            .query_typed_one(
+                "SELECT count(*) FROM tickflow_timers WHERE node = $1",
+                &[(&node, Type::TEXT)],
+            )?
+            .try_get(0)?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn rows_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        sink: &mut dyn FnMut(Row) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        // Streamed as the server sends them, not gathered first.
+        let mut rows = tx.query_typed_raw(
+            &format!("SELECT {COLUMNS} FROM tickflow_timers WHERE node = $1"),
+            [(node, Type::TEXT)],
+        )?;
+        while let Some(r) = rows.next()? {
+            if !sink(read_row!(&r, try_get))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_rows_in(tx: &mut Tx<'_>, node: &str, rows: &[Row]) -> Result<(), StoreError> {
+        let c = Columns::of(rows);
+        tx.execute_typed(
+            &format!(
+                "INSERT INTO tickflow_timers (node, {COLUMNS}) SELECT $1, * FROM UNNEST(\
+                 $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::SMALLINT[], $6::SMALLINT[], \
+                 $7::BIGINT[], $8::BIGINT[], $9::SMALLINT[], $10::SMALLINT[], $11::SMALLINT[], \
+                 $12::BIGINT[], $13::BIGINT[], $14::BIGINT[], $15::BIGINT[], $16::BYTEA[], \
+                 $17::BIGINT[], $18::BIGINT[]) \
+                 ON CONFLICT (node, owner, name) DO UPDATE SET epoch = excluded.epoch, \
+                 domain = excluded.domain, phase = excluded.phase, time = excluded.time, \
+                 period = excluded.period, looping = excluded.looping, \
+                 catch_up = excluded.catch_up, offline = excluded.offline, \
+                 calls = excluded.calls, times_left = excluded.times_left, \
+                 first_delay = excluded.first_delay, tag = excluded.tag, \
+                 payload = excluded.payload, seq = excluded.seq, sum = excluded.sum"
+            ),
+            &[
+                (&node, Type::TEXT),
+                (&c.owner, Type::INT8_ARRAY),
+                (&c.name, Type::TEXT_ARRAY),
+                (&c.epoch, Type::INT8_ARRAY),
+                (&c.domain, Type::INT2_ARRAY),
+                (&c.phase, Type::INT2_ARRAY),
+                (&c.time, Type::INT8_ARRAY),
+                (&c.period, Type::INT8_ARRAY),
+                (&c.looping, Type::INT2_ARRAY),
+                (&c.catch_up, Type::INT2_ARRAY),
+                (&c.offline, Type::INT2_ARRAY),
+                (&c.calls, Type::INT8_ARRAY),
+                (&c.times_left, Type::INT8_ARRAY),
+                (&c.first_delay, Type::INT8_ARRAY),
+                (&c.tag, Type::INT8_ARRAY),
+                (&c.payload, Type::BYTEA_ARRAY),
+                (&c.seq, Type::INT8_ARRAY),
+                (&c.sum, Type::INT8_ARRAY),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn delete_rows_in(tx: &mut Tx<'_>, node: &str, keys: &[(i64, &str)]) -> Result<(), StoreError> {
+        let owner: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let name: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        tx.execute_typed(
+            "DELETE FROM tickflow_timers t USING UNNEST($2::BIGINT[], $3::TEXT[]) AS g(owner, name) \
+             WHERE t.node = $1 AND t.owner = g.owner AND t.name = g.name",
+            &[
+                (&node, Type::TEXT),
+                (&owner, Type::INT8_ARRAY),
+                (&name, Type::TEXT_ARRAY),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn clear_rows_in(tx: &mut Tx<'_>, node: &str) -> Result<(), StoreError> {
+        tx.execute_typed(
+            "DELETE FROM tickflow_timers WHERE node = $1",
+            &[(&node, Type::TEXT)],
+        )?;
+        Ok(())
+    }
+
+    fn delete_owner_rows_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        owners: &[i64],
+    ) -> Result<Vec<(i64, String, i64)>, StoreError> {
+        let rows = tx.query_typed(
+            "DELETE FROM tickflow_timers WHERE node = $1 AND owner = ANY($2) \
+             RETURNING owner, name, sum",
+            &[(&node, Type::TEXT), (&owners, Type::INT8_ARRAY)],
+        )?;
+        (rows.iter())
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect()
+    }
+
+    fn put_parcels_in(tx: &mut Tx<'_>, parcels: &[ParcelRead]) -> Result<Vec<bool>, StoreError> {
+        let owner: Vec<i64> = parcels.iter().map(|p| p.owner).collect();
+        let epoch: Vec<i64> = parcels.iter().map(|p| p.epoch).collect();
+        let sender: Vec<&str> = parcels.iter().map(|p| p.sender.as_str()).collect();
+        let receiver: Vec<&str> = parcels.iter().map(|p| p.receiver.as_str()).collect();
+        let bytes: Vec<&[u8]> = parcels.iter().map(|p| p.bytes.as_slice()).collect();
+        let sent: Vec<i64> = parcels.iter().map(|p| p.sent).collect();
+        let sum: Vec<i64> = parcels.iter().map(|p| p.sum).collect();
+        // One notification per receiver, in the same statement.
+        let rows = tx.query_typed(
+            &format!(
+                "WITH p AS (INSERT INTO tickflow_outbox ({PARCEL}) SELECT o, e, s, r, b, t, m \
+                 FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::BYTEA[], \
+                 $6::BIGINT[], $7::BIGINT[]) AS p(o, e, s, r, b, t, m) \
+                 ON CONFLICT (owner, epoch) DO NOTHING RETURNING owner, epoch, receiver), \
+                 n AS (SELECT pg_notify($8, r) FROM (SELECT DISTINCT receiver AS r FROM p) d) \
+                 SELECT k.i FROM UNNEST($1::BIGINT[], $2::BIGINT[]) WITH ORDINALITY AS k(o, e, i) \
+                 JOIN p ON p.owner = k.o AND p.epoch = k.e, (SELECT count(*) FROM n) c"
+            ),
+            &[
+                (&owner, Type::INT8_ARRAY),
+                (&epoch, Type::INT8_ARRAY),
+                (&sender, Type::TEXT_ARRAY),
+                (&receiver, Type::TEXT_ARRAY),
+                (&bytes, Type::BYTEA_ARRAY),
+                (&sent, Type::INT8_ARRAY),
+                (&sum, Type::INT8_ARRAY),
+                (&OUTBOX_CHANNEL, Type::TEXT),
+            ],
+        )?;
+        flags(parcels.len(), &rows)
+    }
+
+    fn remove_parcels_in(tx: &mut Tx<'_>, keys: &[(i64, i64)]) -> Result<Vec<bool>, StoreError> {
+        let owner: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let epoch: Vec<i64> = keys.iter().map(|k| k.1).collect();
+        let rows = tx.query_typed(
+            "WITH d AS (DELETE FROM tickflow_outbox t USING UNNEST($1::BIGINT[], $2::BIGINT[]) \
+             AS g(o, e) WHERE t.owner = g.o AND t.epoch = g.e RETURNING t.owner, t.epoch) \
+             SELECT k.i FROM UNNEST($1::BIGINT[], $2::BIGINT[]) WITH ORDINALITY AS k(o, e, i) \
+             JOIN d ON d.owner = k.o AND d.epoch = k.e",
+            &[(&owner, Type::INT8_ARRAY), (&epoch, Type::INT8_ARRAY)],
+        )?;
+        flags(keys.len(), &rows)
+    }
+
+    fn parcels_in(
+        tx: &mut Tx<'_>,
+        keys: &[(i64, i64)],
+    ) -> Result<Vec<Option<ParcelRead>>, StoreError> {
+        let owner: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let epoch: Vec<i64> = keys.iter().map(|k| k.1).collect();
+        let rows = tx.query_typed(
+            "SELECT k.i, t.owner, t.epoch, t.sender, t.receiver, t.bytes, t.sent, t.sum \
+             FROM UNNEST($1::BIGINT[], $2::BIGINT[]) WITH ORDINALITY AS k(o, e, i) \
+             JOIN tickflow_outbox t ON t.owner = k.o AND t.epoch = k.e",
+            &[(&owner, Type::INT8_ARRAY), (&epoch, Type::INT8_ARRAY)],
+        )?;
+        let mut out = vec![None; keys.len()];
+        for r in &rows {
+            let i: i64 = r.try_get(0)?;
+            if let Some(slot) = usize::try_from(i - 1).ok().and_then(|i| out.get_mut(i)) {
+                *slot = Some(parcel_of(r, 1)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn parcels_of_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        to: bool,
+        limit: usize,
+    ) -> Result<Vec<ParcelRead>, StoreError> {
+        let by = if to { "receiver" } else { "sender" };
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = tx.query_typed(
+            &format!(
+                "SELECT {PARCEL} FROM tickflow_outbox WHERE {by} = $1 ORDER BY sent, owner LIMIT $2"
+            ),
+            &[(&node, Type::TEXT), (&limit, Type::INT8)],
+        )?;
+        rows.iter().map(|r| parcel_of(r, 0)).collect()
+    }
+}
+
+/// The columns of many rows, one array each, for `UNNEST`.
+#[derive(Default)]
+struct Columns<'a> {
+    owner: Vec<i64>,
+    name: Vec<&'a str>,
+    epoch: Vec<i64>,
+    domain: Vec<i16>,
+    phase: Vec<i16>,
+    time: Vec<i64>,
+    period: Vec<i64>,
+    looping: Vec<i16>,
+    catch_up: Vec<i16>,
+    offline: Vec<i16>,
+    calls: Vec<i64>,
+    times_left: Vec<Option<i64>>,
+    first_delay: Vec<Option<i64>>,
+    tag: Vec<Option<i64>>,
+    payload: Vec<&'a [u8]>,
+    seq: Vec<i64>,
+    sum: Vec<i64>,
+}
+
+impl<'a> Columns<'a> {
+    fn of(rows: &'a [Row]) -> Columns<'a> {
+        let mut c = Columns::default();
+        for r in rows {
+            c.owner.push(r.owner);
+            c.name.push(&r.name);
+            c.epoch.push(r.epoch);
+            c.domain.push(r.domain);
+            c.phase.push(r.phase);
+            c.time.push(r.time);
+            c.period.push(r.period);
+            c.looping.push(r.looping);
+            c.catch_up.push(r.catch_up);
+            c.offline.push(r.offline);
+            c.calls.push(r.calls);
+            c.times_left.push(r.times_left);
+            c.first_delay.push(r.first_delay);
+            c.tag.push(r.tag);
+            c.payload.push(&r.payload);
+            c.seq.push(r.seq);
+            c.sum.push(r.sum);
+        }
+        c
+    }
+}
