@@ -12,28 +12,35 @@ use tickflow::OwnerId;
 use crate::error::StoreError;
 use crate::sum::Sum;
 
-/// Longest name a row may hold (bytes): rows come from a database another process may have
-/// written, and a name is copied into every timer.
-pub const MAX_NAME: usize = 1024;
-/// Largest payload a row may hold (bytes).
-pub const MAX_PAYLOAD: usize = 1 << 20;
+/// Longest name a row may hold (bytes): the core's limit for a durable timer
+/// ([`MAX_DURABLE_NAME`](tickflow::timer::MAX_DURABLE_NAME)), checked again on each row read,
+/// as rows come from a database another process may have written.
+pub const MAX_NAME: usize = tickflow::timer::MAX_DURABLE_NAME;
+/// Largest payload a row may hold (bytes): the core's
+/// [`MAX_DURABLE_PAYLOAD`](tickflow::timer::MAX_DURABLE_PAYLOAD).
+pub const MAX_PAYLOAD: usize = tickflow::timer::MAX_DURABLE_PAYLOAD;
 
-/// Refuses a name or payload over the limits, for a row read (a bound on what untrusted rows
-/// allocate) and for one about to be written (so that nothing is written that cannot be read).
-pub(crate) fn check_sizes(owner: u64, name: &str, payload: usize) -> Result<(), StoreError> {
-    let too_big = |field, len: usize, max: usize| StoreError::TooLarge {
-        key: format!("(owner {owner}, name {})", short(name)),
-        field,
-        len,
-        max,
-    };
+/// The first of a name and a payload that is over its limit: the field, its size and the
+/// limit. Checked for a row read (a bound on what untrusted rows allocate) and for one about to
+/// be written (so that nothing is written that cannot be read).
+pub(crate) fn over_limits(name: &str, payload: usize) -> Option<(&'static str, usize, usize)> {
     if name.len() > MAX_NAME {
-        return Err(too_big("name", name.len(), MAX_NAME));
+        return Some(("name", name.len(), MAX_NAME));
     }
-    if payload > MAX_PAYLOAD {
-        return Err(too_big("payload", payload, MAX_PAYLOAD));
+    (payload > MAX_PAYLOAD).then_some(("payload", payload, MAX_PAYLOAD))
+}
+
+/// Refuses a timer about to be written whose name or payload is over the limits.
+pub(crate) fn check_sizes(owner: u64, name: &str, payload: usize) -> Result<(), StoreError> {
+    match over_limits(name, payload) {
+        Some((field, len, max)) => Err(StoreError::TooLarge {
+            key: format!("(owner {owner}, name {})", short(name)),
+            field,
+            len,
+            max,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `name` quoted for an error, cut to its first 64 bytes (at a character's boundary): a name
@@ -242,7 +249,9 @@ impl Row {
                 .filter(|&i| i < n)
                 .ok_or_else(|| bad(field, format!("is {v}, not one of 0..{n}")))
         };
-        check_sizes(self.owner as u64, &self.name, self.payload.len())?;
+        if let Some((field, len, max)) = over_limits(&self.name, self.payload.len()) {
+            return Err(bad(field, format!("is {len} bytes, over {max}")));
+        }
         if self.sum != self.sum_for(node) {
             return Err(bad(
                 "sum",
@@ -345,5 +354,13 @@ mod tests {
         let mut row = Row::of(&timer(), "n", 0);
         row.payload = vec![0; MAX_PAYLOAD + 1];
         assert!(row.timer("n").unwrap_err().to_string().contains("payload"));
+        // A long name with a character across byte 64: the error quotes its start only.
+        let mut row = Row::of(&timer(), "n", 0);
+        row.name = format!("{}é{}", "x".repeat(63), "y".repeat(1 << 20));
+        let e = row.timer("n").unwrap_err().to_string();
+        assert!(
+            e.len() < 300 && e.contains("column name is 1048641 bytes"),
+            "{e}"
+        );
     }
 }

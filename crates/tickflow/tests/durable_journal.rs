@@ -385,3 +385,30 @@ fn a_bad_or_unbound_row_loads_nothing() {
     );
     assert_eq!(later.remaining(later.list()[0].handle), Some(secs(1.0)));
 }
+
+/// A durable timer a store could not keep is refused where it is set, not at a commit that
+/// would then refuse every later frame.
+#[test]
+fn a_durable_timer_over_the_limits_is_refused_when_set() {
+    use tickflow::timer::{MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD};
+    let set = |name: usize, payload: usize| {
+        std::panic::catch_unwind(move || {
+            let mut m = TimerManager::<()>::new();
+            (m.after(secs(1.0))
+                .name("n".repeat(name))
+                .payload(vec![0; payload]))
+            .durable(Offline::Freeze)
+            .call(|_, _| {});
+        })
+    };
+    assert!(set(MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD).is_ok());
+    let e = set(MAX_DURABLE_NAME + 1, 0).unwrap_err();
+    let text = e.downcast_ref::<String>().unwrap();
+    assert!(text.contains("name must be at most 1024 bytes"), "{text}");
+    assert!(set(0, MAX_DURABLE_PAYLOAD + 1).is_err());
+    // Not durable: no limit of the store's applies.
+    let mut m = TimerManager::<()>::new();
+    m.after(secs(1.0))
+        .payload(vec![0; MAX_DURABLE_PAYLOAD + 1])
+        .call(|_, _| {});
+}

@@ -19,6 +19,18 @@ pub const OUTBOX_CHANNEL: &str = "tickflow_outbox";
 type Tx<'t> = postgres::Transaction<'t>;
 type P<'a> = (&'a (dyn ToSql + Sync), Type);
 
+/// Whether a failed `COMMIT` is known not to have landed: the server answered it with an
+/// error of its own and the connection lives. A connection that ends is not such an answer,
+/// even when the server says why (`57P01`, ended by an administrator, may come after the
+/// commit is kept): nor is any error of the classes 08 (connection) and 57 (operator).
+fn refused(e: &postgres::Error) -> bool {
+    let Some(db) = e.as_db_error() else {
+        return false;
+    };
+    let class = &db.code().code()[..2];
+    !e.is_closed() && db.severity() == "ERROR" && class != "08" && class != "57"
+}
+
 /// Now on the server's clock, in microseconds since the Unix epoch.
 const NOW_US: &str = "(extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
 
@@ -139,8 +151,7 @@ impl Store for Postgres {
     fn finish(tx: Tx<'_>) -> Result<(), StoreError> {
         match tx.commit() {
             Ok(()) => Ok(()),
-            // The server answered: the transaction is not kept.
-            Err(e) if e.as_db_error().is_some() => Err(e.into()),
+            Err(e) if refused(&e) => Err(e.into()),
             // The connection failed with the `COMMIT` or its answer on the way.
             Err(e) => Err(StoreError::Uncertain(Box::new(e.into()))),
         }

@@ -91,7 +91,26 @@ impl Sqlite {
 
     fn setup(conn: Connection) -> Result<Sqlite, StoreError> {
         conn.busy_timeout(Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Setting the mode takes a lock even when it is WAL already, and fails at once (no
+        // busy wait) while another process recovers the log after a crash: set it only on a
+        // new file.
+        // Two processes making a new file at once: one of them waits for the other's change.
+        let start = std::time::Instant::now();
+        loop {
+            let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+            if mode.eq_ignore_ascii_case("wal") {
+                break;
+            }
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && start.elapsed() < Duration::from_secs(5) =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                r => r?,
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         Ok(Sqlite { conn })
     }

@@ -145,7 +145,6 @@ macro_rules! all_store_tests {
         $crate::store_tests!($fresh:
             resume::resumes_on_the_exact_frame,
             resume::failed_effects_roll_the_commit_back,
-            resume::oversized_rows_are_refused_before_writing,
             resume::a_resume_in_many_parts_is_whole,
             resume::lapsed_catch_up_timers_make_every_missed_call,
             resume::a_commit_whose_outcome_is_unknown_is_never_written_twice,

@@ -78,40 +78,6 @@ pub fn failed_effects_roll_the_commit_back<S: Store>(open: impl Fn() -> S) {
     assert_eq!(open().saved("n").unwrap().timers.len(), 1);
 }
 
-/// A durable timer whose name or payload is over the limit is refused before anything is
-/// written, with an error that says so (not "damaged"), and the next commit goes through once
-/// it is cleared.
-pub fn oversized_rows_are_refused_before_writing<S: Store>(open: impl Fn() -> S) {
-    let (mut d, mut sched) = resume(&open, "n");
-    let long = format!(
-        "{}é{}",
-        "x".repeat(63),
-        "y".repeat(tickflow_store::MAX_NAME)
-    );
-    let h = (sched
-        .timers()
-        .after(secs(1.0))
-        .owner(OwnerId::new(1))
-        .name(long))
-    .durable(Offline::Freeze)
-    .call(record);
-    let err = d.end_frame(&mut sched, |_, _| Ok(())).unwrap_err();
-    assert!(
-        matches!(&err, StoreError::TooLarge { field: "name", .. }),
-        "{err}"
-    );
-    let text = err.to_string();
-    assert!(
-        text.len() < 400,
-        "the error quotes the name's start only: {text}"
-    );
-    assert!(!text.contains("damaged"), "{text}");
-    assert_eq!(open().saved("n").unwrap().committed, 0, "nothing written");
-    sched.timers().clear(h);
-    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
-    assert!(open().saved("n").unwrap().timers.is_empty());
-}
-
 /// A node of several parts' worth of rows resumes as it was committed (every row's time and
 /// place in set order), and one row the resolver cannot bind, in whichever part it comes,
 /// fails the whole resume and leaves the store as it was.

@@ -219,6 +219,13 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     /// ([`Offline::default_for`] its clock is the usual choice). One durable timer per key:
     /// setting another with the same owner and name clears this one. See
     /// [`Timers::durable_changes`].
+    ///
+    /// # Panics
+    ///
+    /// In [`call`](Self::call), when the name is longer than
+    /// [`MAX_DURABLE_NAME`](super::MAX_DURABLE_NAME) bytes or the payload larger than
+    /// [`MAX_DURABLE_PAYLOAD`](super::MAX_DURABLE_PAYLOAD): a store could not keep the row, and
+    /// a timer the game believes durable would not be.
     pub fn durable(mut self, offline: Offline) -> Self {
         self.spec.durable = Some(offline);
         self
@@ -264,10 +271,14 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     /// timers.every(secs(1.0)).call(move |n, _| *n += *shared); // Rc is not Send
     /// ```
     #[inline]
+    #[track_caller]
     pub fn call(self, f: impl FnMut(&mut C, &mut TimerCx<'_, C>) + Send + 'static) -> TimerHandle {
         let TimerBuilder {
             mgr, spec, replace, ..
         } = self;
+        if spec.durable.is_some() {
+            check_durable(spec.name.as_deref(), spec.payload.as_deref());
+        }
         let cb = Callback::new(f);
         if let Some(old) = replace.as_deref() {
             mgr.clear(*old);
@@ -282,6 +293,22 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
         }
         handle
     }
+}
+
+/// The limits of a durable timer's name and payload (see [`TimerBuilder::durable`]).
+#[track_caller]
+fn check_durable(name: Option<&str>, payload: Option<&[u8]>) {
+    let (name, payload) = (name.map_or(0, str::len), payload.map_or(0, <[u8]>::len));
+    assert!(
+        name <= super::MAX_DURABLE_NAME,
+        "a durable timer's name must be at most {} bytes, got {name}",
+        super::MAX_DURABLE_NAME
+    );
+    assert!(
+        payload <= super::MAX_DURABLE_PAYLOAD,
+        "a durable timer's payload must be at most {} bytes, got {payload}",
+        super::MAX_DURABLE_PAYLOAD
+    );
 }
 
 impl<C, U> fmt::Debug for TimerBuilder<'_, C, U> {

@@ -131,6 +131,7 @@ pub use manager::Timers;
 pub(crate) use manager::WakeTarget;
 pub use manager::{DurableChange, DurableLoad, DurablePhase, DurableTimer, LoadReport};
 pub use spec::Offline;
+
 pub use standalone::TimerManager;
 
 /// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
@@ -158,6 +159,14 @@ pub const DEFAULT_CATCH_UP_CAP: u64 = 1_000;
 /// its timers times this. A game that needs more calls of one timer in one frame is in a
 /// catch-up spiral already.
 pub const MAX_CATCH_UP_CAP: u64 = 10_000;
+
+/// Longest name of a durable timer (bytes): a store keeps it in every row of the timer, and
+/// reads it back from a database another process may have written.
+pub const MAX_DURABLE_NAME: usize = 1024;
+
+/// Largest payload of a durable timer (bytes): written with each change of the timer, in the
+/// frame's commit.
+pub const MAX_DURABLE_PAYLOAD: usize = 1 << 20;
 
 /// `true` for a catch-up cap the timers accept: 1 to [`MAX_CATCH_UP_CAP`].
 pub(crate) fn valid_catch_up_cap(calls_per_timer: u64) -> bool {
