@@ -175,7 +175,8 @@ fn run(target: &str, plan: Plan, seed: u64, hooks: &mut dyn FnMut(&str)) -> Done
     let (mut kills, mut terminate, mut twins, mut restart) =
         (plan.kills, plan.terminate, plan.twins, plan.restart);
     let start = Instant::now();
-    while !done.iter().all(|&d| d) {
+    // Until both nodes are done and every process of theirs (second ones too) has ended.
+    while !done.iter().all(|&d| d) || procs.iter().any(|p| !p.is_empty()) {
         assert!(
             start.elapsed() < Duration::from_secs(150),
             "the run never ended: {did:?}"
@@ -187,7 +188,7 @@ fn run(target: &str, plan: Plan, seed: u64, hooks: &mut dyn FnMut(&str)) -> Done
                 match procs[k][i].try_wait().unwrap() {
                     None => i += 1,
                     Some(status) => {
-                        procs[k].remove(i);
+                        let _ = procs[k].remove(i).wait(); // reaped already
                         match status.code() {
                             Some(0) => done[k] = true,
                             Some(4) => did.twins_refused += 1,

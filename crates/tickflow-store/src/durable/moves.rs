@@ -113,6 +113,14 @@ impl<S: Store> Durable<S> {
                 0
             }
         };
+        // The owner's rows as they are at the freeze go in the commit with its parcel: changes
+        // its timers made this frame are journaled now, and a frozen timer journals nothing
+        // more (a sender that restarts, or keeps the owner, resumes it from these rows).
+        let changes = sched.timers().durable_changes();
+        self.queue.add_changes(changes);
+        // The registry counts the owner's moves across processes: the snapshot's epoch follows
+        // it, so a receiver that saw earlier moves of the owner takes this one.
+        sched.raise_owner_epoch(owner, epoch);
         let snap = sched
             .freeze_owner(owner)
             .expect("not frozen: checked above");

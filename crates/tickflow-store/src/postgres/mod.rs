@@ -27,9 +27,11 @@ pub use ops::OUTBOX_CHANNEL;
 
 /// Durable timers in a PostgreSQL database.
 pub struct Postgres {
-    config: Config,
+    /// Boxed: a connection's settings are large, and a store often sits in an enum beside
+    /// another.
+    config: Box<Config>,
     schema: Option<String>,
-    client: Option<Client>,
+    client: Option<Box<Client>>,
     /// When the next try to connect may be made, and the wait after a failure.
     next_try: Instant,
     wait: Duration,
@@ -99,7 +101,7 @@ impl Postgres {
             }
         }
         let mut store = Postgres {
-            config,
+            config: Box::new(config),
             schema: schema.map(str::to_string),
             client: None,
             next_try: Instant::now(),
@@ -112,7 +114,7 @@ impl Postgres {
     /// The client, connected (again, if the connection was lost), for your own tables and
     /// queries outside a commit.
     pub fn client(&mut self) -> Result<&mut Client, StoreError> {
-        if self.client.as_ref().is_some_and(Client::is_closed) {
+        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
             self.client = None;
         }
         if self.client.is_none() {
@@ -125,7 +127,7 @@ impl Postgres {
             }
             match self.connect_now() {
                 Ok(c) => {
-                    self.client = Some(c);
+                    self.client = Some(Box::new(c));
                     self.wait = FIRST_WAIT;
                 }
                 Err(e) => {

@@ -159,6 +159,7 @@ macro_rules! all_store_tests {
             moves::a_sender_restarted_mid_handover_runs_the_owner_once,
             moves::a_refused_parcel_leaves_the_owner_with_its_sender,
             moves::a_receiver_restarted_before_its_commit_takes_the_parcel_again,
+            moves::an_owner_sent_as_it_fired_resumes_from_its_freeze,
         );
     };
 }

@@ -137,8 +137,16 @@ impl<S: Store> Pair<S> {
 
     /// One frame on both nodes, each committing.
     fn frame(&mut self) {
+        self.tick();
+        self.commit();
+    }
+
+    fn tick(&mut self) {
         self.sa.tick(DT, &mut self.log);
         self.sb.tick(DT, &mut self.log);
+    }
+
+    fn commit(&mut self) {
         self.a.end_frame(&mut self.sa, |_, _| Ok(())).unwrap();
         self.b.end_frame(&mut self.sb, |_, _| Ok(())).unwrap();
     }
@@ -329,4 +337,70 @@ pub fn a_receiver_restarted_before_its_commit_takes_the_parcel_again<S: Store>(
             to: "b".into()
         }]
     );
+}
+
+/// An owner whose timer fired in the very frame it was sent, whose sender restarted and whose
+/// parcel was then refused: it runs on from the freeze (its rows were written with the
+/// parcel), no call made twice. And the same owner, after walking away and back, walks again
+/// from a sender that restarted: the receiver, which imported it before, takes it.
+pub fn an_owner_sent_as_it_fired_resumes_from_its_freeze<S: Store>(open: impl Fn() -> S) {
+    let orc = OwnerId::new(3);
+    let mut p = Pair::new(&open);
+    for _ in 0..3 {
+        p.frame();
+    }
+    p.tick(); // owner 3's "tick19" fires in frame 4, and it is sent before that frame's commit
+    assert!(
+        p.log.iter().any(|c| c.0 == 4 && c.1 == 3),
+        "it fired in the frame it is sent"
+    );
+    p.a.send(&mut p.sa, orc, "b", Vec::new()).unwrap();
+    p.commit();
+    drop(std::mem::replace(&mut p.a, super::node(&open, "a")));
+    p.sa = p.a.resume(&mut registry()).unwrap().0;
+    let mut nothing: Registry<Log> = Registry::new();
+    p.b.receive(&mut p.sb, &mut nothing, 10).unwrap();
+    p.frame();
+    p.frame();
+    assert_eq!(p.a.handovers(), [Handover::Kept { owner: orc }]);
+    for _ in 0..20 {
+        p.frame();
+    }
+    // Away to b and back to a, then a restarts and sends it to b once more.
+    p.a.send(&mut p.sa, orc, "b", Vec::new()).unwrap();
+    p.frame();
+    assert_eq!(
+        p.b.receive(&mut p.sb, &mut registry(), 10).unwrap().len(),
+        1
+    );
+    p.frame();
+    p.frame();
+    p.b.send(&mut p.sb, orc, "a", Vec::new()).unwrap();
+    p.frame();
+    assert_eq!(
+        p.a.receive(&mut p.sa, &mut registry(), 10).unwrap().len(),
+        1
+    );
+    p.frame();
+    p.frame();
+    drop(std::mem::replace(&mut p.a, super::node(&open, "a")));
+    p.sa = p.a.resume(&mut registry()).unwrap().0;
+    p.a.handovers();
+    p.a.send(&mut p.sa, orc, "b", Vec::new()).unwrap();
+    p.frame();
+    assert_eq!(
+        p.b.receive(&mut p.sb, &mut registry(), 10).unwrap().len(),
+        1,
+        "taken"
+    );
+    p.frame();
+    p.frame();
+    assert_eq!(
+        p.a.handovers(),
+        [Handover::Moved {
+            owner: orc,
+            to: "b".into()
+        }]
+    );
+    once_each(p.log, orc, alone(35));
 }

@@ -43,7 +43,8 @@ pub fn check<S: Effects>(open: impl Fn() -> S) -> Faults {
     let mut f = Faults::default();
     let mut store = open();
     let mut seen: HashMap<(u64, String, u64), u64> = HashMap::new();
-    for e in store.read() {
+    let effects = store.read();
+    for e in &effects {
         let every = if e.name == "regen" {
             REGEN_EVERY
         } else {
@@ -52,7 +53,15 @@ pub fn check<S: Effects>(open: impl Fn() -> S) -> Faults {
         if e.age < every * (e.call + 1) {
             f.early += 1;
         }
-        *seen.entry((e.owner, e.name, e.call)).or_default() += 1;
+        *seen.entry((e.owner, e.name.clone(), e.call)).or_default() += 1;
+    }
+    // The first calls made twice, with where each was made: what to look at when one is.
+    let twice: Vec<_> = (effects.iter())
+        .filter(|e| seen[&(e.owner, e.name.clone(), e.call)] > 1)
+        .take(8)
+        .collect();
+    if !twice.is_empty() {
+        eprintln!("made twice: {twice:?}");
     }
     for owner in 1..=OWNERS {
         for (name, calls) in [("regen", REGEN), ("pulse", PULSE)] {

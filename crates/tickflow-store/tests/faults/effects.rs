@@ -14,6 +14,8 @@ pub struct Effect {
     pub call: u64,
     /// Frames the owner had run when the call was made.
     pub age: u64,
+    /// The commit that stored it (0 until then).
+    pub commit: u64,
 }
 
 /// How a backend keeps the effects table, in the commit's transaction.
@@ -21,6 +23,7 @@ pub trait Effects: Store + Sized {
     fn create(&mut self);
     fn write<'e>(
         tx: &mut Self::Tx<'_>,
+        commit: u64,
         effects: impl Iterator<Item = &'e Effect>,
     ) -> Result<(), StoreError>;
     fn read(&mut self) -> Vec<Effect>;
@@ -31,7 +34,8 @@ pub trait Effects: Store + Sized {
 }
 
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS effects (id INTEGER PRIMARY KEY AUTOINCREMENT, \
-     node TEXT, owner INTEGER, name TEXT, call INTEGER, age INTEGER)";
+     node TEXT, owner INTEGER, name TEXT, call INTEGER, age INTEGER, frame INTEGER, \
+     commit_no INTEGER)";
 
 impl Effects for Sqlite {
     fn create(&mut self) {
@@ -40,18 +44,17 @@ impl Effects for Sqlite {
 
     fn write<'e>(
         tx: &mut Self::Tx<'_>,
+        commit: u64,
         effects: impl Iterator<Item = &'e Effect>,
     ) -> Result<(), StoreError> {
         let mut stmt = tx.prepare_cached(
-            "INSERT INTO effects (node, owner, name, call, age) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO effects (node, owner, name, call, age, frame, commit_no) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for e in effects {
+            let n = [e.owner, e.call, e.age, e.frame, commit].map(|v| v as i64);
             stmt.execute(rusqlite::params![
-                e.node,
-                e.owner as i64,
-                e.name,
-                e.call as i64,
-                e.age as i64
+                e.node, n[0], e.name, n[1], n[2], n[3], n[4]
             ])?;
         }
         Ok(())
@@ -59,16 +62,19 @@ impl Effects for Sqlite {
 
     fn read(&mut self) -> Vec<Effect> {
         let mut stmt = (self.connection())
-            .prepare("SELECT node, owner, name, call, age FROM effects ORDER BY id")
+            .prepare(
+                "SELECT node, owner, name, call, age, frame, commit_no FROM effects ORDER BY id",
+            )
             .unwrap();
         let rows = stmt.query_map([], |r| {
             Ok(Effect {
-                frame: 0,
                 node: r.get(0)?,
                 owner: r.get::<_, i64>(1)? as u64,
                 name: r.get(2)?,
                 call: r.get::<_, i64>(3)? as u64,
                 age: r.get::<_, i64>(4)? as u64,
+                frame: r.get::<_, i64>(5)? as u64,
+                commit: r.get::<_, i64>(6)? as u64,
             })
         });
         rows.unwrap().map(Result::unwrap).collect()
@@ -95,13 +101,14 @@ impl Effects for tickflow_store::Postgres {
         (self.client().unwrap())
             .batch_execute(
                 "CREATE TABLE IF NOT EXISTS effects (id BIGSERIAL PRIMARY KEY, node TEXT, \
-                 owner BIGINT, name TEXT, call BIGINT, age BIGINT)",
+                 owner BIGINT, name TEXT, call BIGINT, age BIGINT, frame BIGINT, commit_no BIGINT)",
             )
             .unwrap();
     }
 
     fn write<'e>(
         tx: &mut Self::Tx<'_>,
+        commit: u64,
         effects: impl Iterator<Item = &'e Effect>,
     ) -> Result<(), StoreError> {
         let effects: Vec<&Effect> = effects.collect();
@@ -113,29 +120,27 @@ impl Effects for tickflow_store::Postgres {
         let name: Vec<&str> = effects.iter().map(|e| e.name.as_str()).collect();
         let call: Vec<i64> = effects.iter().map(|e| e.call as i64).collect();
         let age: Vec<i64> = effects.iter().map(|e| e.age as i64).collect();
+        let frame: Vec<i64> = effects.iter().map(|e| e.frame as i64).collect();
         tx.execute(
-            "INSERT INTO effects (node, owner, name, call, age) SELECT * FROM UNNEST($1::TEXT[], \
-             $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::BIGINT[])",
-            &[&node, &owner, &name, &call, &age],
+            "INSERT INTO effects (node, owner, name, call, age, frame, commit_no) \
+             SELECT *, $7 FROM UNNEST($1::TEXT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], \
+             $5::BIGINT[], $6::BIGINT[])",
+            &[&node, &owner, &name, &call, &age, &frame, &(commit as i64)],
         )?;
         Ok(())
     }
 
     fn read(&mut self) -> Vec<Effect> {
-        (self.client().unwrap())
-            .query(
-                "SELECT node, owner, name, call, age FROM effects ORDER BY id",
-                &[],
-            )
-            .unwrap()
-            .iter()
+        let sql = "SELECT node, owner, name, call, age, frame, commit_no FROM effects ORDER BY id";
+        (self.client().unwrap().query(sql, &[]).unwrap().iter())
             .map(|r| Effect {
-                frame: 0,
                 node: r.get(0),
                 owner: r.get::<_, i64>(1) as u64,
                 name: r.get(2),
                 call: r.get::<_, i64>(3) as u64,
                 age: r.get::<_, i64>(4) as u64,
+                frame: r.get::<_, i64>(5) as u64,
+                commit: r.get::<_, i64>(6) as u64,
             })
             .collect()
     }

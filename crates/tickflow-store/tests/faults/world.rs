@@ -76,6 +76,7 @@ fn on_call(w: &mut World, cx: &mut TimerCx<World>) {
         name: name.clone(),
         call,
         age,
+        commit: 0,
     });
     if name == "pulse" && call % 4 == 1 {
         w.walkers.push(owner);
@@ -191,7 +192,7 @@ pub fn run<S: Effects>(
         }
         let pending = &w.pending;
         match durable.end_frame(&mut sched, |tx, c| {
-            S::write(tx, pending.iter().filter(|e| c.covers(e.frame)))
+            S::write(tx, c.number(), pending.iter().filter(|e| c.covers(e.frame)))
         }) {
             Ok(Some(c)) => {
                 w.pending.retain(|e| e.frame > *c.frames().end());
@@ -218,7 +219,7 @@ pub fn run<S: Effects>(
                 // One more commit: the rows of owners that settled as moved in the last one go.
                 let pending = &w.pending;
                 let last = durable.commit(&mut sched, |tx, c| {
-                    S::write(tx, pending.iter().filter(|e| c.covers(e.frame)))
+                    S::write(tx, c.number(), pending.iter().filter(|e| c.covers(e.frame)))
                 });
                 match last {
                     Ok(_) => {

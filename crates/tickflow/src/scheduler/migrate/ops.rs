@@ -96,6 +96,25 @@ impl<C: 'static> Scheduler<C> {
         Some(self.put(&held.snap, held.bound))
     }
 
+    /// Counts `owner`'s moves from `epoch` on: its next export's epoch is at least
+    /// `epoch + 1`. For a registry that counts an owner's moves across processes (the
+    /// `tickflow-store` crate's): a scheduler that restarted, or never saw the owner's earlier
+    /// moves, then hands out an epoch that no scheduler imported yet, so the receiver does not
+    /// refuse the move as a duplicate.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let orc = OwnerId::new(3);
+    /// let mut here = Scheduler::<()>::new();
+    /// here.raise_owner_epoch(orc, 41);
+    /// assert_eq!(here.export_owner(orc).epoch(), 42);
+    /// ```
+    pub fn raise_owner_epoch(&mut self, owner: OwnerId, epoch: u64) {
+        let seen = self.moves.epochs.entry(owner).or_default();
+        seen.seen = seen.seen.max(epoch.min(MAX_EPOCH));
+    }
+
     /// `true` while `owner` is frozen by [`freeze_owner`](Self::freeze_owner).
     pub fn is_frozen(&self, owner: OwnerId) -> bool {
         self.moves.frozen.contains_key(&owner)
