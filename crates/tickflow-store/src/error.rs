@@ -32,16 +32,6 @@ pub enum StoreError {
     /// The rows are each valid but do not make a scheduler (a callback the resolver cannot
     /// bind, two rows with one key, ...).
     Restore(RestoreError),
-    /// A write for an owner that another process took over since this one got it: the whole
-    /// commit was refused, and the newer owner's rows are as it wrote them.
-    Fenced {
-        /// The owner.
-        owner: OwnerId,
-        /// The epoch this process holds.
-        held: u64,
-        /// The epoch the database holds.
-        current: u64,
-    },
     /// A write or a handover for an owner that the registry gives another node (or the same
     /// node at another epoch): nothing was written. A node writes only the owners it holds.
     NotHeld {
@@ -118,10 +108,9 @@ impl StoreError {
         matches!(self, StoreError::Uncertain(_))
     }
 
-    /// Whether another node took an owner this process wrote ([`StoreError::Fenced`] or
-    /// [`StoreError::NotHeld`]).
+    /// Whether the owner written or sent is another node's ([`StoreError::NotHeld`]).
     pub fn is_fenced(&self) -> bool {
-        matches!(self, StoreError::Fenced { .. } | StoreError::NotHeld { .. })
+        matches!(self, StoreError::NotHeld { .. })
     }
 
     /// Whether the database could not be reached or answered with an error of its own (the
@@ -167,15 +156,6 @@ impl fmt::Display for StoreError {
                 reason,
             } => write!(f, "{table} row {key}: column {field} {reason}"),
             StoreError::Restore(e) => write!(f, "stored timers cannot be loaded: {e}"),
-            StoreError::Fenced {
-                owner,
-                held,
-                current,
-            } => write!(
-                f,
-                "{owner:?} moved on: this process holds epoch {held}, the store epoch {current}; \
-                 the commit was refused"
-            ),
             StoreError::NotHeld {
                 owner,
                 node,

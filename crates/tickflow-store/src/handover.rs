@@ -25,7 +25,7 @@
 
 use tickflow::OwnerId;
 
-use crate::backend::{OwnerRead, OwnerSwap};
+use crate::backend::{OwnerRead, OwnerSwap, ParcelRead};
 use crate::error::StoreError;
 use crate::store::{in_tx, wall_ns, Store};
 use crate::tables::{owner_row, owner_sum, parcel_row};
@@ -116,8 +116,16 @@ pub trait Handovers: Store + Sized {
     /// Puts `parcel` in the outbox. Refused with [`StoreError::NotHeld`] unless the registry
     /// says its sender holds its owner at its epoch; a parcel for that owner and epoch that is
     /// there already is left as it is (a send repeated after a crash is one send).
+    ///
+    /// On its own a send commits without waiting for the disk (PostgreSQL's
+    /// `synchronous_commit = off` for its transaction alone), which loses nothing: the parcel
+    /// is a message and the registry the truth. The receiver's acceptance waits for the disk,
+    /// and the log is flushed in order, so an acceptance that is stored has its parcel stored
+    /// before it; a server crash before that flush loses the parcel and leaves the registry
+    /// naming the sender, which then settles as [`Settled::Kept`]. (Inside a transaction of
+    /// yours, [`send_in`](Self::send_in), your commit decides.)
     fn send(&mut self, parcel: &Parcel) -> Result<(), StoreError> {
-        in_tx(self, true, |tx| Self::send_in(tx, parcel))
+        self.send_all(std::slice::from_ref(parcel))
     }
 
     /// [`send`](Self::send) inside a transaction of yours.
@@ -128,36 +136,21 @@ pub trait Handovers: Store + Sized {
     /// [`send`](Self::send) of many parcels in one transaction: all are sent, or none (the
     /// first whose sender does not hold its owner is the error).
     fn send_all(&mut self, parcels: &[Parcel]) -> Result<(), StoreError> {
-        in_tx(self, true, |tx| Self::send_all_in(tx, parcels))
+        let rows = parcel_rows(parcels)?;
+        sent(parcels, self.send_parcels(&rows)?)
     }
 
     /// [`send_all`](Self::send_all) inside a transaction of yours.
     fn send_all_in(tx: &mut Self::Tx<'_>, parcels: &[Parcel]) -> Result<(), StoreError> {
-        for p in parcels {
-            check_parcel(p)?;
-        }
-        let owners: Vec<i64> = parcels.iter().map(|p| p.owner.get() as i64).collect();
-        let holders = holders_in::<Self>(tx, &owners, true)?;
-        for p in parcels {
-            let holder = holders
-                .iter()
-                .find(|(o, _)| *o == p.owner)
-                .map(|(_, h)| h.clone());
-            if !holds(&holder, &p.sender, p.epoch) {
-                return Err(not_held(p, holder));
-            }
-        }
-        let now = wall_ns();
-        let rows: Vec<_> = parcels.iter().map(|p| parcel_row(p, now)).collect();
-        Self::put_parcels_in(tx, &rows)?;
-        Ok(())
+        let rows = parcel_rows(parcels)?;
+        sent(parcels, Self::send_parcels_in(tx, &rows)?)
     }
 
     /// Up to `limit` parcels addressed to `node`, in the order they were sent. A row that
     /// fails its checks (damaged or edited) can never be delivered: it is removed, and its
     /// sender keeps the owner ([`Settled::Kept`]).
     fn inbox(&mut self, node: &str, limit: usize) -> Result<Vec<Parcel>, StoreError> {
-        let rows = in_tx(self, false, |tx| Self::parcels_of_in(tx, node, true, limit))?;
+        let rows = self.read_parcels(node, true, limit)?;
         let mut out = Vec::with_capacity(rows.len());
         let mut damaged = Vec::new();
         for row in rows {
@@ -232,11 +225,7 @@ pub trait Handovers: Store + Sized {
                 }
             })
             .collect();
-        let taken = Self::swap_owners_in(tx, &swaps)?;
-        let keys: Vec<(i64, i64)> = (parcels.iter())
-            .map(|p| (p.owner.get() as i64, p.epoch as i64))
-            .collect();
-        Self::remove_parcels_in(tx, &keys)?;
+        let taken = Self::take_parcels_in(tx, &swaps)?;
         let stale: Vec<i64> = (parcels.iter().zip(&taken))
             .filter(|(_, &t)| !t)
             .map(|(p, _)| p.owner.get() as i64)
@@ -245,12 +234,7 @@ pub trait Handovers: Store + Sized {
         Ok((parcels.iter().zip(taken))
             .map(|(p, t)| match t {
                 true => Accepted::Taken(p.epoch + 1),
-                false => Accepted::Stale(
-                    holders
-                        .iter()
-                        .find(|(o, _)| *o == p.owner)
-                        .map(|(_, h)| h.clone()),
-                ),
+                false => Accepted::Stale(holders.get(&p.owner).cloned()),
             })
             .collect())
     }
@@ -284,7 +268,17 @@ pub trait Handovers: Store + Sized {
         sent: &[(OwnerId, u64)],
         sender: &str,
     ) -> Result<Vec<Settled>, StoreError> {
-        in_tx(self, false, |tx| Self::settle_all_in(tx, sent, sender))
+        let keys: Vec<(i64, i64)> = (sent.iter())
+            .map(|&(o, e)| (o.get() as i64, e as i64))
+            .collect();
+        let read = self.read_sent(&keys)?;
+        (sent.iter().zip(read))
+            .map(|(&(_, epoch), (from, w))| {
+                let holder = w.map(OwnerRead::holder).transpose()?.map(|(_, h)| h);
+                let in_outbox = from.is_some_and(|from| from == sender);
+                Ok(settled(in_outbox, sender, epoch, holder))
+            })
+            .collect()
     }
 
     /// [`settle_all`](Self::settle_all) inside a transaction of yours.
@@ -303,10 +297,7 @@ pub trait Handovers: Store + Sized {
         Ok((sent.iter().zip(found))
             .map(|(&(owner, epoch), p)| {
                 let in_outbox = p.is_some_and(|p| p.sender == sender);
-                let holder = holders
-                    .iter()
-                    .find(|(o, _)| *o == owner)
-                    .map(|(_, h)| h.clone());
+                let holder = holders.get(&owner).cloned();
                 settled(in_outbox, sender, epoch, holder)
             })
             .collect())
@@ -321,20 +312,46 @@ pub(crate) fn holder_in<S: Store>(
     owner: OwnerId,
 ) -> Result<Option<Holder>, StoreError> {
     let mut rows = holders_in::<S>(tx, &[owner.get() as i64], false)?;
-    Ok(rows.pop().map(|(_, h)| h))
+    Ok(rows.remove(&owner))
 }
 
-/// The checked holders of those of `owners` that are registered, in any order.
+/// The checked holders of those of `owners` that are registered.
 pub(crate) fn holders_in<S: Store>(
     tx: &mut S::Tx<'_>,
     owners: &[i64],
     lock: bool,
-) -> Result<Vec<(OwnerId, Holder)>, StoreError> {
+) -> Result<Holders, StoreError> {
     if owners.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Holders::default());
     }
     let rows = S::owners_in(tx, owners, lock)?;
     rows.into_iter().map(OwnerRead::holder).collect()
+}
+
+/// Holders by owner.
+pub(crate) type Holders = rustc_hash::FxHashMap<OwnerId, Holder>;
+
+/// Parcels as the rows a send writes, checked, sent now.
+fn parcel_rows(parcels: &[Parcel]) -> Result<Vec<ParcelRead>, StoreError> {
+    let now = wall_ns();
+    (parcels.iter())
+        .map(|p| {
+            check_parcel(p)?;
+            Ok(parcel_row(p, now))
+        })
+        .collect()
+}
+
+/// A send's outcome from the registry rows it read: refused with the first parcel whose sender
+/// does not hold its owner (then nothing was put).
+fn sent(parcels: &[Parcel], holders: Vec<Option<OwnerRead>>) -> Result<(), StoreError> {
+    for (p, row) in parcels.iter().zip(holders) {
+        let holder = row.map(OwnerRead::holder).transpose()?.map(|(_, h)| h);
+        if !holds(&holder, &p.sender, p.epoch) {
+            return Err(not_held(p, holder));
+        }
+    }
+    Ok(())
 }
 
 /// What a node holding `held` makes of a parcel of its own still in the outbox or not.

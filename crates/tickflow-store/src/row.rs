@@ -61,37 +61,37 @@ pub(crate) fn short(name: &str) -> String {
 /// so a row copied to another node does not check).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
-    #[allow(missing_docs)]
+    /// Its owner (0: none; the row is its node's).
     pub owner: i64,
-    #[allow(missing_docs)]
+    /// Its name.
     pub name: String,
-    #[allow(missing_docs)]
+    /// The epoch its node held the owner at when it wrote the row.
     pub epoch: i64,
-    #[allow(missing_docs)]
+    /// Its clock: 0 game, 1 real, 2 frames.
     pub domain: i16,
-    #[allow(missing_docs)]
+    /// 0 pending, 1 scheduled, 2 paused: what `time` is.
     pub phase: i16,
-    #[allow(missing_docs)]
+    /// Delay, due time or time left, by `phase`.
     pub time: i64,
-    #[allow(missing_docs)]
+    /// Period (looping) or delay (one-shot).
     pub period: i64,
-    #[allow(missing_docs)]
+    /// 1 if it repeats.
     pub looping: i16,
-    #[allow(missing_docs)]
+    /// Its catch-up policy: 0 burst, 1 once, 2 delay.
     pub catch_up: i16,
-    #[allow(missing_docs)]
+    /// Its offline policy: 0 freeze, 1 catch up, 2 once, 3 skip.
     pub offline: i16,
-    #[allow(missing_docs)]
+    /// Calls made.
     pub calls: i64,
-    #[allow(missing_docs)]
+    /// Calls left, for a timer limited with `times(n)`.
     pub times_left: Option<i64>,
-    #[allow(missing_docs)]
+    /// A first delay that differs from the period.
     pub first_delay: Option<i64>,
-    #[allow(missing_docs)]
+    /// Its tag.
     pub tag: Option<i64>,
-    #[allow(missing_docs)]
+    /// The user's bytes.
     pub payload: Vec<u8>,
-    #[allow(missing_docs)]
+    /// Its place in set order.
     pub seq: i64,
     /// The checksum ([`Row::sum_for`]).
     pub sum: i64,
@@ -180,8 +180,9 @@ const fn unbits(v: i64) -> u64 {
 }
 
 impl Row {
-    /// The row of `t` in `node`, written at owner epoch `epoch`, with its checksum.
-    pub(crate) fn of(t: &DurableTimer, node: &str, epoch: u64) -> Row {
+    /// The row of `t` in the node whose [`prefix`](Row::prefix) is `node`, written at owner
+    /// epoch `epoch`, with its checksum.
+    pub(crate) fn of(t: &DurableTimer, node: Sum, epoch: u64) -> Row {
         let mut r = Row {
             owner: bits(t.owner.get()),
             name: t.name.clone(),
@@ -205,14 +206,23 @@ impl Row {
             seq: bits(t.seq),
             sum: 0,
         };
-        r.sum = r.sum_for(node);
+        r.sum = r.sum_with(node);
         r
+    }
+
+    /// The start of the checksum of every row of `node` (the table and the node), folded once
+    /// per node rather than once per row.
+    pub(crate) fn prefix(node: &str) -> Sum {
+        Sum::of("tickflow_timers").bytes(node.as_bytes())
     }
 
     /// The checksum of this row's columns (all but `sum`) as a row of `node`.
     pub fn sum_for(&self, node: &str) -> i64 {
-        Sum::of("tickflow_timers")
-            .bytes(node.as_bytes())
+        self.sum_with(Row::prefix(node))
+    }
+
+    fn sum_with(&self, prefix: Sum) -> i64 {
+        prefix
             .i64(self.owner)
             .bytes(self.name.as_bytes())
             .i64(self.epoch)
@@ -239,6 +249,11 @@ impl Row {
 
     /// Checks every column and the checksum (as a row of `node`) and builds the timer.
     pub(crate) fn timer(self, node: &str) -> Result<DurableTimer, StoreError> {
+        self.timer_with(Row::prefix(node))
+    }
+
+    /// [`timer`](Self::timer) with the node's [`prefix`](Self::prefix).
+    pub(crate) fn timer_with(self, node: Sum) -> Result<DurableTimer, StoreError> {
         // The key only for an error: formatting it for every row would cost more than the row.
         let bad = |field, reason: String| {
             StoreError::bad_row("tickflow_timers", self.key(), field, reason)
@@ -252,7 +267,7 @@ impl Row {
         if let Some((field, len, max)) = over_limits(&self.name, self.payload.len()) {
             return Err(bad(field, format!("is {len} bytes, over {max}")));
         }
-        if self.sum != self.sum_for(node) {
+        if self.sum != self.sum_with(node) {
             return Err(bad(
                 "sum",
                 "does not match the row: damaged or edited".into(),
@@ -328,8 +343,11 @@ mod tests {
 
     #[test]
     fn a_row_round_trips_every_value() {
-        assert_eq!(Row::of(&timer(), "n", 3).timer("n").unwrap(), timer());
-        let e = Row::of(&timer(), "n", 3)
+        assert_eq!(
+            Row::of(&timer(), Row::prefix("n"), 3).timer("n").unwrap(),
+            timer()
+        );
+        let e = Row::of(&timer(), Row::prefix("n"), 3)
             .timer("m")
             .unwrap_err()
             .to_string();
@@ -338,12 +356,12 @@ mod tests {
 
     #[test]
     fn a_damaged_column_is_named() {
-        let mut row = Row::of(&timer(), "n", 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
         row.offline = 9;
         row.sum = row.sum_for("n");
         let e = row.timer("n").unwrap_err().to_string();
         assert!(e.contains("offline") && e.contains("\"build\""), "{e}");
-        let mut row = Row::of(&timer(), "n", 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
         row.times_left = Some(0);
         row.sum = row.sum_for("n");
         assert!(row
@@ -351,11 +369,11 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("times_left"));
-        let mut row = Row::of(&timer(), "n", 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
         row.payload = vec![0; MAX_PAYLOAD + 1];
         assert!(row.timer("n").unwrap_err().to_string().contains("payload"));
         // A long name with a character across byte 64: the error quotes its start only.
-        let mut row = Row::of(&timer(), "n", 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
         row.name = format!("{}é{}", "x".repeat(63), "y".repeat(1 << 20));
         let e = row.timer("n").unwrap_err().to_string();
         assert!(

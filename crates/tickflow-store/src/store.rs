@@ -84,12 +84,15 @@ pub trait Store: Send {
     /// Every registry row, in owner order (tools and tests).
     fn all_owners_in(tx: &mut Self::Tx<'_>) -> Result<Vec<OwnerRead>, StoreError>;
 
-    /// Inserts registry rows whose owner has none; an owner that has one keeps it.
-    fn insert_owners_in(tx: &mut Self::Tx<'_>, rows: &[OwnerRead]) -> Result<(), StoreError>;
+    /// Inserts registry rows whose owner has none; an owner that has one keeps it. Which were
+    /// inserted.
+    fn insert_owners_in(tx: &mut Self::Tx<'_>, rows: &[OwnerRead])
+        -> Result<Vec<bool>, StoreError>;
 
-    /// Compare-and-set of registry rows: each that is at its `from` moves to its new value;
-    /// which did.
-    fn swap_owners_in(
+    /// Takes parcels: for each, a compare-and-set of its owner's registry row (moved to its new
+    /// value when it is at its `from`), and the parcel keyed by its owner and `from_epoch`
+    /// removed from the outbox whether the owner moved or not. Which owners moved.
+    fn take_parcels_in(
         tx: &mut Self::Tx<'_>,
         swaps: &[OwnerSwap<'_>],
     ) -> Result<Vec<bool>, StoreError>;
@@ -126,12 +129,22 @@ pub trait Store: Send {
         owners: &[i64],
     ) -> Result<Vec<(i64, String, i64)>, StoreError>;
 
-    /// Puts parcels in the outbox; one whose owner and epoch are there already is left as it
-    /// is. Which were put.
+    /// Puts parcels in the outbox as they are (tools; a send checks first, see
+    /// [`send_parcels_in`](Self::send_parcels_in)); one whose owner and epoch are there
+    /// already is left as it is. Which were put.
     fn put_parcels_in(
         tx: &mut Self::Tx<'_>,
         parcels: &[ParcelRead],
     ) -> Result<Vec<bool>, StoreError>;
+
+    /// A send: the registry rows of the parcels' owners, locked, in the parcels' order
+    /// (`None` where an owner has none), and the parcels put in the outbox (as
+    /// [`put_parcels_in`](Self::put_parcels_in)) only when every one of those rows names the
+    /// parcel's sender at the parcel's epoch; else nothing is put.
+    fn send_parcels_in(
+        tx: &mut Self::Tx<'_>,
+        parcels: &[ParcelRead],
+    ) -> Result<Vec<Option<OwnerRead>>, StoreError>;
 
     /// Removes parcels by owner and epoch; which were there.
     fn remove_parcels_in(
@@ -153,6 +166,67 @@ pub trait Store: Send {
         to: bool,
         limit: usize,
     ) -> Result<Vec<ParcelRead>, StoreError>;
+
+    /// [`send_parcels_in`](Self::send_parcels_in) on its own, committed without waiting for
+    /// the disk where the database can (see [`Handovers::send`](crate::Handovers::send) for why
+    /// that loses nothing).
+    fn send_parcels(&mut self, parcels: &[ParcelRead]) -> Result<Vec<Option<OwnerRead>>, StoreError>
+    where
+        Self: Sized,
+    {
+        in_tx(self, true, |tx| Self::send_parcels_in(tx, parcels))
+    }
+
+    // Reads outside a transaction of the caller's: what nodes poll. Each is one consistent
+    // read; these defaults make it a read transaction, and a backend with round trips answers
+    // each with one statement instead.
+
+    /// [`parcels_of_in`](Self::parcels_of_in) on its own: what a receiver polls.
+    fn read_parcels(
+        &mut self,
+        node: &str,
+        to: bool,
+        limit: usize,
+    ) -> Result<Vec<ParcelRead>, StoreError>
+    where
+        Self: Sized,
+    {
+        in_tx(self, false, |tx| Self::parcels_of_in(tx, node, to, limit))
+    }
+
+    /// The registry rows of `owners` that exist, in any order, on their own.
+    fn read_owners(&mut self, owners: &[i64]) -> Result<Vec<OwnerRead>, StoreError>
+    where
+        Self: Sized,
+    {
+        in_tx(self, false, |tx| Self::owners_in(tx, owners, false))
+    }
+
+    /// The sender of each parcel by owner and epoch (`None` where it is not in the outbox) with
+    /// its owner's registry row (`None` where none), read together: what a sender polls.
+    #[allow(
+        clippy::type_complexity,
+        reason = "two optional columns per key, read together"
+    )]
+    fn read_sent(
+        &mut self,
+        keys: &[(i64, i64)],
+    ) -> Result<Vec<(Option<String>, Option<OwnerRead>)>, StoreError>
+    where
+        Self: Sized,
+    {
+        in_tx(self, false, |tx| {
+            let parcels = Self::parcels_in(tx, keys)?;
+            let ids: Vec<i64> = keys.iter().map(|k| k.0).collect();
+            let owners = Self::owners_in(tx, &ids, false)?;
+            Ok((keys.iter().zip(parcels))
+                .map(|(k, p)| {
+                    let owner = owners.iter().find(|o| o.owner == k.0).cloned();
+                    (p.map(|p| p.sender), owner)
+                })
+                .collect())
+        })
+    }
 }
 
 /// Runs `f` in a transaction of `store` and commits when it returns `Ok`.

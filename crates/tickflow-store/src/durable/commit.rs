@@ -8,9 +8,10 @@
 //!   its refusals, your effects, and last its node's row — clocks, the commit number `n`, the
 //!   count and XOR of its rows' checksums and a renewed lease — by a compare-and-set that
 //!   passes only while this process holds the node and the row says `n - 1`.
-//! - Every owner a commit writes must be this node's: held at the epoch the registry says, or
-//!   registered to it in this very commit. A write of another node's owner refuses the whole
-//!   commit ([`StoreError::NotHeld`], [`StoreError::Fenced`]).
+//! - Every owner a commit writes must be this node's: held (the registry gave it to this node,
+//!   and only this node's own handovers or a takeover of the node, through the node's row, move
+//!   it away), or registered to it in this very commit. A write of another node's owner refuses
+//!   the whole commit ([`StoreError::NotHeld`]).
 //! - A commit that fails is tried again by the next one under the same number, with what came
 //!   since. Rows are states, not events, so writing a row again is harmless; parcels, registry
 //!   moves and your effects are not, and are never written twice: when a commit's outcome is
@@ -21,7 +22,7 @@
 //! Cost: a fixed number of statements per commit on PostgreSQL (arrays), one per row on
 //! SQLite; one hash lookup per changed row for the node's checksum tally.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use tickflow::timer::DurableChange;
 use tickflow::{OwnerId, Scheduler};
@@ -39,7 +40,7 @@ use crate::tables::{owner_row, NodeClocks};
 /// XOR. About 20 bytes per durable timer.
 #[derive(Default, Debug, Clone)]
 pub(super) struct Rows {
-    sums: HashMap<u64, i64>,
+    sums: FxHashMap<u64, i64>,
     pub(super) count: u64,
     pub(super) xsum: u64,
 }
@@ -73,7 +74,7 @@ struct Tally<'a> {
     base: &'a Rows,
     /// Every row was deleted first (a full rewrite).
     cleared: bool,
-    over: HashMap<u64, Option<i64>>,
+    over: FxHashMap<u64, Option<i64>>,
     count: u64,
     xsum: u64,
 }
@@ -83,7 +84,7 @@ impl<'a> Tally<'a> {
         Tally {
             base,
             cleared: false,
-            over: HashMap::new(),
+            over: FxHashMap::default(),
             count: base.count,
             xsum: base.xsum,
         }
@@ -130,7 +131,7 @@ impl<'a> Tally<'a> {
 #[derive(Debug)]
 struct Landing {
     cleared: bool,
-    over: HashMap<u64, Option<i64>>,
+    over: FxHashMap<u64, Option<i64>>,
     count: u64,
     xsum: u64,
 }
@@ -161,7 +162,7 @@ impl Attempt {
 struct Done {
     landing: Landing,
     /// Owners registered to this node, and those taken from parcels, at their epochs.
-    held: Vec<(OwnerId, u64)>,
+    held: FxHashMap<OwnerId, u64>,
     settled: Vec<(OwnerId, Settled)>,
 }
 
@@ -216,8 +217,8 @@ impl<S: Store> Durable<S> {
     ///
     /// Nothing was written, and all of it stays queued for the next commit:
     /// [`StoreError::Uncertain`] (it may have landed: the next commit finds out),
-    /// [`StoreError::NotHeld`] / [`StoreError::Fenced`] (a changed timer's owner is another
-    /// node's: [`forget_owner`](Self::forget_owner) it), [`StoreError::TooLarge`] (clear or
+    /// [`StoreError::NotHeld`] (a changed timer's owner is another node's:
+    /// [`forget_owner`](Self::forget_owner) it), [`StoreError::TooLarge`] (clear or
     /// shorten the timer), [`StoreError::NodeLost`] (another process runs this node now: stop),
     /// your hook's error, or the database's.
     pub fn commit<C: 'static>(
@@ -312,7 +313,7 @@ impl<S: Store> Durable<S> {
         let node = self.node.as_str();
         let q = &self.queue;
         let mut tx = self.store.begin(true)?;
-        let mut held: Vec<(OwnerId, u64)> = Vec::new();
+        let mut held: FxHashMap<OwnerId, u64> = FxHashMap::default();
         if !q.accepts.is_empty() {
             let taken = S::accept_all_in(&mut tx, &q.accepts)?;
             let stale: Vec<OwnerId> = (q.accepts.iter().zip(&taken))
@@ -324,13 +325,28 @@ impl<S: Store> Durable<S> {
             }
             held.extend(q.accepts.iter().map(|p| (p.owner, p.epoch + 1)));
         }
-        let epoch_of = |o: OwnerId, held: &[(OwnerId, u64)]| {
-            (held.iter().rev().find(|h| h.0 == o).map(|h| h.1)).or(self.epochs.get(&o).copied())
+        let epoch_of = |o: OwnerId, held: &FxHashMap<OwnerId, u64>| {
+            held.get(&o).or(self.epochs.get(&o)).copied()
         };
         let new = check_owners::<S>(&mut tx, node, q, &held, &self.epochs)?;
         if !new.is_empty() {
             let rows: Vec<_> = new.iter().map(|&o| owner_row(o, node, 0)).collect();
-            S::insert_owners_in(&mut tx, &rows)?;
+            let put = S::insert_owners_in(&mut tx, &rows)?;
+            for (&o, _) in new.iter().zip(put).filter(|(_, put)| !put) {
+                // Not put: registered since it was read, by this node (a `register` of yours)
+                // or another (which the commit must not write for).
+                match crate::handover::holder_in::<S>(&mut tx, o)? {
+                    Some(h) if h.node == node && h.epoch == 0 => {}
+                    holder => {
+                        return Err(Failed::Error(StoreError::NotHeld {
+                            owner: o,
+                            node: node.to_string(),
+                            epoch: 0,
+                            holder,
+                        }))
+                    }
+                }
+            }
             held.extend(new.iter().map(|&o| (o, 0)));
         }
         let mut tally = Tally::new(&self.rows);
@@ -346,6 +362,7 @@ impl<S: Store> Durable<S> {
         }
         let mut gone = Vec::new();
         let mut rows = Vec::new();
+        let prefix = Row::prefix(node);
         for change in &q.changes {
             match change {
                 DurableChange::Removed { owner, name } => {
@@ -354,7 +371,7 @@ impl<S: Store> Durable<S> {
                 }
                 DurableChange::Set(t) => {
                     let epoch = epoch_of(t.owner, &held).unwrap_or(0);
-                    let row = Row::of(t, node, epoch);
+                    let row = Row::of(t, prefix, epoch);
                     tally.set(Rows::key(t.owner, &t.name), Some(row.sum));
                     rows.push(row);
                 }
@@ -543,14 +560,14 @@ fn not_advanced<S: Store>(
     })
 }
 
-/// The owners a commit writes that the registry does not know yet (registered to this node in
-/// the commit); refuses the commit when one of them is another node's.
+/// The owners a commit writes that this node does not hold yet (registered to it in the
+/// commit); refuses the commit when one of them is another node's.
 fn check_owners<S: Store>(
     tx: &mut S::Tx<'_>,
     node: &str,
     q: &Queue,
-    taken: &[(OwnerId, u64)],
-    epochs: &HashMap<OwnerId, u64>,
+    taken: &FxHashMap<OwnerId, u64>,
+    epochs: &FxHashMap<OwnerId, u64>,
 ) -> Result<Vec<OwnerId>, StoreError> {
     // Only writes: a removal deletes a row of this node, which no other node's rows can be.
     let mut owners: Vec<OwnerId> = (q.changes.iter())
@@ -559,46 +576,36 @@ fn check_owners<S: Store>(
             DurableChange::Removed { .. } => None,
         })
         .chain(q.sends.iter().map(|p| p.owner))
-        .filter(|o| o.get() != 0 && !taken.iter().any(|t| t.0 == *o))
+        .filter(|o| o.get() != 0)
         .collect();
     owners.sort_unstable();
     owners.dedup();
+    // Owners this node holds need no look: the registry moves one away only by this node's
+    // own handover (which freezes it first) or by a takeover of the node, which goes through
+    // the node's row that this commit advances last.
+    owners.retain(|o| !taken.contains_key(o) && !epochs.contains_key(o));
     if owners.is_empty() {
         return Ok(owners);
     }
     let ids: Vec<i64> = owners.iter().map(|o| o.get() as i64).collect();
-    let holders = holders_in::<S>(tx, &ids, true)?;
-    let mut new = Vec::new();
-    for o in owners {
-        let holder = holders
-            .iter()
-            .find(|(h, _)| *h == o)
-            .map(|(_, h)| h.clone());
-        let mine = epochs.get(&o).copied();
-        match (holder, mine) {
-            (None, None | Some(0)) => new.push(o),
-            (Some(h), Some(e)) if h.node == node && h.epoch == e => {}
+    let holders = holders_in::<S>(tx, &ids, false)?;
+    for &o in &owners {
+        match holders.get(&o) {
+            None => {}
             // Registered to this node before it ever wrote the owner (a `register` of yours).
-            (Some(h), None) if h.node == node && h.epoch == 0 => new.push(o),
-            (Some(h), Some(e)) if h.node == node => {
-                return Err(StoreError::Fenced {
-                    owner: o,
-                    held: e,
-                    current: h.epoch,
-                })
-            }
-            (holder, mine) => {
+            Some(h) if h.node == node && h.epoch == 0 => {}
+            holder => {
                 return Err(StoreError::NotHeld {
                     owner: o,
                     node: node.to_string(),
-                    epoch: mine.unwrap_or(0),
-                    holder,
+                    epoch: 0,
+                    holder: holder.cloned(),
                 })
             }
         }
     }
     // Owners registered to this node already are not inserted again (the insert skips them).
-    Ok(new)
+    Ok(owners)
 }
 
 impl Queue {

@@ -10,7 +10,9 @@ mod lease;
 mod moves;
 mod resume;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 use std::time::Duration;
 
 use tickflow::timer::{DurableChange, LoadReport};
@@ -144,7 +146,7 @@ pub struct Durable<S: Store> {
     every: u64,
     frames_since: u64,
     /// Owners the registry gives this node, at their epochs.
-    epochs: HashMap<OwnerId, u64>,
+    epochs: FxHashMap<OwnerId, u64>,
     /// This node's timer rows as landed: each row's checksum by its key's hash, and their
     /// count and XOR (what the node's row records, and a load checks).
     rows: commit::Rows,
@@ -188,7 +190,7 @@ impl<S: Store> Durable<S> {
             renewed: std::time::Instant::now(),
             every: 1,
             frames_since: 0,
-            epochs: HashMap::new(),
+            epochs: FxHashMap::default(),
             rows: commit::Rows::default(),
             queue: Queue::default(),
             attempt: None,

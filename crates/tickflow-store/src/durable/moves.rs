@@ -180,8 +180,8 @@ impl<S: Store> Durable<S> {
         })?;
         let mut out = Vec::new();
         for mut p in fresh {
-            let current = (holders.iter().find(|(o, _)| *o == p.owner))
-                .is_some_and(|(_, h)| h.node == p.sender && h.epoch == p.epoch);
+            let current =
+                (holders.get(&p.owner)).is_some_and(|h| h.node == p.sender && h.epoch == p.epoch);
             let decoded = postcard::from_bytes::<(OwnerSnapshot, Vec<u8>)>(&p.bytes);
             let imported = match decoded {
                 Ok((snap, state)) if current && snap.owner() == p.owner => sched
@@ -219,7 +219,7 @@ impl<S: Store> Durable<S> {
     }
 
     /// Drops what this node queued for `owner` and the epoch it held: after
-    /// [`StoreError::NotHeld`] or [`StoreError::Fenced`] says another node has it, call this
+    /// [`StoreError::NotHeld`] says another node has it, call this
     /// and remove the owner from the scheduler, and the next commit goes through.
     pub fn forget_owner(&mut self, owner: OwnerId) {
         self.epochs.remove(&owner);

@@ -15,10 +15,10 @@
 //! - Rows are read on a thread of their own and set here as each part arrives: reading a large
 //!   node takes about as long as setting it, and this way the two overlap.
 
-use std::collections::HashMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use rustc_hash::FxHashMap;
 use tickflow::snapshot::{Resolver, RestoreError};
 use tickflow::time::{Span, Time};
 use tickflow::timer::DurableTimer;
@@ -44,8 +44,9 @@ enum Part {
         sent: Vec<ParcelRead>,
         rows: u64,
     },
-    /// Checked rows: each with its owner epoch and checksum.
-    Rows(Vec<(i64, i64, DurableTimer)>),
+    /// Checked rows. (A row's epoch is not looked at: one of an older epoch of this node's
+    /// is its all the same.)
+    Rows(Vec<DurableTimer>),
 }
 
 impl<S: Store> Durable<S> {
@@ -84,15 +85,29 @@ impl<S: Store> Durable<S> {
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
             (read, out)
         });
-        read?; // a failed read explains a short or missing stream better than its symptom
+        // A failed read explains a short or missing stream better than its symptom.
+        let rows = read?;
         let Loaded {
             mut sched,
             mut resumed,
-            rows,
             held,
             outsiders,
             sent,
         } = out?;
+        if let Some(row) = found.as_ref().map(|r| &r.row) {
+            if (rows.count, rows.xsum) != (row.rows, row.xsum) {
+                return Err(StoreError::bad_row(
+                    "tickflow_timers",
+                    format!("of node {:?}", self.node),
+                    "(all rows)",
+                    format!(
+                        "are {} rows whose checksums do not add up to the {} the node's row \
+                         records: rows vanished or appeared",
+                        rows.count, row.rows
+                    ),
+                ));
+            }
+        }
         // Rows of owners the registry gives another node: they moved on while this node was
         // down (it had not settled them). A row of an owner nobody holds is damage.
         let ids: Vec<i64> = outsiders.iter().map(|o| o.get() as i64).collect();
@@ -101,8 +116,8 @@ impl<S: Store> Durable<S> {
         })?;
         let mut moved = Vec::new();
         for owner in outsiders {
-            match holders.iter().find(|(o, _)| *o == owner) {
-                Some((_, h)) if h.node != self.node => moved.push((owner, h.node.clone())),
+            match holders.get(&owner) {
+                Some(h) if h.node != self.node => moved.push((owner, h.node.clone())),
                 holder => {
                     return Err(StoreError::Missing {
                         what: format!(
@@ -137,26 +152,33 @@ impl<S: Store> Durable<S> {
     }
 }
 
-/// The reader thread: one read transaction, parts sent as they are read. Returning drops
-/// `out`, which ends the loader's stream.
+/// The reader thread: one read transaction, parts sent as they are read, and the node's rows'
+/// checksums filed by key (the table a commit finds a changed row's old checksum in), which it
+/// returns. Returning drops `out`, which ends the loader's stream.
 fn read_node<S: Store>(
     store: &mut S,
     node: &str,
     out: &mpsc::SyncSender<Part>,
-) -> Result<(), StoreError> {
+) -> Result<Rows, StoreError> {
+    let mut sums = Rows::default();
     let mut tx = store.begin(false)?;
     let owners = S::owners_of_in(&mut tx, node)?;
     let sent = S::parcels_of_in(&mut tx, node, false, usize::MAX)?;
     let rows = S::count_rows_in(&mut tx, node)?;
     if out.send(Part::Head { owners, sent, rows }).is_err() {
-        return Ok(());
+        return Ok(sums);
     }
+    sums.reserve(rows as usize);
     let mut part = Vec::with_capacity(PART_ROWS);
     let mut failed = None;
+    let prefix = crate::row::Row::prefix(node);
     S::rows_in(&mut tx, node, &mut |row| {
-        let (epoch, sum) = (row.epoch, row.sum);
-        match row.timer(node) {
-            Ok(t) => part.push((epoch, sum, t)),
+        let sum = row.sum;
+        match row.timer_with(prefix) {
+            Ok(t) => {
+                sums.insert(Rows::key(t.owner, &t.name), sum);
+                part.push(t);
+            }
             Err(e) => {
                 failed = Some(e);
                 return Ok(false);
@@ -175,14 +197,13 @@ fn read_node<S: Store>(
         let _ = out.send(Part::Rows(part));
     }
     drop(tx); // read only: nothing to commit
-    Ok(())
+    Ok(sums)
 }
 
 /// What the loader built.
 struct Loaded<C: 'static> {
     sched: Scheduler<C>,
     resumed: Resumed,
-    rows: Rows,
     held: Vec<(OwnerId, Holder)>,
     /// Owners whose rows are here but whom the registry does not give this node.
     outsiders: Vec<OwnerId>,
@@ -209,7 +230,7 @@ fn load<C: 'static>(
     let held: Vec<(OwnerId, Holder)> = (owners.into_iter())
         .map(OwnerRead::holder)
         .collect::<Result<_, _>>()?;
-    let epoch_of: HashMap<OwnerId, u64> = held.iter().map(|(o, h)| (*o, h.epoch)).collect();
+    let epoch_of: FxHashMap<OwnerId, u64> = held.iter().map(|(o, h)| (*o, h.epoch)).collect();
     let mut sent_ok = Vec::new();
     for p in sent {
         let p = p.parcel()?;
@@ -228,7 +249,6 @@ fn load<C: 'static>(
         return Ok(Loaded {
             sched: Scheduler::new(),
             resumed,
-            rows: Rows::default(),
             held,
             outsiders: Vec::new(),
             sent: sent_ok,
@@ -241,40 +261,21 @@ fn load<C: 'static>(
     let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
     let mut loader = sched.timers().durable_loader(clocks.raw(), offline)?;
     loader.reserve(count.min(1 << 24) as usize);
-    let mut rows = Rows::default();
-    rows.reserve(count as usize);
     let mut outsiders: Vec<OwnerId> = Vec::new();
     for part in parts {
-        let Part::Rows(part) = part else {
+        let Part::Rows(mut part) = part else {
             return Err(out_of_order());
         };
-        let mut keep = Vec::with_capacity(part.len());
-        for (epoch, sum, t) in part {
-            rows.insert(Rows::key(t.owner, &t.name), sum);
-            // A row may carry an older epoch of this node's (a `claim` since): it is held all
-            // the same.
-            let _ = epoch;
-            if t.owner.get() == 0 || epoch_of.contains_key(&t.owner) {
-                keep.push(t);
-            } else {
+        part.retain(|t| {
+            let held = t.owner.get() == 0 || epoch_of.contains_key(&t.owner);
+            if !held {
                 outsiders.push(t.owner);
             }
-        }
-        loader.add(keep, resolver)?;
+            held
+        });
+        loader.add(part, resolver)?;
     }
     let report = loader.finish();
-    if (rows.count, rows.xsum) != (row.rows, row.xsum) {
-        return Err(StoreError::bad_row(
-            "tickflow_timers",
-            format!("of node {node:?}"),
-            "(all rows)",
-            format!(
-                "are {} rows whose checksums do not add up to the {} the node's row records: \
-                 rows vanished or appeared",
-                rows.count, row.rows
-            ),
-        ));
-    }
     outsiders.sort_unstable();
     outsiders.dedup();
     let resumed = Resumed {
@@ -288,7 +289,6 @@ fn load<C: 'static>(
     Ok(Loaded {
         sched,
         resumed,
-        rows,
         held,
         outsiders,
         sent: sent_ok,

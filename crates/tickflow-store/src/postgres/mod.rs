@@ -169,7 +169,7 @@ impl Postgres {
             .filter(|t| tables.iter().any(|x| x == t))
             .collect();
         if have.is_empty() && create {
-            tx.batch_execute(&schema("BIGINT", "SMALLINT", "BYTEA"))?;
+            tx.batch_execute(&schema("BIGINT", "SMALLINT", "BYTEA", ""))?;
             tx.execute(
                 "INSERT INTO tickflow_schema (one, version) VALUES (1, $1)",
                 &[&SCHEMA_VERSION],

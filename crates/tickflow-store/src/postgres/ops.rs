@@ -3,7 +3,7 @@
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
-use postgres::Row as PgRow;
+use postgres::{GenericClient, Row as PgRow};
 
 use super::Postgres;
 use crate::backend::{Lease, NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
@@ -289,15 +289,16 @@ impl Store for Postgres {
         owners_of(&rows)
     }
 
-    fn insert_owners_in(tx: &mut Tx<'_>, rows: &[OwnerRead]) -> Result<(), StoreError> {
+    fn insert_owners_in(tx: &mut Tx<'_>, rows: &[OwnerRead]) -> Result<Vec<bool>, StoreError> {
         let owner: Vec<i64> = rows.iter().map(|r| r.owner).collect();
         let epoch: Vec<i64> = rows.iter().map(|r| r.epoch).collect();
         let node: Vec<&str> = rows.iter().map(|r| r.node.as_str()).collect();
         let sum: Vec<i64> = rows.iter().map(|r| r.sum).collect();
-        tx.execute_typed(
-            "INSERT INTO tickflow_owners (owner, epoch, node, sum) \
+        let put = tx.query_typed(
+            "WITH p AS (INSERT INTO tickflow_owners (owner, epoch, node, sum) \
              SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[]) \
-             ON CONFLICT (owner) DO NOTHING",
+             ON CONFLICT (owner) DO NOTHING RETURNING owner) \
+             SELECT k.i FROM UNNEST($1::BIGINT[]) WITH ORDINALITY AS k(o, i) JOIN p ON p.owner = k.o",
             &[
                 (&owner, Type::INT8_ARRAY),
                 (&epoch, Type::INT8_ARRAY),
@@ -305,21 +306,25 @@ impl Store for Postgres {
                 (&sum, Type::INT8_ARRAY),
             ],
         )?;
-        Ok(())
+        flags(rows.len(), &put)
     }
 
-    fn swap_owners_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
+    fn take_parcels_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
         let owner: Vec<i64> = swaps.iter().map(|s| s.owner).collect();
         let from_epoch: Vec<i64> = swaps.iter().map(|s| s.from_epoch).collect();
         let from_node: Vec<&str> = swaps.iter().map(|s| s.from_node).collect();
         let epoch: Vec<i64> = swaps.iter().map(|s| s.epoch).collect();
         let node: Vec<&str> = swaps.iter().map(|s| s.node).collect();
         let sum: Vec<i64> = swaps.iter().map(|s| s.sum).collect();
+        // The compare-and-set and the parcels' removal in one statement.
         let rows = tx.query_typed(
-            "UPDATE tickflow_owners o SET epoch = s.e, node = s.n, sum = s.sum \
-             FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], \
-             $6::BIGINT[]) WITH ORDINALITY AS s(o, fe, fn, e, n, sum, i) \
-             WHERE o.owner = s.o AND o.epoch = s.fe AND o.node = s.fn RETURNING s.i",
+            "WITH d AS (DELETE FROM tickflow_outbox t USING UNNEST($1::BIGINT[], $2::BIGINT[]) \
+                 AS g(o, e) WHERE t.owner = g.o AND t.epoch = g.e), \
+             u AS (UPDATE tickflow_owners o SET epoch = s.e, node = s.n, sum = s.sum \
+                 FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], \
+                 $6::BIGINT[]) WITH ORDINALITY AS s(o, fe, fn, e, n, sum, i) \
+                 WHERE o.owner = s.o AND o.epoch = s.fe AND o.node = s.fn RETURNING s.i) \
+             SELECT i FROM u",
             &[
                 (&owner, Type::INT8_ARRAY),
                 (&from_epoch, Type::INT8_ARRAY),
@@ -472,6 +477,13 @@ impl Store for Postgres {
         flags(parcels.len(), &rows)
     }
 
+    fn send_parcels_in(
+        tx: &mut Tx<'_>,
+        parcels: &[ParcelRead],
+    ) -> Result<Vec<Option<OwnerRead>>, StoreError> {
+        send_parcels(tx, parcels, false)
+    }
+
     fn remove_parcels_in(tx: &mut Tx<'_>, keys: &[(i64, i64)]) -> Result<Vec<bool>, StoreError> {
         let owner: Vec<i64> = keys.iter().map(|k| k.0).collect();
         let epoch: Vec<i64> = keys.iter().map(|k| k.1).collect();
@@ -513,16 +525,150 @@ impl Store for Postgres {
         to: bool,
         limit: usize,
     ) -> Result<Vec<ParcelRead>, StoreError> {
-        let by = if to { "receiver" } else { "sender" };
-        let limit = limit.min(i64::MAX as usize) as i64;
-        let rows = tx.query_typed(
-            &format!(
-                "SELECT {PARCEL} FROM tickflow_outbox WHERE {by} = $1 ORDER BY sent, owner LIMIT $2"
-            ),
-            &[(&node, Type::TEXT), (&limit, Type::INT8)],
-        )?;
-        rows.iter().map(|r| parcel_of(r, 0)).collect()
+        parcels_of(tx, node, to, limit)
     }
+
+    // One statement each, outside a transaction: one round trip.
+
+    fn read_parcels(
+        &mut self,
+        node: &str,
+        to: bool,
+        limit: usize,
+    ) -> Result<Vec<ParcelRead>, StoreError> {
+        parcels_of(self.client()?, node, to, limit)
+    }
+
+    fn send_parcels(
+        &mut self,
+        parcels: &[ParcelRead],
+    ) -> Result<Vec<Option<OwnerRead>>, StoreError> {
+        send_parcels(self.client()?, parcels, true)
+    }
+
+    fn read_owners(&mut self, owners: &[i64]) -> Result<Vec<OwnerRead>, StoreError> {
+        let rows = self.client()?.query_typed(
+            "SELECT owner, epoch, node, sum FROM tickflow_owners WHERE owner = ANY($1)",
+            &[(&owners, Type::INT8_ARRAY)],
+        )?;
+        owners_of(&rows)
+    }
+
+    fn read_sent(
+        &mut self,
+        keys: &[(i64, i64)],
+    ) -> Result<Vec<(Option<String>, Option<OwnerRead>)>, StoreError> {
+        let owner: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let epoch: Vec<i64> = keys.iter().map(|k| k.1).collect();
+        let rows = self.client()?.query_typed(
+            "SELECT t.sender, w.owner, w.epoch, w.node, w.sum \
+             FROM UNNEST($1::BIGINT[], $2::BIGINT[]) WITH ORDINALITY AS k(o, e, i) \
+             LEFT JOIN tickflow_outbox t ON t.owner = k.o AND t.epoch = k.e \
+             LEFT JOIN tickflow_owners w ON w.owner = k.o ORDER BY k.i",
+            &[(&owner, Type::INT8_ARRAY), (&epoch, Type::INT8_ARRAY)],
+        )?;
+        (rows.iter())
+            .map(|r| {
+                let sender: Option<String> = col(r, 0, "tickflow_outbox", || "?".into(), "sender")?;
+                let owner = match r.try_get::<_, Option<i64>>(1)? {
+                    Some(owner) => {
+                        let key = || format!("owner {}", owner as u64);
+                        Some(OwnerRead {
+                            owner,
+                            epoch: col(r, 2, "tickflow_owners", key, "epoch")?,
+                            node: col(r, 3, "tickflow_owners", key, "node")?,
+                            sum: col(r, 4, "tickflow_owners", key, "sum")?,
+                        })
+                    }
+                    None => None,
+                };
+                Ok((sender, owner))
+            })
+            .collect()
+    }
+}
+
+/// A send in one statement: the owners' registry rows locked and read, and the parcels put
+/// (each receiver notified) only when every row names the parcel's sender at its epoch.
+/// `relaxed`: a statement on its own, whose commit need not wait for the disk.
+fn send_parcels(
+    c: &mut impl GenericClient,
+    parcels: &[ParcelRead],
+    relaxed: bool,
+) -> Result<Vec<Option<OwnerRead>>, StoreError> {
+    let owner: Vec<i64> = parcels.iter().map(|p| p.owner).collect();
+    let epoch: Vec<i64> = parcels.iter().map(|p| p.epoch).collect();
+    let sender: Vec<&str> = parcels.iter().map(|p| p.sender.as_str()).collect();
+    let receiver: Vec<&str> = parcels.iter().map(|p| p.receiver.as_str()).collect();
+    let bytes: Vec<&[u8]> = parcels.iter().map(|p| p.bytes.as_slice()).collect();
+    let sent: Vec<i64> = parcels.iter().map(|p| p.sent).collect();
+    let sum: Vec<i64> = parcels.iter().map(|p| p.sum).collect();
+    // `set_config(.., true)` lasts until this statement's own transaction ends, and its commit
+    // reads it; the final SELECT names it so that it runs.
+    let relax = match relaxed {
+        true => "set_config('synchronous_commit', 'off', true)",
+        false => "''",
+    };
+    let rows = c.query_typed(
+        &format!(
+            "WITH r AS (SELECT {relax} AS v), \
+             k AS (SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], \
+                 $5::BYTEA[], $6::BIGINT[], $7::BIGINT[]) WITH ORDINALITY \
+                 AS k(o, e, s, rcv, b, t, m, i)), \
+             h AS (SELECT owner, epoch, node, sum FROM tickflow_owners \
+                 WHERE owner = ANY($1) ORDER BY owner FOR UPDATE), \
+             ok AS (SELECT NOT EXISTS (SELECT 1 FROM k LEFT JOIN h ON h.owner = k.o \
+                 WHERE h.owner IS NULL OR h.node <> k.s OR h.epoch <> k.e) AS all_held), \
+             p AS (INSERT INTO tickflow_outbox ({PARCEL}) \
+                 SELECT o, e, s, rcv, b, t, m FROM k WHERE (SELECT all_held FROM ok) \
+                 ON CONFLICT (owner, epoch) DO NOTHING RETURNING receiver), \
+             n AS (SELECT pg_notify($8, r) FROM (SELECT DISTINCT receiver AS r FROM p) d) \
+             SELECT k.i, h.owner, h.epoch, h.node, h.sum, (SELECT count(*) FROM n), \
+                 (SELECT v FROM r) FROM k LEFT JOIN h ON h.owner = k.o ORDER BY k.i"
+        ),
+        &[
+            (&owner, Type::INT8_ARRAY),
+            (&epoch, Type::INT8_ARRAY),
+            (&sender, Type::TEXT_ARRAY),
+            (&receiver, Type::TEXT_ARRAY),
+            (&bytes, Type::BYTEA_ARRAY),
+            (&sent, Type::INT8_ARRAY),
+            (&sum, Type::INT8_ARRAY),
+            (&OUTBOX_CHANNEL, Type::TEXT),
+        ],
+    )?;
+    (rows.iter())
+        .map(|r| match r.try_get::<_, Option<i64>>(1)? {
+            Some(owner) => {
+                let key = || format!("owner {}", owner as u64);
+                Ok(Some(OwnerRead {
+                    owner,
+                    epoch: col(r, 2, "tickflow_owners", key, "epoch")?,
+                    node: col(r, 3, "tickflow_owners", key, "node")?,
+                    sum: col(r, 4, "tickflow_owners", key, "sum")?,
+                }))
+            }
+            None => Ok(None),
+        })
+        .collect()
+}
+
+/// Up to `limit` parcels to or from `node`, oldest first, on a client or in a transaction.
+fn parcels_of(
+    c: &mut impl GenericClient,
+    node: &str,
+    to: bool,
+    limit: usize,
+) -> Result<Vec<ParcelRead>, StoreError> {
+    let by = if to { "receiver" } else { "sender" };
+    let limit = limit.min(i64::MAX as usize) as i64;
+    let rows = c.query_typed(
+        &format!(
+            "SELECT {PARCEL} FROM tickflow_outbox WHERE {by} = $1 ORDER BY sent, owner LIMIT $2"
+        ),
+        &[(&node, Type::TEXT), (&limit, Type::INT8)],
+    )?;
+    rows.iter().map(|r| parcel_of(r, 0)).collect()
 }
 
 /// The columns of many rows, one array each, for `UNNEST`.

@@ -146,7 +146,7 @@ impl Sqlite {
             }
         }
         if have.is_empty() && create {
-            tx.execute_batch(&schema("INTEGER", "INTEGER", "BLOB"))?;
+            tx.execute_batch(&schema("INTEGER", "INTEGER", "BLOB", " WITHOUT ROWID"))?;
             tx.execute(
                 "INSERT INTO tickflow_schema (one, version) VALUES (1, ?1)",
                 [SCHEMA_VERSION],

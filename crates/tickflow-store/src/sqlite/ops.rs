@@ -234,18 +234,19 @@ impl Store for Sqlite {
         Ok(out)
     }
 
-    fn insert_owners_in(tx: &mut Tx<'_>, rows: &[OwnerRead]) -> Result<(), StoreError> {
+    fn insert_owners_in(tx: &mut Tx<'_>, rows: &[OwnerRead]) -> Result<Vec<bool>, StoreError> {
         let mut stmt = tx.prepare_cached(
             "INSERT INTO tickflow_owners (owner, epoch, node, sum) VALUES (?1, ?2, ?3, ?4) \
              ON CONFLICT (owner) DO NOTHING",
         )?;
+        let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            stmt.execute(params![r.owner, r.epoch, r.node, r.sum])?;
+            out.push(stmt.execute(params![r.owner, r.epoch, r.node, r.sum])? == 1);
         }
-        Ok(())
+        Ok(out)
     }
 
-    fn swap_owners_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
+    fn take_parcels_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
         let mut stmt = tx.prepare_cached(
             "UPDATE tickflow_owners SET epoch = ?1, node = ?2, sum = ?3 \
              WHERE owner = ?4 AND epoch = ?5 AND node = ?6",
@@ -262,6 +263,9 @@ impl Store for Sqlite {
             ])?;
             out.push(n == 1);
         }
+        drop(stmt);
+        let keys: Vec<(i64, i64)> = swaps.iter().map(|s| (s.owner, s.from_epoch)).collect();
+        Self::remove_parcels_in(tx, &keys)?;
         Ok(out)
     }
 
@@ -365,6 +369,30 @@ impl Store for Sqlite {
             out.push(n == 1);
         }
         Ok(out)
+    }
+
+    fn send_parcels_in(
+        tx: &mut Tx<'_>,
+        parcels: &[ParcelRead],
+    ) -> Result<Vec<Option<OwnerRead>>, StoreError> {
+        let mut stmt = tx.prepare_cached(
+            "SELECT owner, epoch, node, sum FROM tickflow_owners WHERE owner = ?1",
+        )?;
+        let mut rows = Vec::with_capacity(parcels.len());
+        let mut all = true;
+        for p in parcels {
+            let mut found = stmt.query([p.owner])?;
+            let row = found.next()?.map(owner_of).transpose()?;
+            all &= row
+                .as_ref()
+                .is_some_and(|r| r.node == p.sender && r.epoch == p.epoch);
+            rows.push(row);
+        }
+        drop(stmt);
+        if all {
+            Self::put_parcels_in(tx, parcels)?;
+        }
+        Ok(rows)
     }
 
     fn remove_parcels_in(tx: &mut Tx<'_>, keys: &[(i64, i64)]) -> Result<Vec<bool>, StoreError> {

@@ -195,8 +195,9 @@ impl<S: Store> Store for Flaky<S> {
         owners_in(owners: &[i64], lock: bool) -> Vec<OwnerRead>;
         owners_of_in(node: &str) -> Vec<OwnerRead>;
         all_owners_in() -> Vec<OwnerRead>;
-        insert_owners_in(rows: &[OwnerRead]) -> ();
-        swap_owners_in(swaps: &[OwnerSwap<'_>]) -> Vec<bool>;
+        insert_owners_in(rows: &[OwnerRead]) -> Vec<bool>;
+        take_parcels_in(swaps: &[OwnerSwap<'_>]) -> Vec<bool>;
+        send_parcels_in(parcels: &[ParcelRead]) -> Vec<Option<OwnerRead>>;
         count_rows_in(node: &str) -> u64;
         write_rows_in(node: &str, rows: &[Row]) -> ();
         delete_rows_in(node: &str, keys: &[(i64, &str)]) -> ();
