@@ -56,7 +56,7 @@ pub(crate) fn short(name: &str) -> String {
     }
 }
 
-/// A durable timer's row: its columns in the order of [`COLUMNS`], the epoch its owner was
+/// A durable timer's row: its columns in the table's order, the epoch its owner was
 /// held at when it was written, and its checksum (which also covers the node it belongs to,
 /// so a row copied to another node does not check).
 #[derive(Clone, Debug, PartialEq, Eq)]

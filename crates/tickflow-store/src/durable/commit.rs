@@ -27,139 +27,20 @@ use rustc_hash::FxHashMap;
 use tickflow::timer::DurableChange;
 use tickflow::{OwnerId, Scheduler};
 
+use super::attempt::Attempt;
+use super::lease::not_advanced;
+use super::tally::{Landing, Rows, Tally};
 use super::{Commit, Durable, Queue};
 use crate::backend::{NodeRow, Row};
 use crate::error::StoreError;
 use crate::handover::{holders_in, Accepted, Handovers, Settled};
 use crate::row::check_sizes;
 use crate::store::Store;
-use crate::sum::Sum;
 use crate::tables::{owner_row, NodeClocks};
-
-/// A node's timer rows as landed: each row's checksum by its key's hash, their count and
-/// XOR. About 20 bytes per durable timer.
-#[derive(Default, Debug, Clone)]
-pub(super) struct Rows {
-    sums: FxHashMap<u64, i64>,
-    pub(super) count: u64,
-    pub(super) xsum: u64,
-}
-
-impl Rows {
-    /// The hash a row's key is filed under.
-    pub(super) fn key(owner: OwnerId, name: &str) -> u64 {
-        Sum::of("key")
-            .u64(owner.get())
-            .bytes(name.as_bytes())
-            .finish() as u64
-    }
-
-    /// Files a row that was loaded.
-    pub(super) fn insert(&mut self, key: u64, sum: i64) {
-        if let Some(old) = self.sums.insert(key, sum) {
-            self.xsum ^= old as u64;
-            self.count -= 1;
-        }
-        self.xsum ^= sum as u64;
-        self.count += 1;
-    }
-
-    pub(super) fn reserve(&mut self, n: usize) {
-        self.sums.reserve(n.min(1 << 24));
-    }
-}
-
-/// What one commit does to the node's rows, over the rows as landed.
-struct Tally<'a> {
-    base: &'a Rows,
-    /// Every row was deleted first (a full rewrite).
-    cleared: bool,
-    over: FxHashMap<u64, Option<i64>>,
-    count: u64,
-    xsum: u64,
-}
-
-impl<'a> Tally<'a> {
-    fn new(base: &'a Rows) -> Tally<'a> {
-        Tally {
-            base,
-            cleared: false,
-            over: FxHashMap::default(),
-            count: base.count,
-            xsum: base.xsum,
-        }
-    }
-
-    fn get(&self, key: u64) -> Option<i64> {
-        match self.over.get(&key) {
-            Some(&v) => v,
-            None if self.cleared => None,
-            None => self.base.sums.get(&key).copied(),
-        }
-    }
-
-    fn set(&mut self, key: u64, sum: Option<i64>) {
-        if let Some(old) = self.get(key) {
-            self.xsum ^= old as u64;
-            self.count -= 1;
-        }
-        if let Some(new) = sum {
-            self.xsum ^= new as u64;
-            self.count += 1;
-        }
-        self.over.insert(key, sum);
-    }
-
-    fn clear(&mut self) {
-        self.cleared = true;
-        self.over.clear();
-        self.count = 0;
-        self.xsum = 0;
-    }
-
-    fn done(self) -> Landing {
-        Landing {
-            cleared: self.cleared,
-            over: self.over,
-            count: self.count,
-            xsum: self.xsum,
-        }
-    }
-}
-
-/// What a landed commit does to [`Rows`].
-#[derive(Debug)]
-struct Landing {
-    cleared: bool,
-    over: FxHashMap<u64, Option<i64>>,
-    count: u64,
-    xsum: u64,
-}
-
-/// A commit that may have landed: what it wrote, to count it done or put it back.
-#[derive(Debug)]
-pub(super) struct Attempt {
-    number: u64,
-    frame: u64,
-    queue: Queue,
-    done: Done,
-}
-
-impl Attempt {
-    /// What it wrote.
-    pub(super) fn queue(&self) -> &Queue {
-        &self.queue
-    }
-
-    /// Drops what it wrote for `owner` (it is another node's).
-    pub(super) fn forget(&mut self, owner: OwnerId) {
-        self.queue.forget(owner);
-    }
-}
 
 /// What a commit's transaction did, applied when it is known to have landed.
 #[derive(Debug)]
-struct Done {
+pub(super) struct Done {
     landing: Landing,
     /// Owners registered to this node, and those taken from parcels, at their epochs.
     held: FxHashMap<OwnerId, u64>,
@@ -286,12 +167,8 @@ impl<S: Store> Durable<S> {
                 }
                 Err(Failed::Stale(owners)) => self.drop_stale(sched, &owners),
                 Err(Failed::Uncertain(e, done)) => {
-                    self.attempt = Some(Attempt {
-                        number: commit.number,
-                        frame,
-                        queue: std::mem::take(&mut self.queue),
-                        done: *done,
-                    });
+                    let queue = std::mem::take(&mut self.queue);
+                    self.attempt = Some(Attempt::new(commit.number, frame, queue, *done));
                     return Err(e);
                 }
                 Err(Failed::Error(e)) => return Err(e),
@@ -406,8 +283,8 @@ impl<S: Store> Durable<S> {
         let row = NodeRow {
             clocks,
             committed: commit.number,
-            rows: landing.count,
-            xsum: landing.xsum,
+            rows: landing.count(),
+            xsum: landing.xsum(),
         };
         let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
         let sum = row.sum_for(node);
@@ -441,22 +318,19 @@ impl<S: Store> Durable<S> {
     }
 
     /// Counts a landed commit done.
-    fn land<C: 'static>(&mut self, sched: &mut Scheduler<C>, number: u64, frame: u64, done: Done) {
+    pub(super) fn land<C: 'static>(
+        &mut self,
+        sched: &mut Scheduler<C>,
+        number: u64,
+        frame: u64,
+        done: Done,
+    ) {
         let Done {
             landing,
             held,
             settled,
         } = done;
-        if landing.cleared {
-            self.rows.sums.clear();
-        }
-        for (key, sum) in landing.over {
-            match sum {
-                Some(s) => self.rows.sums.insert(key, s),
-                None => self.rows.sums.remove(&key),
-            };
-        }
-        (self.rows.count, self.rows.xsum) = (landing.count, landing.xsum);
+        self.rows.absorb(landing);
         self.committed = number;
         self.landed_frame = self.landed_frame.max(frame);
         self.frames_since = 0;
@@ -471,93 +345,6 @@ impl<S: Store> Durable<S> {
         }
         self.settle(sched, settled);
     }
-
-    /// Finds out whether the commit whose outcome is unknown landed, and counts it done or
-    /// puts what it wrote back in front of the queue.
-    fn resolve<C: 'static>(&mut self, sched: &mut Scheduler<C>) -> Result<(), StoreError> {
-        let Some(attempt) = self.attempt.take() else {
-            return Ok(());
-        };
-        let node = self.node.clone();
-        let read = crate::store::in_tx(&mut self.store, false, |tx| S::node_in(tx, &node, false));
-        let found = match read {
-            Ok(Some(r)) if r.lease.holder != self.token => Err(StoreError::NodeLost { node }),
-            Ok(Some(r)) if r.row.committed == attempt.number => Ok(true),
-            Ok(Some(r)) if r.row.committed + 1 == attempt.number => Ok(false),
-            Ok(Some(r)) => Err(StoreError::Missing {
-                what: format!(
-                    "node {node:?} is at commit {} where this process left it at {}",
-                    r.row.committed,
-                    attempt.number - 1
-                ),
-            }),
-            Ok(None) => Err(StoreError::Missing {
-                what: format!("node {node:?}: its row in tickflow_nodes is gone"),
-            }),
-            Err(e) => Err(e),
-        };
-        let landed = match found {
-            Ok(landed) => landed,
-            Err(e) => {
-                self.attempt = Some(attempt);
-                return Err(e);
-            }
-        };
-        let newer = std::mem::take(&mut self.queue);
-        self.queue = attempt.queue;
-        if landed {
-            self.land(sched, attempt.number, attempt.frame, attempt.done);
-        }
-        self.queue.append(newer);
-        Ok(())
-    }
-
-    /// Renews this process's hold on the node without a commit.
-    fn renew(&mut self) -> Result<(), StoreError> {
-        let node = self.node.clone();
-        let (token, committed) = (self.token, self.committed);
-        let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
-        let mut tx = self.store.begin(true)?;
-        let Some(read) = S::node_in(&mut tx, &node, true)? else {
-            return Err(StoreError::Missing {
-                what: format!("node {node:?}: its row in tickflow_nodes is gone"),
-            });
-        };
-        if read.lease.holder != token {
-            return Err(StoreError::NodeLost { node });
-        }
-        if !S::advance_node_in(
-            &mut tx, &node, token, committed, &read.row, read.sum, lease_us,
-        )? {
-            return Err(not_advanced::<S>(&mut tx, &node, token, committed)?);
-        }
-        S::finish(tx)?;
-        self.renewed = std::time::Instant::now();
-        Ok(())
-    }
-}
-
-/// Why the node's row did not advance: another process took the node, or its row is gone.
-fn not_advanced<S: Store>(
-    tx: &mut S::Tx<'_>,
-    node: &str,
-    token: u64,
-    committed: u64,
-) -> Result<StoreError, StoreError> {
-    let node = node.to_string();
-    Ok(match S::node_in(tx, &node, false)? {
-        Some(r) if r.lease.holder != token => StoreError::NodeLost { node },
-        Some(r) => StoreError::Missing {
-            what: format!(
-                "node {node:?} is at commit {} where this process left it at {committed}: its \
-                 row was changed by something other than this process",
-                r.row.committed
-            ),
-        },
-        None => StoreError::Missing {
-            what: format!("node {node:?}: its row in tickflow_nodes is gone"),
-        },
-    })
 }
 
 /// The owners a commit writes that this node does not hold yet (registered to it in the
@@ -606,40 +393,4 @@ fn check_owners<S: Store>(
     }
     // Owners registered to this node already are not inserted again (the insert skips them).
     Ok(owners)
-}
-
-impl Queue {
-    /// Adds a frame's changes: a later change of a key replaces an earlier one (a timer set
-    /// and then cleared leaves only its removal).
-    pub(super) fn add_changes(&mut self, changes: Vec<DurableChange>) {
-        if self.changes.is_empty() {
-            self.changes = changes;
-        } else if !changes.is_empty() {
-            self.changes.extend(changes);
-            self.changes = latest_per_key(std::mem::take(&mut self.changes));
-        }
-    }
-
-    /// Puts `later` after what this queue holds.
-    fn append(&mut self, later: Queue) {
-        self.add_changes(later.changes);
-        self.sends.extend(later.sends);
-        self.accepts.extend(later.accepts);
-        self.refuses.extend(later.refuses);
-        self.drops.extend(later.drops);
-    }
-}
-
-/// The last change of each key, in the order of those last changes.
-fn latest_per_key(changes: Vec<DurableChange>) -> Vec<DurableChange> {
-    let key = |ch: &DurableChange| match ch {
-        DurableChange::Set(t) => (t.owner, t.name.clone()),
-        DurableChange::Removed { owner, name } => (*owner, name.clone()),
-    };
-    let mut seen = std::collections::HashSet::new();
-    let mut kept: Vec<_> = (changes.into_iter().rev())
-        .filter(|ch| seen.insert(key(ch)))
-        .collect();
-    kept.reverse();
-    kept
 }

@@ -186,3 +186,52 @@ pub(crate) fn release<S: Store>(store: &mut S, node: &str, token: u64) -> Result
         Ok(())
     })
 }
+
+impl<S: Store> crate::Durable<S> {
+    /// Renews this process's hold on the node without a commit.
+    pub(super) fn renew(&mut self) -> Result<(), StoreError> {
+        let node = self.node.clone();
+        let (token, committed) = (self.token, self.committed);
+        let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
+        let mut tx = self.store.begin(true)?;
+        let Some(read) = S::node_in(&mut tx, &node, true)? else {
+            return Err(StoreError::Missing {
+                what: format!("node {node:?}: its row in tickflow_nodes is gone"),
+            });
+        };
+        if read.lease.holder != token {
+            return Err(StoreError::NodeLost { node });
+        }
+        if !S::advance_node_in(
+            &mut tx, &node, token, committed, &read.row, read.sum, lease_us,
+        )? {
+            return Err(not_advanced::<S>(&mut tx, &node, token, committed)?);
+        }
+        S::finish(tx)?;
+        self.renewed = std::time::Instant::now();
+        Ok(())
+    }
+}
+
+/// Why the node's row did not advance: another process took the node, or its row is gone.
+pub(super) fn not_advanced<S: Store>(
+    tx: &mut S::Tx<'_>,
+    node: &str,
+    token: u64,
+    committed: u64,
+) -> Result<StoreError, StoreError> {
+    let node = node.to_string();
+    Ok(match S::node_in(tx, &node, false)? {
+        Some(r) if r.lease.holder != token => StoreError::NodeLost { node },
+        Some(r) => StoreError::Missing {
+            what: format!(
+                "node {node:?} is at commit {} where this process left it at {committed}: its \
+                 row was changed by something other than this process",
+                r.row.committed
+            ),
+        },
+        None => StoreError::Missing {
+            what: format!("node {node:?}: its row in tickflow_nodes is gone"),
+        },
+    })
+}

@@ -5,22 +5,25 @@
 //! `resume.rs`, the handover steps (`send`, `receive` and the settling each commit does) in
 //! `moves.rs`, and the node's lease in `lease.rs`.
 
+mod attempt;
 mod commit;
 mod lease;
 mod moves;
+mod queue;
 mod resume;
+mod tally;
 
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 use std::time::Duration;
 
-use tickflow::timer::{DurableChange, LoadReport};
+use tickflow::timer::LoadReport;
 use tickflow::OwnerId;
 
 use crate::error::StoreError;
-use crate::handover::Parcel;
 use crate::store::{wall_ns, Store};
+use queue::Queue;
 
 pub use lease::DEFAULT_LEASE;
 pub use moves::{Arrival, Handover};
@@ -149,30 +152,16 @@ pub struct Durable<S: Store> {
     epochs: FxHashMap<OwnerId, u64>,
     /// This node's timer rows as landed: each row's checksum by its key's hash, and their
     /// count and XOR (what the node's row records, and a load checks).
-    rows: commit::Rows,
+    rows: tally::Rows,
     /// What the next commit writes.
     queue: Queue,
     /// A commit whose outcome is unknown (its connection failed at `COMMIT`).
-    attempt: Option<commit::Attempt>,
+    attempt: Option<attempt::Attempt>,
     /// Parcels this node sent that landed and are not settled: owner -> (epoch, receiver).
     in_flight: BTreeMap<OwnerId, (u64, String)>,
     /// Handovers settled or refused since [`Durable::handovers`] was last called.
     events: Vec<Handover>,
     wall: fn() -> u64,
-}
-
-/// What the next commit writes besides the timers' changes.
-#[derive(Default, Debug)]
-struct Queue {
-    changes: Vec<DurableChange>,
-    /// Parcels of owners this node froze to send.
-    sends: Vec<Parcel>,
-    /// Parcels this node imported, to take in the registry.
-    accepts: Vec<Parcel>,
-    /// Parcels addressed to this node that it cannot take (damaged or stale): removed.
-    refuses: Vec<(OwnerId, u64)>,
-    /// Owners that moved away: this node's rows of them are deleted.
-    drops: Vec<OwnerId>,
 }
 
 impl<S: Store> Durable<S> {
@@ -191,7 +180,7 @@ impl<S: Store> Durable<S> {
             every: 1,
             frames_since: 0,
             epochs: FxHashMap::default(),
-            rows: commit::Rows::default(),
+            rows: tally::Rows::default(),
             queue: Queue::default(),
             attempt: None,
             in_flight: BTreeMap::new(),

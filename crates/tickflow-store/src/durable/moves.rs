@@ -271,18 +271,9 @@ impl<S: Store> Durable<S> {
     }
 }
 
-fn change_owner(c: &tickflow::timer::DurableChange) -> OwnerId {
+pub(super) fn change_owner(c: &tickflow::timer::DurableChange) -> OwnerId {
     match c {
         tickflow::timer::DurableChange::Set(t) => t.owner,
         tickflow::timer::DurableChange::Removed { owner, .. } => *owner,
-    }
-}
-
-impl super::Queue {
-    /// Drops what is queued for `owner`.
-    pub(super) fn forget(&mut self, owner: OwnerId) {
-        self.changes.retain(|c| change_owner(c) != owner);
-        self.sends.retain(|p| p.owner != owner);
-        self.accepts.retain(|p| p.owner != owner);
     }
 }

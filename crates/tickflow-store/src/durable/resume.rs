@@ -24,7 +24,7 @@ use tickflow::time::{Span, Time};
 use tickflow::timer::DurableTimer;
 use tickflow::{OwnerId, Scheduler};
 
-use super::commit::Rows;
+use super::tally::Rows;
 use super::{lease, Durable, Handover, Resumed};
 use crate::backend::{NodeRead, OwnerRead, ParcelRead};
 use crate::error::StoreError;

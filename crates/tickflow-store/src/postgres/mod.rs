@@ -14,6 +14,7 @@
 //! ([`Durable`](crate::Durable) finds out which at its next commit).
 
 mod ops;
+mod rows;
 
 use std::time::{Duration, Instant};
 

@@ -19,6 +19,7 @@
 //! waiting up to 5 s for the lock).
 
 mod ops;
+mod rows;
 
 use std::path::Path;
 use std::time::Duration;
