@@ -7,9 +7,9 @@
 //! read (a [`Row`], a [`NodeRow`], ...), and the callers check them (types, ranges and the
 //! row's checksum) before anything is built from them.
 
+use crate::error::StoreError;
 pub use crate::row::Row;
-use crate::store::Store;
-use crate::tables::NodeClocks;
+use crate::vocab::NodeClocks;
 
 /// A node's row in `tickflow_nodes`: its clocks at its last commit, the commit number, and the
 /// count and XOR of the checksums of its timer rows (what a load checks the rows against: a
@@ -115,6 +115,10 @@ pub enum Outcome {
     Unknown,
 }
 
+/// The schema version this build writes and reads (the `tickflow_schema` table). A database of
+/// another version is refused with [`StoreError::Version`](StoreError::Version).
+pub const SCHEMA_VERSION: i64 = 2;
+
 /// The store's own tables, for a backend's schema: the same on both databases but for three
 /// type names (a 64-bit integer, a small integer, a byte string) and what follows the timers'
 /// table (SQLite's `WITHOUT ROWID`: its rows are kept in key order, so a node's rows are read
@@ -160,21 +164,18 @@ pub const TABLES: [&str; 5] = [
     "tickflow_outbox",
 ];
 
-/// The transaction type of store `S`, for signatures that name it.
-pub type TxOf<'t, S> = <S as Store>::Tx<'t>;
-
 /// Refuses a database that has some of the store's tables but not all (`have`: the ones it
 /// has), or none.
-pub fn check_tables(have: &[&str]) -> Result<(), crate::StoreError> {
+pub fn check_tables(have: &[&str]) -> Result<(), StoreError> {
     if have.is_empty() {
-        return Err(crate::StoreError::Missing {
+        return Err(StoreError::Missing {
             what: "the database has none of tickflow's tables: it is not a store (the \
                    `create` forms make a new one)"
                 .into(),
         });
     }
     if let Some(gone) = TABLES.iter().find(|t| !have.contains(t)) {
-        return Err(crate::StoreError::Missing {
+        return Err(StoreError::Missing {
             what: format!("the store's table {gone} is missing: the database is damaged"),
         });
     }
@@ -182,25 +183,18 @@ pub fn check_tables(have: &[&str]) -> Result<(), crate::StoreError> {
 }
 
 /// Checks the rows of `tickflow_schema`: exactly one, of this build's version.
-pub fn check_version(found: &[i64]) -> Result<(), crate::StoreError> {
+pub fn check_version(found: &[i64]) -> Result<(), StoreError> {
     match found {
-        [v] if *v == crate::SCHEMA_VERSION => Ok(()),
-        [v] => Err(crate::StoreError::Version {
+        [v] if *v == SCHEMA_VERSION => Ok(()),
+        [v] => Err(StoreError::Version {
             found: *v,
-            supported: crate::SCHEMA_VERSION,
+            supported: SCHEMA_VERSION,
         }),
-        _ => Err(crate::StoreError::bad_row(
+        _ => Err(StoreError::bad_row(
             "tickflow_schema",
             "(all rows)",
             "version",
             format!("has {} rows where there is one", found.len()),
         )),
     }
-}
-
-/// `parcel` as the outbox row it is written as, sent at `sent_ns`, with its checksum: for
-/// tools and tests that put a parcel in the outbox as it is ([`Store::put_parcels_in`],
-/// which checks nothing).
-pub fn parcel_row(parcel: &crate::Parcel, sent_ns: u64) -> ParcelRead {
-    crate::tables::parcel_row(parcel, sent_ns)
 }

@@ -42,7 +42,7 @@ pub enum StoreError {
         /// The epoch it thought it held.
         epoch: u64,
         /// Who holds it (`None`: no one registered it).
-        holder: Option<crate::Holder>,
+        holder: Option<crate::vocab::Holder>,
     },
     /// A value over the store's limits, refused before anything was written: a durable
     /// timer's name or payload, or a parcel.

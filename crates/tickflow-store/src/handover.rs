@@ -29,34 +29,7 @@ use crate::backend::{OwnerRead, OwnerSwap, ParcelRead};
 use crate::error::StoreError;
 use crate::store::{in_tx, wall_ns, Store};
 use crate::tables::{owner_row, owner_sum, parcel_row};
-
-/// Largest parcel (bytes): parcels are read from a database another process wrote.
-pub const MAX_PARCEL: usize = 16 << 20;
-
-/// Who holds an owner, by the registry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Holder {
-    /// The node (process, shard) that holds it.
-    pub node: String,
-    /// How many times it moved (or was claimed): a parcel or a commit from an older epoch is
-    /// refused.
-    pub epoch: u64,
-}
-
-/// An owner on its way from one node to another: a row of the outbox.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Parcel {
-    /// The owner that moves.
-    pub owner: OwnerId,
-    /// The epoch its sender holds it at (the receiver will hold `epoch + 1`).
-    pub epoch: u64,
-    /// The node that sends it.
-    pub sender: String,
-    /// The node it goes to.
-    pub receiver: String,
-    /// What moves, encoded by the sender (at most [`MAX_PARCEL`] bytes).
-    pub bytes: Vec<u8>,
-}
+pub use crate::vocab::{Holder, Parcel, MAX_PARCEL};
 
 /// What [`Handovers::accept`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use tickflow::timer::DurableTimer;
 
 use crate::error::StoreError;
 use crate::store::{in_tx, Store};
-use crate::tables::NodeClocks;
+use crate::vocab::NodeClocks;
 
 /// What a node left in the store, as [`Inspect::saved`] reads it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

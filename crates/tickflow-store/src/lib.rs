@@ -39,7 +39,9 @@ mod sqlite;
 mod store;
 mod sum;
 mod tables;
+mod vocab;
 
+pub use backend::SCHEMA_VERSION;
 pub use durable::{Arrival, Commit, Durable, Handover, Resumed, DEFAULT_LEASE};
 pub use error::StoreError;
 pub use handover::{Accepted, Handovers, Holder, Parcel, Settled, MAX_PARCEL};
@@ -49,5 +51,5 @@ pub use postgres::{Postgres, OUTBOX_CHANNEL};
 pub use row::{MAX_NAME, MAX_PAYLOAD};
 #[cfg(feature = "sqlite")]
 pub use sqlite::Sqlite;
-pub use store::{Store, SCHEMA_VERSION};
-pub use tables::NodeClocks;
+pub use store::Store;
+pub use vocab::NodeClocks;

@@ -20,10 +20,6 @@
 use crate::backend::{NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
 use crate::error::StoreError;
 
-/// The schema version this build writes and reads (the `tickflow_schema` table). A database of
-/// another version is refused with [`StoreError::Version`].
-pub const SCHEMA_VERSION: i64 = 2;
-
 /// A database that keeps durable timers, the owner registry and the handover outbox:
 /// [`Sqlite`](crate::Sqlite) and [`Postgres`](crate::Postgres). Users call it through
 /// [`Durable`](crate::Durable) and [`Handovers`](crate::Handovers); the methods here are the

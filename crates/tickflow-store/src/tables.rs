@@ -6,30 +6,8 @@ use tickflow::OwnerId;
 
 use crate::backend::{NodeRead, NodeRow, OwnerRead, ParcelRead};
 use crate::error::StoreError;
-use crate::handover::{Holder, Parcel, MAX_PARCEL};
 use crate::sum::Sum;
-
-/// A node's clocks when it last committed, and the wall-clock time of that commit.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct NodeClocks {
-    /// Game clock (flicks).
-    pub game: u64,
-    /// Real clock (flicks).
-    pub real: u64,
-    /// Frame clock (frames).
-    pub frames: u64,
-    /// The frame number of the last frame committed.
-    pub frame: u64,
-    /// Wall-clock time of the commit, nanoseconds since the Unix epoch.
-    pub wall_ns: u64,
-}
-
-impl NodeClocks {
-    /// The raw clock readings in [`Domain`](tickflow::time::Domain) order.
-    pub fn raw(&self) -> [u64; 3] {
-        [self.game, self.real, self.frames]
-    }
-}
+use crate::vocab::{Holder, Parcel, MAX_PARCEL};
 
 impl NodeRow {
     /// The checksum of a node's row (the lease is not covered: see [`NodeRead`]).
@@ -136,6 +114,15 @@ pub(crate) fn parcel_sum(p: &ParcelRead) -> i64 {
         .finish()
 }
 
+impl Parcel {
+    /// The outbox row this parcel is written as when sent at `sent_ns`, with its checksum: for
+    /// tools and tests that put a parcel in the outbox as it is
+    /// ([`Store::put_parcels_in`](crate::Store::put_parcels_in), which checks nothing).
+    pub fn to_row(&self, sent_ns: u64) -> ParcelRead {
+        parcel_row(self, sent_ns)
+    }
+}
+
 /// `parcel` as the outbox row it is written as, sent at `sent_ns`, with its checksum.
 pub(crate) fn parcel_row(parcel: &Parcel, sent_ns: u64) -> ParcelRead {
     let mut p = ParcelRead {
@@ -184,6 +171,7 @@ impl ParcelRead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::NodeClocks;
 
     #[test]
     fn rows_of_every_table_refuse_a_flipped_bit() {

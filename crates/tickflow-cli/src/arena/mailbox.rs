@@ -375,7 +375,7 @@ impl Mailbox {
     /// Puts a parcel in the outbox as it is, unchecked (the fault runs' damaged and
     /// repeated deliveries); `false` when one with its owner and epoch is there.
     pub(crate) fn inject(&mut self, p: &Parcel) -> Result<bool, String> {
-        let row = tickflow_store::backend::parcel_row(p, 0);
+        let row = p.to_row(0);
         let put: Result<Vec<bool>, String> = in_tx!(self, |tx, S| S::put_parcels_in(
             &mut tx,
             std::slice::from_ref(&row)

@@ -6,10 +6,22 @@
 
 use tickflow::{OwnerId, Scheduler};
 
-use super::commit::Done;
+use rustc_hash::FxHashMap;
+
+use super::tally::Landing;
 use super::{Durable, Queue};
 use crate::error::StoreError;
+use crate::handover::Settled;
 use crate::store::Store;
+
+/// What a commit's transaction did, applied when it is known to have landed.
+#[derive(Debug)]
+pub(super) struct Done {
+    pub(super) landing: Landing,
+    /// Owners registered to this node, and those taken from parcels, at their epochs.
+    pub(super) held: FxHashMap<OwnerId, u64>,
+    pub(super) settled: Vec<(OwnerId, Settled)>,
+}
 
 /// A commit that may have landed: what it wrote, to count it done or put it back.
 #[derive(Debug)]

@@ -27,25 +27,17 @@ use rustc_hash::FxHashMap;
 use tickflow::timer::DurableChange;
 use tickflow::{OwnerId, Scheduler};
 
-use super::attempt::Attempt;
+use super::attempt::{Attempt, Done};
 use super::lease::not_advanced;
-use super::tally::{Landing, Rows, Tally};
+use super::tally::{Rows, Tally};
 use super::{Commit, Durable, Queue};
 use crate::backend::{NodeRow, Row};
 use crate::error::StoreError;
 use crate::handover::{holders_in, Accepted, Handovers, Settled};
 use crate::row::check_sizes;
 use crate::store::Store;
-use crate::tables::{owner_row, NodeClocks};
-
-/// What a commit's transaction did, applied when it is known to have landed.
-#[derive(Debug)]
-pub(super) struct Done {
-    landing: Landing,
-    /// Owners registered to this node, and those taken from parcels, at their epochs.
-    held: FxHashMap<OwnerId, u64>,
-    settled: Vec<(OwnerId, Settled)>,
-}
+use crate::tables::owner_row;
+use crate::vocab::NodeClocks;
 
 /// Why a transaction did not land.
 enum Failed {

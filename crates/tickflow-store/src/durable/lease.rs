@@ -187,7 +187,7 @@ pub(crate) fn release<S: Store>(store: &mut S, node: &str, token: u64) -> Result
     })
 }
 
-impl<S: Store> crate::Durable<S> {
+impl<S: Store> super::Durable<S> {
     /// Renews this process's hold on the node without a commit.
     pub(super) fn renew(&mut self) -> Result<(), StoreError> {
         let node = self.node.clone();

@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use postgres::{Client, Config, NoTls};
 
+use crate::backend::SCHEMA_VERSION;
 use crate::backend::{schema, TABLES};
 use crate::error::StoreError;
-use crate::store::SCHEMA_VERSION;
 
-pub use ops::OUTBOX_CHANNEL;
+pub use rows::OUTBOX_CHANNEL;
 
 /// Durable timers in a PostgreSQL database.
 pub struct Postgres {

@@ -5,17 +5,14 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
 
 use super::rows::{
-    col, flags, node_of, owners_of, parcel_of, parcels_of, send_parcels, write_rows, NODE, PARCEL,
+    col, flags, node_of, owners_of, parcel_of, parcels_of, send_parcels, write_rows, NODE,
+    OUTBOX_CHANNEL, PARCEL,
 };
 use super::Postgres;
 use crate::backend::{NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
 use crate::error::StoreError;
 use crate::row::{read_row, COLUMNS};
 use crate::store::Store;
-
-/// The channel a send notifies (the payload: the receiver's node), for receivers that
-/// `LISTEN` instead of polling their inbox.
-pub const OUTBOX_CHANNEL: &str = "tickflow_outbox";
 
 type Tx<'t> = postgres::Transaction<'t>;
 type P<'a> = (&'a (dyn ToSql + Sync), Type);

@@ -4,11 +4,14 @@
 use postgres::types::Type;
 use postgres::{GenericClient, Row as PgRow};
 
-use super::ops::OUTBOX_CHANNEL;
 use crate::backend::{Lease, NodeRead, NodeRow, OwnerRead, ParcelRead, Row};
 use crate::error::StoreError;
 use crate::row::COLUMNS;
-use crate::tables::NodeClocks;
+
+/// The channel a send notifies (the payload: the receiver's node), for receivers that
+/// `LISTEN` instead of polling their inbox.
+pub const OUTBOX_CHANNEL: &str = "tickflow_outbox";
+use crate::vocab::NodeClocks;
 
 /// Reads column `i` of a row of `table` keyed `key`, naming both when its type is wrong.
 pub(super) fn col<'a, T: postgres::types::FromSql<'a>>(

@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
+use crate::backend::SCHEMA_VERSION;
 use crate::backend::{schema, TABLES};
 use crate::error::StoreError;
-use crate::store::SCHEMA_VERSION;
 
 /// Durable timers in a SQLite file (see the module docs for what a commit costs and keeps).
 ///

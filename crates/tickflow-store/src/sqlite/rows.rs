@@ -5,7 +5,7 @@ use rusqlite::Row as SqlRow;
 
 use crate::backend::{Lease, NodeRead, NodeRow, OwnerRead, ParcelRead};
 use crate::error::StoreError;
-use crate::tables::NodeClocks;
+use crate::vocab::NodeClocks;
 
 /// Reads column `i` of a row of `table` keyed `key`, naming both when its type is wrong.
 fn col<T: rusqlite::types::FromSql>(
