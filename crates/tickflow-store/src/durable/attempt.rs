@@ -66,7 +66,10 @@ impl<S: Store> Durable<S> {
             return Ok(());
         };
         let node = self.node.clone();
-        let read = crate::store::in_tx(&mut self.store, false, |tx| S::node_in(tx, &node, false));
+        // Locked, in a writing transaction: a lost commit may still be on its way through the
+        // server, holding the node's row until it ends; a plain read would not see it yet and
+        // take it for one that did not land.
+        let read = crate::store::in_tx(&mut self.store, true, |tx| S::node_in(tx, &node, true));
         let found = match read {
             Ok(Some(r)) if r.lease.holder != self.token => Err(StoreError::NodeLost { node }),
             Ok(Some(r)) if r.row.committed == attempt.number => Ok(true),

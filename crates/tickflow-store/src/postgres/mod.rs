@@ -143,6 +143,10 @@ impl Postgres {
 
     fn connect_now(&mut self) -> Result<Client, StoreError> {
         let mut client = self.config.connect(NoTls)?;
+        // A session whose client vanished mid-transaction (a cut network) would hold its locks
+        // — the node's row among them — until the server noticed; no transaction of the store
+        // waits on its client that long.
+        client.batch_execute("SET idle_in_transaction_session_timeout = '10s'")?;
         if let Some(schema) = &self.schema {
             client.batch_execute(&format!("SET search_path TO {schema}"))?;
         }
