@@ -27,7 +27,8 @@ use tickflow_store::Sqlite;
 use world::{End, Point, POINTS};
 
 /// The child: runs the node named by the environment and exits 0 (the run is over), 4
-/// (another live process runs the node) or 1 (an error, printed).
+/// (another live process runs the node), 5 (another process took the node over: this one had
+/// stalled past its lease) or 1 (an error, printed).
 #[test]
 #[ignore = "the fault harness's child process, started by it"]
 fn child() {
@@ -51,6 +52,7 @@ fn child() {
     match end {
         Ok(End::Done) => std::process::exit(0),
         Ok(End::Held) => std::process::exit(4),
+        Ok(End::Lost) => std::process::exit(5),
         Err(e) => {
             eprintln!("node {node}: {e}");
             std::process::exit(1);
@@ -146,6 +148,9 @@ struct Done {
     kills: u32,
     aborts: u32,
     twins_refused: u32,
+    /// Processes that found their node taken over (they had stalled past their lease while a
+    /// second one waited) and stopped.
+    lost_leases: u32,
     terminated: u32,
 }
 
@@ -192,6 +197,7 @@ fn run(target: &str, plan: Plan, seed: u64, hooks: &mut dyn FnMut(&str)) -> Done
                         match status.code() {
                             Some(0) => done[k] = true,
                             Some(4) => did.twins_refused += 1,
+                            Some(5) => did.lost_leases += 1,
                             None => did.aborts += 1, // a fault point (SIGABRT)
                             Some(c) => panic!("node {} failed with {c}", nodes[k]),
                         }
@@ -265,7 +271,7 @@ fn harness<S: Effects>(
     mut hooks: impl FnMut(&str, &str),
 ) {
     let mut total = Faults::default();
-    let (mut kills, mut aborts, mut twins, mut terminated) = (0, 0, 0, 0);
+    let (mut kills, mut aborts, mut twins, mut terminated, mut lost) = (0, 0, 0, 0, 0);
     let started = Instant::now();
     for (i, plan) in plans.iter().enumerate() {
         let (target, open) = fresh(i as u64);
@@ -283,11 +289,13 @@ fn harness<S: Effects>(
         kills += did.kills;
         aborts += did.aborts;
         twins += did.twins_refused;
+        lost += did.lost_leases;
         terminated += did.terminated;
     }
     eprintln!(
         "{db}: {} runs in {:.0} s, {kills} SIGKILLs, {aborts} aborts at handover steps, \
-         {terminated} connections ended, {twins} second processes refused: {total:?}",
+         {terminated} connections ended, {twins} second processes refused, {lost} processes \
+         stopped after their node was taken over: {total:?}",
         plans.len(),
         started.elapsed().as_secs_f64()
     );

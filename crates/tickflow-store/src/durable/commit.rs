@@ -163,6 +163,9 @@ impl<S: Store> Durable<S> {
                     self.attempt = Some(Attempt::new(commit.number, frame, queue, *done));
                     return Err(e);
                 }
+                // Refused for an owner that moved on: if this process no longer runs the node
+                // (it stalled past its lease and another took it), that is what to say.
+                Err(Failed::Error(e)) if e.is_fenced() => return Err(self.lost().unwrap_or(e)),
                 Err(Failed::Error(e)) => return Err(e),
             }
         }

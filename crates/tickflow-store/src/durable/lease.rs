@@ -188,6 +188,13 @@ pub(crate) fn release<S: Store>(store: &mut S, node: &str, token: u64) -> Result
 }
 
 impl<S: Store> super::Durable<S> {
+    /// [`StoreError::NodeLost`] if another process runs this node now.
+    pub(super) fn lost(&mut self) -> Option<StoreError> {
+        let (node, token) = (self.node.clone(), self.token);
+        let read = in_tx(&mut self.store, false, |tx| S::node_in(tx, &node, false)).ok()??;
+        (read.lease.holder != token).then_some(StoreError::NodeLost { node })
+    }
+
     /// Renews this process's hold on the node without a commit.
     pub(super) fn renew(&mut self) -> Result<(), StoreError> {
         let node = self.node.clone();

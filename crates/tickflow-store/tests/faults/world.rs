@@ -120,6 +120,8 @@ pub enum End {
     Done,
     /// Another live process runs this node.
     Held,
+    /// Another process took the node over (this one stalled past its lease): it stopped.
+    Lost,
 }
 
 /// Runs node `node` (`a` or `b`) until the whole run is over, aborting at `point`.
@@ -206,6 +208,7 @@ pub fn run<S: Effects>(
             Ok(None) => {}
             // A commit that may have landed, or a database out of reach: the next finds out.
             Err(e) if e.is_database() => std::thread::sleep(Duration::from_millis(5)),
+            Err(StoreError::NodeLost { .. }) => return Ok(End::Lost),
             Err(e) => return Err(e),
         }
         durable.handovers();
