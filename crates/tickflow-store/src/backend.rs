@@ -53,6 +53,56 @@ pub struct NodeRead {
     pub sum: i64,
 }
 
+/// The columns of a node's row as the backends read them, in the order of
+/// [`NodeRead::from_columns`] (the host, a string, is column 11, between the lease's end and
+/// the process id).
+pub const NODE_COLUMNS: &str = "game, real, frames, frame, wall_ns, committed, rows, xsum, sum, \
+     holder, lease_until, host, pid";
+
+/// The names of [`NODE_COLUMNS`]' integer columns, in order (for errors that name one).
+pub const NODE_INTS: [&str; 12] = [
+    "game",
+    "real",
+    "frames",
+    "frame",
+    "wall_ns",
+    "committed",
+    "rows",
+    "xsum",
+    "sum",
+    "holder",
+    "lease_until",
+    "pid",
+];
+
+impl NodeRead {
+    /// A node's row from its integer columns (in the order of [`NODE_INTS`]) and its host.
+    pub fn from_columns(v: [i64; 12], host: String) -> NodeRead {
+        let u = |x: i64| x as u64;
+        NodeRead {
+            row: NodeRow {
+                clocks: NodeClocks {
+                    game: u(v[0]),
+                    real: u(v[1]),
+                    frames: u(v[2]),
+                    frame: u(v[3]),
+                    wall_ns: u(v[4]),
+                },
+                committed: u(v[5]),
+                rows: u(v[6]),
+                xsum: u(v[7]),
+            },
+            sum: v[8],
+            lease: Lease {
+                holder: u(v[9]),
+                until_us: v[10],
+                host,
+                pid: v[11] as u32,
+            },
+        }
+    }
+}
+
 /// A registry row as read back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnerRead {

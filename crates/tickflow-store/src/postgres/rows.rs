@@ -4,14 +4,13 @@
 use postgres::types::Type;
 use postgres::{GenericClient, Row as PgRow};
 
-use crate::backend::{Lease, NodeRead, NodeRow, OwnerRead, ParcelRead, Row};
+use crate::backend::{NodeRead, OwnerRead, ParcelRead, Row, NODE_COLUMNS, NODE_INTS};
 use crate::error::StoreError;
 use crate::row::COLUMNS;
 
 /// The channel a send notifies (the payload: the receiver's node), for receivers that
 /// `LISTEN` instead of polling their inbox.
 pub const OUTBOX_CHANNEL: &str = "tickflow_outbox";
-use crate::vocab::NodeClocks;
 
 /// Reads column `i` of a row of `table` keyed `key`, naming both when its type is wrong.
 pub(super) fn col<'a, T: postgres::types::FromSql<'a>>(
@@ -25,53 +24,18 @@ pub(super) fn col<'a, T: postgres::types::FromSql<'a>>(
         .map_err(|e| StoreError::bad_row(table, key(), field, format!("cannot be read: {e}")))
 }
 
-pub(super) const NODE: &str =
-    "game, real, frames, frame, wall_ns, committed, rows, xsum, sum, holder, \
-     lease_until, host, pid";
+pub(super) const NODE: &str = NODE_COLUMNS;
 
 pub(super) fn node_of(r: &PgRow, node: &str) -> Result<NodeRead, StoreError> {
     let key = || format!("{node:?}");
-    let names = [
-        "game",
-        "real",
-        "frames",
-        "frame",
-        "wall_ns",
-        "committed",
-        "rows",
-        "xsum",
-        "sum",
-        "holder",
-        "lease_until",
-        "pid",
-    ];
     let mut v = [0i64; 12];
     for (i, slot) in v.iter_mut().enumerate() {
+        // The host (column 11) is the one text column: the process id comes after it.
         let at = if i == 11 { 12 } else { i };
-        *slot = col(r, at, "tickflow_nodes", key, names[i])?;
+        *slot = col(r, at, "tickflow_nodes", key, NODE_INTS[i])?;
     }
-    let u = |x: i64| x as u64;
-    Ok(NodeRead {
-        row: NodeRow {
-            clocks: NodeClocks {
-                game: u(v[0]),
-                real: u(v[1]),
-                frames: u(v[2]),
-                frame: u(v[3]),
-                wall_ns: u(v[4]),
-            },
-            committed: u(v[5]),
-            rows: u(v[6]),
-            xsum: u(v[7]),
-        },
-        sum: v[8],
-        lease: Lease {
-            holder: u(v[9]),
-            until_us: v[10],
-            host: col(r, 11, "tickflow_nodes", key, "host")?,
-            pid: v[11] as u32,
-        },
-    })
+    let host = col(r, 11, "tickflow_nodes", key, "host")?;
+    Ok(NodeRead::from_columns(v, host))
 }
 
 pub(super) fn owner_of(r: &PgRow) -> Result<OwnerRead, StoreError> {

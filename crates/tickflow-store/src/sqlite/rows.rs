@@ -3,9 +3,8 @@
 
 use rusqlite::Row as SqlRow;
 
-use crate::backend::{Lease, NodeRead, NodeRow, OwnerRead, ParcelRead};
+use crate::backend::{NodeRead, OwnerRead, ParcelRead, NODE_COLUMNS, NODE_INTS};
 use crate::error::StoreError;
-use crate::vocab::NodeClocks;
 
 /// Reads column `i` of a row of `table` keyed `key`, naming both when its type is wrong.
 fn col<T: rusqlite::types::FromSql>(
@@ -19,51 +18,18 @@ fn col<T: rusqlite::types::FromSql>(
         .map_err(|e| StoreError::bad_row(table, key(), field, format!("cannot be read: {e}")))
 }
 
-pub(super) const NODE: &str =
-    "game, real, frames, frame, wall_ns, committed, rows, xsum, sum, holder, \
-     lease_until, host, pid";
+pub(super) const NODE: &str = NODE_COLUMNS;
 
 pub(super) fn node_of(r: &SqlRow<'_>, node: &str) -> Result<NodeRead, StoreError> {
     let key = || format!("{node:?}");
-    let names = [
-        "game",
-        "real",
-        "frames",
-        "frame",
-        "wall_ns",
-        "committed",
-        "rows",
-        "xsum",
-        "sum",
-        "holder",
-        "lease_until",
-    ];
-    let mut v = [0i64; 11];
+    let mut v = [0i64; 12];
     for (i, slot) in v.iter_mut().enumerate() {
-        *slot = col(r, i, "tickflow_nodes", key, names[i])?;
+        // The host (column 11) is the one text column: the process id comes after it.
+        let at = if i == 11 { 12 } else { i };
+        *slot = col(r, at, "tickflow_nodes", key, NODE_INTS[i])?;
     }
-    let u = |x: i64| x as u64;
-    Ok(NodeRead {
-        row: NodeRow {
-            clocks: NodeClocks {
-                game: u(v[0]),
-                real: u(v[1]),
-                frames: u(v[2]),
-                frame: u(v[3]),
-                wall_ns: u(v[4]),
-            },
-            committed: u(v[5]),
-            rows: u(v[6]),
-            xsum: u(v[7]),
-        },
-        sum: v[8],
-        lease: Lease {
-            holder: u(v[9]),
-            until_us: v[10],
-            host: col(r, 11, "tickflow_nodes", key, "host")?,
-            pid: col::<i64>(r, 12, "tickflow_nodes", key, "pid")? as u32,
-        },
-    })
+    let host = col(r, 11, "tickflow_nodes", key, "host")?;
+    Ok(NodeRead::from_columns(v, host))
 }
 
 pub(super) fn owner_of(r: &SqlRow<'_>) -> Result<OwnerRead, StoreError> {
