@@ -176,7 +176,7 @@ fn read_node<S: Store>(
         let sum = row.sum;
         match row.timer_with(prefix) {
             Ok(t) => {
-                sums.insert(Rows::key(t.owner, &t.name), sum);
+                sums.push(Rows::key(t.owner, &t.name), sum);
                 part.push(t);
             }
             Err(e) => {
@@ -197,6 +197,8 @@ fn read_node<S: Store>(
         let _ = out.send(Part::Rows(part));
     }
     drop(tx); // read only: nothing to commit
+              // Sorted here, while the loader sets the last parts.
+    sums.seal();
     Ok(sums)
 }
 
