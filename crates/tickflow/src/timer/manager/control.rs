@@ -2,7 +2,7 @@
 //! all. Removal never calls user code (beyond dropping the closure): `on_cancel` hooks are
 //! queued for the start of the next tick.
 
-use super::Base;
+use super::{Base, Extras};
 use crate::time::Span;
 use crate::timer::slot::{SlotState, NEVER};
 use crate::timer::{OwnerId, TimerHandle, Timers};
@@ -23,7 +23,7 @@ impl<C: 'static> Timers<C> {
     /// a one-shot, or the last of `times(n)`.
     pub(crate) fn on_last_call(&self, idx: u32) -> bool {
         let looping = self.slots.at(idx).flags().looping();
-        !looping || self.extras_of(idx).and_then(|x| x.times_left) == Some(1)
+        !looping || self.extras_of(idx).and_then(Extras::times_left) == Some(1)
     }
 
     /// Clears a timer. Returns `false` for an unknown or stale handle.
@@ -287,8 +287,10 @@ impl<C: 'static> Timers<C> {
         };
         let rate = rate.flicks();
         self.touch(idx);
-        let in_first_delay =
-            self.calls_at(idx) == 0 && self.extras_of(idx).is_some_and(|x| x.first_delay.is_some());
+        let in_first_delay = self.calls_at(idx) == 0
+            && self
+                .extras_of(idx)
+                .is_some_and(|x| x.first_delay().is_some());
         let elapsed = self.elapsed_at(idx);
         self.slots.at_mut(idx).set_period(rate);
         if in_first_delay {

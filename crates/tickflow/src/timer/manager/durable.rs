@@ -361,7 +361,7 @@ impl<C: 'static> Timers<C> {
             times_left: x.times_left,
             first_delay: x.first_delay,
             tag: r.tag,
-            payload: extras.payload.as_deref().unwrap_or_default().to_vec(),
+            payload: extras.payload().unwrap_or_default().to_vec(),
             seq: u64::from(r.seq),
         }
     }

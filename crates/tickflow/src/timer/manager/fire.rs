@@ -2,6 +2,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
+use super::Extras;
 use crate::time::{Clocks, Domain};
 use crate::timer::ready::Call;
 use crate::timer::slot::{SlotState, NEVER, PREFETCH_AHEAD};
@@ -125,7 +126,7 @@ impl<C: 'static> Timers<C> {
             } else {
                 1
             };
-        match self.extras_of(idx).and_then(|x| x.times_left) {
+        match self.extras_of(idx).and_then(Extras::times_left) {
             Some(left) => due_now.min(left),
             None => due_now,
         }
@@ -140,7 +141,7 @@ impl<C: 'static> Timers<C> {
         let burst = call.burst_in(self.span.frame());
         let mut calls_this_tick = u64::from(burst) + self.calls_due_from(idx, call.due(), now);
         if self.owed > 0 {
-            calls_this_tick += self.extras_of(idx).map_or(0, |x| x.owed);
+            calls_this_tick += self.extras_of(idx).map_or(0, Extras::owed);
         }
         let calls_this_tick = calls_this_tick.min(self.catch_up_cap);
         self.run_callback(idx, ctx, domain, call.due(), calls_this_tick, |m, cb| {
@@ -199,7 +200,8 @@ impl<C: 'static> Timers<C> {
         if self.slots.at(idx).flags().has_extras() {
             // Durable timers have side-table data: plain ones pay nothing for the journal.
             self.touch(idx);
-            if let Some(left) = self.extras_mut(idx).times_left.as_mut() {
+            let rare = self.extras_mut(idx).rare.as_deref_mut();
+            if let Some(left) = rare.and_then(|r| r.times_left.as_mut()) {
                 *left = left.saturating_sub(1);
                 done |= *left == 0;
             }
@@ -272,7 +274,9 @@ impl<C: 'static> Timers<C> {
             return false;
         }
         let cap = self.catch_up_cap;
-        let x = self.extras_mut(idx);
+        let Some(x) = self.extras_mut(idx).rare.as_deref_mut() else {
+            return false;
+        };
         let owed = x.owed;
         if owed == 0 {
             return false;

@@ -128,7 +128,7 @@ impl<C: 'static> Timers<C> {
                 record,
             };
             let cb = self.slots.at_mut(idx).take_callback();
-            let hook = self.extras_mut(idx).on_cancel.take();
+            let hook = self.extras_mut(idx).take_on_cancel();
             self.unjournal(idx); // moved, not ended: its row is the destination's now
             self.remove(idx, false);
             out.push((moved, cb.expect("no callback runs between ticks"), hook));
@@ -194,14 +194,16 @@ impl<C: 'static> Timers<C> {
         if name.is_some() || payload.is_some() {
             let x = self.extras_mut(idx);
             x.name = name.map(String::into_boxed_str);
-            x.payload = payload.map(Vec::into_boxed_slice);
+            if let Some(p) = payload {
+                x.rare_mut().payload = Some(p.into_boxed_slice());
+            }
         }
         self.slots.at_mut(idx).put_callback(cb);
         if let Some(hook) = hook {
-            self.extras_mut(idx).on_cancel = Some(hook);
+            self.extras_mut(idx).rare_mut().on_cancel = Some(hook);
         }
         if owed > 0 && self.slots.at(idx).flags().has_extras() {
-            self.extras_mut(idx).owed = owed;
+            self.extras_mut(idx).rare_mut().owed = owed;
             self.owed += owed;
         }
         if self.extras_of(idx).is_some_and(|x| x.durable.is_some()) {

@@ -87,7 +87,7 @@ impl<C: 'static> Timers<C> {
     /// The length of the countdown in progress: the first delay until the first call, then the
     /// period (a one-shot's delay).
     pub(crate) fn countdown_len(&self, idx: u32) -> u64 {
-        match self.extras_of(idx).and_then(|x| x.first_delay) {
+        match self.extras_of(idx).and_then(|x| x.first_delay()) {
             Some(first) if self.calls_at(idx) == 0 => first,
             _ => self.slots.at(idx).period(),
         }
@@ -199,7 +199,7 @@ impl<C: 'static> Timers<C> {
             remaining: Span::from_flicks(self.remaining_at(idx)),
             rate: Span::from_flicks(e.period()),
             calls_made: self.calls_at(idx),
-            calls_left: x.and_then(|x| x.times_left),
+            calls_left: x.and_then(|x| x.times_left()),
         }
     }
 

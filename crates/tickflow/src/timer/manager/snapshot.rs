@@ -332,10 +332,10 @@ impl<C: 'static> Timers<C> {
             Box::new(ExtraRecord {
                 owner: x.owner,
                 name: x.name.as_deref().map(str::to_owned),
-                times_left: x.times_left,
-                first_delay: x.first_delay,
-                on_cancel: x.on_cancel.is_some(),
-                payload: x.payload.as_deref().map(<[u8]>::to_vec),
+                times_left: x.times_left(),
+                first_delay: x.first_delay(),
+                on_cancel: x.has_on_cancel(),
+                payload: x.payload().map(<[u8]>::to_vec),
                 durable: x.durable,
             })
         });
@@ -397,7 +397,7 @@ impl<C: 'static> Timers<C> {
             };
             m.slots.at_mut(r.slot).put_callback(cb);
             if let Some(hook) = hook {
-                m.extras_mut(r.slot).on_cancel = Some(hook);
+                m.extras_mut(r.slot).rare_mut().on_cancel = Some(hook);
             }
         }
         m.frame_open = snap.frame_open;
@@ -411,17 +411,21 @@ impl<C: 'static> Timers<C> {
         let idx = r.slot;
         let calls_hi = (r.calls >> 32) as u32;
         let x = r.extras.as_deref();
-        let extras = (x.is_some() || calls_hi != 0).then(|| Extras {
-            owner: x.and_then(|x| x.owner),
-            name: x.and_then(|x| x.name.as_deref().map(Box::from)),
-            on_cancel: None,
-            times_left: x.and_then(|x| x.times_left),
-            first_delay: x.and_then(|x| x.first_delay),
-            calls_hi,
-            payload: x.and_then(|x| x.payload.as_deref().map(Box::from)),
-            durable: x.and_then(|x| x.durable),
-            dirty: false,
-            owed: 0,
+        let extras = (x.is_some() || calls_hi != 0).then(|| {
+            let mut e = Extras {
+                owner: x.and_then(|x| x.owner),
+                name: x.and_then(|x| x.name.as_deref().map(Box::from)),
+                calls_hi,
+                durable: x.and_then(|x| x.durable),
+                ..Extras::default()
+            };
+            e.set_rare(
+                None,
+                x.and_then(|x| x.times_left),
+                x.and_then(|x| x.first_delay),
+                x.and_then(|x| x.payload.as_deref().map(Box::from)),
+            );
+            e
         });
         let mut flags = Flags::new(r.domain, r.catch_up, r.looping);
         if let Some(tag) = r.tag {
