@@ -101,7 +101,10 @@ pub(super) fn send_parcels(
     let sent: Vec<i64> = parcels.iter().map(|p| p.sent).collect();
     let sum: Vec<i64> = parcels.iter().map(|p| p.sum).collect();
     // `set_config(.., true)` lasts until this statement's own transaction ends, and its commit
-    // reads it; the final SELECT names it so that it runs.
+    // reads it; the final SELECT names it so that it runs. "Every parcel's sender holds its
+    // owner" is counted over an inner join on equal columns (owners are unique in `h`), which
+    // the planner runs as a hash or merge join: as a `NOT EXISTS` over a left join with `OR`
+    // it chose a nested loop, 22 ms for 500 parcels instead of 0.5.
     let relax = match relaxed {
         true => "set_config('synchronous_commit', 'off', true)",
         false => "''",
@@ -114,8 +117,8 @@ pub(super) fn send_parcels(
                  AS k(o, e, s, rcv, b, t, m, i)), \
              h AS (SELECT owner, epoch, node, sum FROM tickflow_owners \
                  WHERE owner = ANY($1) ORDER BY owner FOR UPDATE), \
-             ok AS (SELECT NOT EXISTS (SELECT 1 FROM k LEFT JOIN h ON h.owner = k.o \
-                 WHERE h.owner IS NULL OR h.node <> k.s OR h.epoch <> k.e) AS all_held), \
+             ok AS (SELECT count(*) = (SELECT count(*) FROM k) AS all_held \
+                 FROM k JOIN h ON h.owner = k.o AND h.node = k.s AND h.epoch = k.e), \
              p AS (INSERT INTO tickflow_outbox ({PARCEL}) \
                  SELECT o, e, s, rcv, b, t, m FROM k WHERE (SELECT all_held FROM ok) \
                  ON CONFLICT (owner, epoch) DO NOTHING RETURNING receiver), \
