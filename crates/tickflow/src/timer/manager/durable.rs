@@ -22,9 +22,9 @@
 use std::hash::BuildHasher;
 
 use hashbrown::hash_table::{Entry, HashTable};
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxBuildHasher;
 
-use super::Extras;
+use super::{Extras, SideTable};
 
 use super::snapshot::Phase;
 use crate::time::Domain;
@@ -140,25 +140,25 @@ fn hash_key((owner, name): (OwnerId, &str)) -> u64 {
 }
 
 /// The key of the durable timer in `idx` (`None` if it has no side-table data).
-fn key_at<C>(extras: &FxHashMap<u32, Extras<C>>, idx: u32) -> Option<(OwnerId, &str)> {
+fn key_at<C>(extras: &SideTable<C>, idx: u32) -> Option<(OwnerId, &str)> {
     extras.get(&idx).map(key_of)
 }
 
 /// What a regrowth of the key table hashes a slot by. Every slot in the table has its data
 /// (a removal lets go of the key first).
-fn hash_at<C>(extras: &FxHashMap<u32, Extras<C>>, idx: u32) -> u64 {
+fn hash_at<C>(extras: &SideTable<C>, idx: u32) -> u64 {
     key_at(extras, idx).map_or(0, hash_key)
 }
 
 impl Journal {
     /// The slot holding `key`.
-    fn holder<C>(&self, extras: &FxHashMap<u32, Extras<C>>, key: (OwnerId, &str)) -> Option<u32> {
+    fn holder<C>(&self, extras: &SideTable<C>, key: (OwnerId, &str)) -> Option<u32> {
         let eq = |&i: &u32| key_at(extras, i) == Some(key);
         self.keys.find(hash_key(key), eq).copied()
     }
 
     /// Makes `idx` the holder of its key; returns the slot that held it before.
-    fn hold<C>(&mut self, extras: &FxHashMap<u32, Extras<C>>, idx: u32) -> Option<u32> {
+    fn hold<C>(&mut self, extras: &SideTable<C>, idx: u32) -> Option<u32> {
         let key = key_at(extras, idx).expect("durable timers have extras");
         let eq = |&i: &u32| key_at(extras, i) == Some(key);
         match self.keys.entry(hash_key(key), eq, |&i| hash_at(extras, i)) {
@@ -190,7 +190,7 @@ impl Journal {
     }
 
     /// Room for `n` more durable timers.
-    pub(super) fn reserve<C>(&mut self, extras: &FxHashMap<u32, Extras<C>>, n: usize) {
+    pub(super) fn reserve<C>(&mut self, extras: &SideTable<C>, n: usize) {
         self.keys.reserve(n, |&i| hash_at(extras, i));
         self.changed.reserve(n);
     }

@@ -7,10 +7,9 @@
 //! `durable_load.rs`. The parts keep their own invariants: a timer's slot in `slot.rs`, the
 //! wheels in `wheel/`, the due calls of a tick in `ready.rs`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-
-use rustc_hash::FxHashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 mod control;
 mod durable;
@@ -55,6 +54,35 @@ pub(crate) struct Extras<C> {
 
 // An entry of the side table (slot number and `Extras`) stays at 56 bytes: see `Extras`.
 const _: () = assert!(std::mem::size_of::<Extras<()>>() == 48);
+
+/// The side table: each timer's [`Extras`] by slot number.
+pub(crate) type SideTable<C> = HashMap<u32, Extras<C>, BuildHasherDefault<SlotHash>>;
+
+/// Hashes a slot number to itself in the low bits, which pick the table's bucket, and to a
+/// mixed value in the top 7, the tag a probe compares first. Slots taken one after another
+/// (a load, a restore, a burst of sets) then fill neighbouring buckets instead of random ones:
+/// a resume of a million durable timers writes its side table in order. Slot numbers come from
+/// the slot allocator, dense from 0, not from input, so no caller can make them collide.
+#[derive(Default)]
+pub(crate) struct SlotHash(u64);
+
+impl Hasher for SlotHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u32` keys are hashed here; any other input is folded in, well enough.
+        for &b in bytes {
+            self.write_u32(u32::from(b) ^ (self.0 as u32).rotate_left(8));
+        }
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        let mixed = u64::from(i).wrapping_mul(0xf135_7aea_2e62_a9c5);
+        self.0 = u64::from(i) | (mixed & (0x7f << 57));
+    }
+}
 
 /// What few timers with [`Extras`] have.
 struct Rare<C> {
@@ -178,7 +206,7 @@ pub(crate) enum Base {
 /// docs](crate::timer) for the rules every method keeps.
 pub struct Timers<C> {
     slots: TimerSlots<C>,
-    extras: FxHashMap<u32, Extras<C>>,
+    extras: SideTable<C>,
     owners: OwnerIndex<u32>,
     wheels: [Wheel; 3],
     ready: ReadyQueue,
@@ -231,7 +259,7 @@ impl<C: 'static> Timers<C> {
     pub(crate) fn new() -> Self {
         Timers {
             slots: TimerSlots::new(ContainerId::fresh()),
-            extras: FxHashMap::default(),
+            extras: SideTable::default(),
             owners: OwnerIndex::default(),
             wheels: [Wheel::new(0), Wheel::new(1), Wheel::new(2)],
             ready: ReadyQueue::default(),
@@ -650,8 +678,21 @@ impl<C: 'static> Timers<C> {
 
 #[cfg(test)]
 mod tests {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+
+    use super::SlotHash;
     use crate::time::Span;
     use crate::timer::TimerManager;
+
+    #[test]
+    fn a_slot_hashes_to_its_own_bucket_with_a_mixed_tag() {
+        let h = |i: u32| BuildHasherDefault::<SlotHash>::default().hash_one(i);
+        // The low bits pick the bucket: consecutive slots, consecutive buckets.
+        assert!((0..1000u32).all(|i| h(i) & 0xffff_ffff == u64::from(i)));
+        // The top 7 bits are the tag a probe compares first: not all alike.
+        let tags: std::collections::HashSet<u64> = (0..1000u32).map(|i| h(i) >> 57).collect();
+        assert!(tags.len() > 100, "{} tags", tags.len());
+    }
 
     #[test]
     fn set_order_survives_renumbering_when_the_counter_runs_out() {
