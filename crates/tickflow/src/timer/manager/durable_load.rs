@@ -26,7 +26,7 @@ use crate::format::RestoreError;
 use crate::time::{Domain, Span};
 use crate::timer::slot::NEVER;
 use crate::timer::Offline;
-use crate::timer::{Callback, TimerInfo, Timers};
+use crate::timer::{Callback, Timers};
 
 impl<C: 'static> Timers<C> {
     /// [`load_durable`](Self::load_durable) with each timer's callback bound by `bind_cb`, as a
@@ -351,32 +351,9 @@ fn bind<C: 'static>(
     start: &Start,
     bind_cb: Bind<'_, C>,
 ) -> Result<(MovedTimer, Callback<C>), RestoreError> {
-    // What the resolver is told, as `MovedTimer::info` tells it; the name goes into it and
-    // back out, so that a million rows cost no copy of a million names.
-    let mut info = TimerInfo {
-        handle: crate::timer::TimerHandle::default(),
-        name: Some(row.name),
-        tag: row.tag,
-        owner: Some(row.owner),
-        state: match start.phase {
-            Phase::Paused => crate::timer::TimerState::Paused,
-            Phase::Pending => crate::timer::TimerState::Pending,
-            Phase::Scheduled => crate::timer::TimerState::Active,
-        },
-        domain: row.domain,
-        looping: row.looping,
-        catch_up: row.catch_up,
-        remaining: crate::time::Span::from_flicks(start.time),
-        rate: crate::time::Span::from_flicks(row.period),
-        calls_made: row.calls,
-        calls_left: row.times_left,
-    };
-    let Some((cb, _)) = bind_cb(&info, false) else {
-        return Err(crate::timer::unbound(&info));
-    };
     let extras = ExtraRecord {
         owner: Some(row.owner),
-        name: info.name.take(),
+        name: Some(row.name),
         times_left: row.times_left,
         first_delay: row.first_delay,
         on_cancel: false,
@@ -396,7 +373,12 @@ fn bind<C: 'static>(
         tag: row.tag,
         extras: Some(Box::new(extras)),
     };
-    Ok((MovedTimer::from_record(record, start.late), cb))
+    let mut moved = MovedTimer::from_record(record, start.late);
+    let cb = moved.with_info(|info| {
+        let bound = bind_cb(info, false).map(|(cb, _)| cb);
+        bound.ok_or_else(|| crate::timer::unbound(info))
+    })?;
+    Ok((moved, cb))
 }
 
 #[cfg(test)]

@@ -58,11 +58,32 @@ impl MovedTimer {
     /// What the resolver is told: the timer as it will be in the destination (`handle` is
     /// the source's until the import allocates one).
     pub(crate) fn info(&self) -> TimerInfo {
+        let name = self.record.extras.as_deref().and_then(|x| x.name.clone());
+        self.info_named(name)
+    }
+
+    /// [`info`](Self::info) lent to `f` without a copy of the name, which moves into the info
+    /// and back: a load of a million durable timers copies no name.
+    pub(crate) fn with_info<R>(&mut self, f: impl FnOnce(&TimerInfo) -> R) -> R {
+        let name = self
+            .record
+            .extras
+            .as_deref_mut()
+            .and_then(|x| x.name.take());
+        let mut info = self.info_named(name);
+        let out = f(&info);
+        if let Some(x) = self.record.extras.as_deref_mut() {
+            x.name = info.name.take();
+        }
+        out
+    }
+
+    fn info_named(&self, name: Option<String>) -> TimerInfo {
         let r = &self.record;
         let x = r.extras.as_deref();
         TimerInfo {
             handle: self.old_handle().unwrap_or_default(),
-            name: x.and_then(|x| x.name.clone()),
+            name,
             tag: r.tag,
             owner: x.and_then(|x| x.owner),
             state: match r.phase {
