@@ -5,8 +5,8 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
 
 use super::rows::{
-    col, flags, node_of, owners_of, parcel_of, parcels_of, send_parcels, write_rows, NODE,
-    OUTBOX_CHANNEL, PARCEL,
+    col, flags, node_of, owner_at, owners_of, parcel_of, parcels_of, send_parcels, write_rows,
+    NODE, OUTBOX_CHANNEL, PARCEL,
 };
 use super::Postgres;
 use crate::backend::{NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
@@ -424,19 +424,7 @@ impl Store for Postgres {
         (rows.iter())
             .map(|r| {
                 let sender: Option<String> = col(r, 0, "tickflow_outbox", || "?".into(), "sender")?;
-                let owner = match r.try_get::<_, Option<i64>>(1)? {
-                    Some(owner) => {
-                        let key = || format!("owner {}", owner as u64);
-                        Some(OwnerRead {
-                            owner,
-                            epoch: col(r, 2, "tickflow_owners", key, "epoch")?,
-                            node: col(r, 3, "tickflow_owners", key, "node")?,
-                            sum: col(r, 4, "tickflow_owners", key, "sum")?,
-                        })
-                    }
-                    None => None,
-                };
-                Ok((sender, owner))
+                Ok((sender, owner_at(r, 1)?))
             })
             .collect()
     }

@@ -38,19 +38,29 @@ pub(super) fn node_of(r: &PgRow, node: &str) -> Result<NodeRead, StoreError> {
     Ok(NodeRead::from_columns(v, host))
 }
 
-pub(super) fn owner_of(r: &PgRow) -> Result<OwnerRead, StoreError> {
-    let owner: i64 = col(r, 0, "tickflow_owners", || "?".into(), "owner")?;
+/// A registry row from columns `at..at + 4`; `None` where a left join found none (its owner
+/// column is NULL).
+pub(super) fn owner_at(r: &PgRow, at: usize) -> Result<Option<OwnerRead>, StoreError> {
+    let Some(owner) = col::<Option<i64>>(r, at, "tickflow_owners", || "?".into(), "owner")? else {
+        return Ok(None);
+    };
     let key = || format!("owner {}", owner as u64);
-    Ok(OwnerRead {
+    Ok(Some(OwnerRead {
         owner,
-        epoch: col(r, 1, "tickflow_owners", key, "epoch")?,
-        node: col(r, 2, "tickflow_owners", key, "node")?,
-        sum: col(r, 3, "tickflow_owners", key, "sum")?,
-    })
+        epoch: col(r, at + 1, "tickflow_owners", key, "epoch")?,
+        node: col(r, at + 2, "tickflow_owners", key, "node")?,
+        sum: col(r, at + 3, "tickflow_owners", key, "sum")?,
+    }))
 }
 
+/// Rows of `tickflow_owners` itself (whose owner column is never NULL).
 pub(super) fn owners_of(rows: &[PgRow]) -> Result<Vec<OwnerRead>, StoreError> {
-    rows.iter().map(owner_of).collect()
+    (rows.iter())
+        .map(|r| {
+            let null = || StoreError::bad_row("tickflow_owners", "?", "owner", "is NULL");
+            owner_at(r, 0)?.ok_or_else(null)
+        })
+        .collect()
 }
 
 pub(super) const PARCEL: &str = "owner, epoch, sender, receiver, bytes, sent, sum";
@@ -137,20 +147,7 @@ pub(super) fn send_parcels(
             (&OUTBOX_CHANNEL, Type::TEXT),
         ],
     )?;
-    (rows.iter())
-        .map(|r| match r.try_get::<_, Option<i64>>(1)? {
-            Some(owner) => {
-                let key = || format!("owner {}", owner as u64);
-                Ok(Some(OwnerRead {
-                    owner,
-                    epoch: col(r, 2, "tickflow_owners", key, "epoch")?,
-                    node: col(r, 3, "tickflow_owners", key, "node")?,
-                    sum: col(r, 4, "tickflow_owners", key, "sum")?,
-                }))
-            }
-            None => Ok(None),
-        })
-        .collect()
+    rows.iter().map(|r| owner_at(r, 1)).collect()
 }
 
 /// Up to `limit` parcels to or from `node`, oldest first, on a client or in a transaction.
