@@ -238,6 +238,11 @@ impl<S: Store> Durable<S> {
 
     /// Stops running the node: gives it up, so that the next process takes it at once instead
     /// of waiting out this one's lease. What was not committed is not written (commit first).
+    ///
+    /// # Errors
+    ///
+    /// A database error: the node was not handed back, and the next process to resume it
+    /// waits out this one's lease instead (nothing else is lost).
     pub fn close(mut self) -> Result<(), StoreError> {
         if !self.started {
             return Ok(());

@@ -75,8 +75,10 @@ impl<S: Store> Durable<S> {
     /// # Errors
     ///
     /// Nothing changes: [`StoreError::NotHeld`] when the registry gives the owner another
-    /// node, [`StoreError::TooLarge`] for a parcel over [`MAX_PARCEL`], and
-    /// [`StoreError::Setting`] when the owner is on its way already.
+    /// node, [`StoreError::TooLarge`] for a parcel over [`MAX_PARCEL`],
+    /// [`StoreError::Setting`] when the owner is on its way already, and a database error
+    /// ([`is_database`](StoreError::is_database)) when the registry row of an owner this node
+    /// never wrote could not be read: send it again later.
     pub fn send<C: 'static>(
         &mut self,
         sched: &mut Scheduler<C>,

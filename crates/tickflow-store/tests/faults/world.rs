@@ -182,6 +182,9 @@ pub fn run<S: Effects>(
                 match durable.send(&mut sched, o, peer, Vec::new()) {
                     Ok(()) => sent = true,
                     Err(StoreError::Setting(_)) => {} // frozen already (its walk is on)
+                    // Its registry row could not be read (the connection ended): nothing
+                    // changed, so it walks on a later frame.
+                    Err(e) if e.is_database() => w.walkers.push(o),
                     Err(e) => return Err(e),
                 }
             }
@@ -226,8 +229,11 @@ pub fn run<S: Effects>(
                 });
                 match last {
                     Ok(_) => {
-                        durable.close()?;
-                        return Ok(End::Done);
+                        // A handback lost with its connection costs only the lease's wait.
+                        match durable.close() {
+                            Err(e) if !e.is_database() => return Err(e),
+                            _ => return Ok(End::Done),
+                        }
                     }
                     Err(e) if e.is_database() => {}
                     Err(e) => return Err(e),
