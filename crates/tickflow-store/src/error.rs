@@ -76,6 +76,19 @@ pub enum StoreError {
         /// The node.
         node: String,
     },
+    /// This node was fenced — its process stalled or was cut off past its lease, and live
+    /// nodes adopted owners of it ([`Durable::set_takeover`](crate::Durable::set_takeover))
+    /// — and has rejoined: it runs again with the owners it kept. The commit did not land; its
+    /// changes and frames stay queued for the next commit, but for the owners taken, which
+    /// [`Durable::handovers`](crate::Durable::handovers) lists as
+    /// [`Handover::TakenOver`](crate::Handover::TakenOver): drop your state of them and the
+    /// effects you keep for them, and go on.
+    Rejoined {
+        /// The node.
+        node: String,
+        /// How many owners were taken.
+        taken: usize,
+    },
     /// The connection to the database is lost, and the next try to make a new one waits a
     /// little (each failed try doubles the wait, up to a second): nothing was written.
     Disconnected {
@@ -188,6 +201,12 @@ impl fmt::Display for StoreError {
             StoreError::NodeLost { node } => write!(
                 f,
                 "node {node:?} was taken over by another process: this one stops committing"
+            ),
+            StoreError::Rejoined { node, taken } => write!(
+                f,
+                "node {node:?} was fenced (it stalled or was cut off past its lease) and \
+                 rejoined: {taken} of its owners were adopted by other nodes; the commit did \
+                 not land and the next one writes the rest"
             ),
             StoreError::Missing { what } => write!(f, "{what}"),
             StoreError::Disconnected { last, retry_in_ms } => write!(

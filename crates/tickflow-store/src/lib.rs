@@ -42,7 +42,9 @@ mod tables;
 mod vocab;
 
 pub use backend::SCHEMA_VERSION;
-pub use durable::{Arrival, Commit, Durable, Handover, Resumed, DEFAULT_LEASE};
+pub use durable::{
+    Arrival, Commit, Durable, Handover, Rendezvous, Resumed, TakeoverRule, DEFAULT_LEASE,
+};
 pub use error::StoreError;
 pub use handover::{Accepted, Handovers, Holder, Parcel, Settled, MAX_PARCEL};
 pub use inspect::{Inspect, Saved};

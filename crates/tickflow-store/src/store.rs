@@ -50,6 +50,9 @@ pub trait Store: Send {
         lock: bool,
     ) -> Result<Option<NodeRead>, StoreError>;
 
+    /// Every node's row, with its name, in name order: a fleet's members and their leases.
+    fn nodes_in(tx: &mut Self::Tx<'_>) -> Result<Vec<(String, NodeRead)>, StoreError>;
+
     /// Writes a node's row whole: its columns, checksum and lease (insert or replace).
     fn put_node_in(tx: &mut Self::Tx<'_>, node: &str, row: &NodeRead) -> Result<(), StoreError>;
 
@@ -101,6 +104,16 @@ pub trait Store: Send {
     fn rows_in(
         tx: &mut Self::Tx<'_>,
         node: &str,
+        sink: &mut dyn FnMut(Row) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError>;
+
+    /// Streams the timer rows of `node` whose owner is one of `owners` to `sink`, in any
+    /// order (what a takeover of a lost node's owners reads); stops as
+    /// [`rows_in`](Self::rows_in) does.
+    fn owner_rows_in(
+        tx: &mut Self::Tx<'_>,
+        node: &str,
+        owners: &[i64],
         sink: &mut dyn FnMut(Row) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError>;
 

@@ -70,8 +70,14 @@ impl<S: Store> Durable<S> {
         // server, holding the node's row until it ends; a plain read would not see it yet and
         // take it for one that did not land.
         let read = crate::store::in_tx(&mut self.store, true, |tx| S::node_in(tx, &node, true));
+        // The commit number says whether it landed even when a takeover fenced the node since
+        // (holder 0: a takeover does not commit for the node), and then the node is lost
+        // after all; not when another process took the node, whose commits count too.
+        let fenced = matches!(&read, Ok(Some(r)) if r.lease.holder == 0);
         let found = match read {
-            Ok(Some(r)) if r.lease.holder != self.token => Err(StoreError::NodeLost { node }),
+            Ok(Some(r)) if r.lease.holder != self.token && !fenced => {
+                Err(StoreError::NodeLost { node })
+            }
             Ok(Some(r)) if r.row.committed == attempt.number => Ok(true),
             Ok(Some(r)) if r.row.committed + 1 == attempt.number => Ok(false),
             Ok(Some(r)) => Err(StoreError::Missing {
@@ -99,6 +105,11 @@ impl<S: Store> Durable<S> {
             self.land(sched, attempt.number, attempt.frame, attempt.done);
         }
         self.queue.append(newer);
+        if fenced {
+            return Err(StoreError::NodeLost {
+                node: self.node.clone(),
+            });
+        }
         Ok(())
     }
 }

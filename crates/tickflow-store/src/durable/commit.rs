@@ -74,7 +74,9 @@ impl<S: Store> Durable<S> {
         self.frames_since += 1;
         if self.frames_since < self.every {
             if self.started && self.attempt.is_none() && self.renewed.elapsed() > self.lease / 2 {
-                self.renew()?;
+                if let Err(e) = self.renew() {
+                    return Err(self.fenced(sched, e));
+                }
             }
             return Ok(None);
         }
@@ -117,7 +119,18 @@ impl<S: Store> Durable<S> {
         self.write(sched, true, effects)
     }
 
+    /// [`write_once`](Self::write_once), rejoining when a takeover fenced this node.
     fn write<C: 'static>(
+        &mut self,
+        sched: &mut Scheduler<C>,
+        replace: bool,
+        effects: impl FnMut(&mut S::Tx<'_>, &Commit) -> Result<(), StoreError>,
+    ) -> Result<Commit, StoreError> {
+        self.write_once(sched, replace, effects)
+            .map_err(|e| self.fenced(sched, e))
+    }
+
+    fn write_once<C: 'static>(
         &mut self,
         sched: &mut Scheduler<C>,
         replace: bool,
@@ -148,10 +161,11 @@ impl<S: Store> Durable<S> {
             real: c.now(tickflow::time::Domain::Real).flicks(),
             frames: c.now(tickflow::time::Domain::Frames).flicks(),
             frame,
-            wall_ns: (self.wall)(),
+            wall_ns: self.wall.map_or(0, |f| f()), // the store's clock: set in the transaction
         };
-        // Twice at most: a second try only after stale parcels were taken out of the first.
-        for _ in 0..2 {
+        // Three tries at most: another only after stale parcels or adoptions were taken out of
+        // the one before.
+        for _ in 0..3 {
             match self.transact(&commit, clocks, replace, &mut effects) {
                 Ok(done) => {
                     self.land(sched, commit.number, frame, done);
@@ -170,7 +184,7 @@ impl<S: Store> Durable<S> {
             }
         }
         Err(StoreError::Setting(
-            "a commit found stale parcels twice".into(),
+            "a commit found stale parcels or adoptions three times".into(),
         ))
     }
 
@@ -185,7 +199,18 @@ impl<S: Store> Durable<S> {
         let node = self.node.as_str();
         let q = &self.queue;
         let mut tx = self.store.begin(true)?;
+        let mut clocks = clocks;
+        if self.wall.is_none() {
+            clocks.wall_ns = S::now_us_in(&mut tx)?.max(0) as u64 * 1000;
+        }
         let mut held: FxHashMap<OwnerId, u64> = FxHashMap::default();
+        if !q.adopts.is_empty() {
+            let stale = super::takeover::adopt_in::<S>(&mut tx, node, &q.adopts)?;
+            if !stale.is_empty() {
+                return Err(Failed::Stale(stale));
+            }
+            held.extend(q.adopts.iter().map(|a| (a.owner, a.epoch + 1)));
+        }
         if !q.accepts.is_empty() {
             let taken = S::accept_all_in(&mut tx, &q.accepts)?;
             let stale: Vec<OwnerId> = (q.accepts.iter().zip(&taken))

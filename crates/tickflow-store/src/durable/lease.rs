@@ -8,7 +8,9 @@
 //!   and only while the token is still this process's: a process whose node was taken over
 //!   stops committing ([`StoreError::NodeLost`]).
 //! - A lease that ran out is not lost by itself: nothing happens until another process wants
-//!   the node. So a paused game keeps its node, and only a contender needs the lease to be fresh.
+//!   the node, or — in a fleet whose nodes take part in takeovers (`takeover.rs`) — until a
+//!   live node adopts its owners and fences it. So a paused lone game keeps its node, and
+//!   only a contender needs the lease to be fresh.
 //! - A process that wants a node whose lease is another's and has not run out waits while the
 //!   lease lasts: if the holder renews it meanwhile, it is alive and the newcomer is refused
 //!   ([`StoreError::NodeHeld`]); if not, the newcomer takes it. A holder on the same machine
@@ -66,20 +68,21 @@ fn gone(lease: &Lease, here: &str) -> bool {
 
 /// What the lease step found.
 pub(crate) enum Taken {
-    /// The node is this process's; its row as read (checked), or `None` for a new node.
-    Node(Option<NodeRead>),
+    /// The node is this process's; its row as read (checked), or `None` for a new node, and
+    /// now on the store's clock (microseconds).
+    Node(Option<NodeRead>, i64),
     /// Another process holds it and renewed it while this one waited.
     Held(Lease, i64),
 }
 
 /// Takes `node` for the process with `token`, waiting at most while another holder's lease
-/// lasts (see the module docs).
+/// lasts (see the module docs); its row as read, and now on the store's clock (microseconds).
 pub(crate) fn take<S: Store>(
     store: &mut S,
     node: &str,
     token: u64,
     lease: Duration,
-) -> Result<Option<NodeRead>, StoreError> {
+) -> Result<(Option<NodeRead>, i64), StoreError> {
     let here = host();
     let lease_us = lease.as_micros().min(i64::MAX as u128) as i64;
     let start = Instant::now();
@@ -89,7 +92,7 @@ pub(crate) fn take<S: Store>(
             try_take::<S>(tx, node, token, lease_us, &here, seen.as_ref())
         })?;
         match found {
-            Taken::Node(row) => return Ok(row),
+            Taken::Node(row, now) => return Ok((row, now)),
             Taken::Held(l, now) => {
                 let left = l.until_us.saturating_sub(now).max(0) as u64;
                 let renewed = seen.as_ref().is_some_and(|s| *s != l);
@@ -145,7 +148,7 @@ fn try_take<S: Store>(
                 sum,
             },
         )?;
-        return Ok(Taken::Node(None));
+        return Ok(Taken::Node(None, now));
     };
     let l = &read.lease;
     let free =
@@ -159,7 +162,7 @@ fn try_take<S: Store>(
         ..read.clone()
     };
     S::put_node_in(tx, node, &taken)?;
-    Ok(Taken::Node(Some(read)))
+    Ok(Taken::Node(Some(read), now))
 }
 
 /// Gives `node` up, if the process with `token` holds it: the next process takes it at once.

@@ -3,14 +3,17 @@
 //!
 //! Where the parts are: the commit protocol and its commit numbers in `commit.rs`, `resume` in
 //! `resume.rs`, the handover steps (`send`, `receive` and the settling each commit does) in
-//! `moves.rs`, and the node's lease in `lease.rs`.
+//! `moves.rs`, the node's lease in `lease.rs`, and a fleet's takeover of a lost node's owners
+//! in `takeover.rs` (and the lost node's return in `rejoin.rs`).
 
 mod attempt;
 mod commit;
 mod lease;
 mod moves;
 mod queue;
+mod rejoin;
 mod resume;
+mod takeover;
 mod tally;
 
 use std::collections::BTreeMap;
@@ -22,11 +25,12 @@ use tickflow::timer::LoadReport;
 use tickflow::OwnerId;
 
 use crate::error::StoreError;
-use crate::store::{wall_ns, Store};
+use crate::store::Store;
 use queue::Queue;
 
 pub use lease::DEFAULT_LEASE;
 pub use moves::{Arrival, Handover};
+pub use takeover::{Rendezvous, TakeoverRule};
 
 /// What [`Durable::resume`] found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -161,7 +165,10 @@ pub struct Durable<S: Store> {
     in_flight: BTreeMap<OwnerId, (u64, String)>,
     /// Handovers settled or refused since [`Durable::handovers`] was last called.
     events: Vec<Handover>,
-    wall: fn() -> u64,
+    /// Which live node adopts which owner of a lost one; `None`: this node does not adopt.
+    takeover: Option<Box<dyn TakeoverRule>>,
+    /// The wall clock set with [`Durable::set_wall_clock`]; `None`: the store's.
+    wall: Option<fn() -> u64>,
 }
 
 impl<S: Store> Durable<S> {
@@ -185,7 +192,8 @@ impl<S: Store> Durable<S> {
             attempt: None,
             in_flight: BTreeMap::new(),
             events: Vec::new(),
-            wall: wall_ns,
+            takeover: None,
+            wall: None,
         }
     }
 
@@ -202,10 +210,14 @@ impl<S: Store> Durable<S> {
         self.lease = lease.max(Duration::from_millis(1));
     }
 
-    /// The wall clock offline time is measured with (nanoseconds since the Unix epoch; the
-    /// system clock by default): tests and tools that replay time set their own.
+    /// The wall clock offline time is measured with (nanoseconds since the Unix epoch): tests
+    /// and tools that replay time set their own. By default it is the store's clock — the
+    /// PostgreSQL server's, or this machine's for SQLite — read in each commit's transaction,
+    /// so that nodes whose own clocks disagree still agree on how long a node was down (a
+    /// node that adopts another's owners measures their offline time from that node's last
+    /// commit).
     pub fn set_wall_clock(&mut self, now_ns: fn() -> u64) {
-        self.wall = now_ns;
+        self.wall = Some(now_ns);
     }
 
     /// The node's name.

@@ -37,6 +37,10 @@ pub struct Arrival {
     pub state: Vec<u8>,
     /// The old handles of its timers, tick functions and tickables, mapped to the new ones.
     pub handles: HandleMap,
+    /// It was adopted from a lost node ([`Durable::adopt`]), not sent: only its durable
+    /// timers came (resumed by their offline policies, as after a restart), `state` and
+    /// `handles` are empty, and your state of it is what your own tables hold.
+    pub adopted: bool,
 }
 
 /// How a handover ended, as [`Durable::handovers`] reports it.
@@ -63,6 +67,15 @@ pub enum Handover {
     Dropped {
         /// The owner.
         owner: OwnerId,
+    },
+    /// This node was fenced (paused or cut off past its lease) and another node adopted this
+    /// owner meanwhile: its items are gone from the scheduler; drop your state of it, and the
+    /// effects you keep for it that no commit wrote (its adopter runs those frames again).
+    TakenOver {
+        /// The owner.
+        owner: OwnerId,
+        /// The node that holds it now (`""` when the registry has no row of it).
+        by: String,
     },
 }
 
@@ -202,6 +215,7 @@ impl<S: Store> Durable<S> {
                 sender: p.sender.clone(),
                 state,
                 handles,
+                adopted: false,
             });
             self.queue.accepts.push(p);
         }
@@ -264,6 +278,7 @@ impl<S: Store> Durable<S> {
                 let p = q.accepts.remove(i);
                 q.refuses.push((p.owner, p.epoch));
             }
+            q.adopts.retain(|a| a.owner != owner);
             q.changes.retain(|c| change_owner(c) != owner);
             if sched.freeze_owner(owner).is_some() {
                 sched.commit_owner(owner);

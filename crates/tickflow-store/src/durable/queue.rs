@@ -18,6 +18,8 @@ pub(super) struct Queue {
     pub(super) refuses: Vec<(OwnerId, u64)>,
     /// Owners that moved away: this node's rows of them are deleted.
     pub(super) drops: Vec<OwnerId>,
+    /// Owners of lost nodes this node imported, to take in the registry.
+    pub(super) adopts: Vec<super::takeover::Adopt>,
 }
 
 impl Queue {
@@ -39,6 +41,7 @@ impl Queue {
         self.accepts.extend(later.accepts);
         self.refuses.extend(later.refuses);
         self.drops.extend(later.drops);
+        self.adopts.extend(later.adopts);
     }
 }
 
@@ -63,5 +66,6 @@ impl Queue {
             .retain(|c| super::moves::change_owner(c) != owner);
         self.sends.retain(|p| p.owner != owner);
         self.accepts.retain(|p| p.owner != owner);
+        self.adopts.retain(|a| a.owner != owner);
     }
 }

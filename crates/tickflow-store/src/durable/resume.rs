@@ -73,13 +73,14 @@ impl<S: Store> Durable<S> {
         &mut self,
         resolver: &mut dyn Resolver<C>,
     ) -> Result<(Scheduler<C>, Resumed), StoreError> {
-        let found = lease::take(&mut self.store, &self.node, self.token, self.lease)?;
+        let (found, now_us) = lease::take(&mut self.store, &self.node, self.token, self.lease)?;
+        let now_ns = self.wall.map_or(now_us.max(0) as u64 * 1000, |f| f());
         self.renewed = std::time::Instant::now();
         let (store, node) = (&mut self.store, self.node.as_str());
         let (read, out) = std::thread::scope(|s| {
             let (tx, rx) = mpsc::sync_channel(4);
             let reader = s.spawn(move || read_node(store, node, &tx));
-            let out = load(rx, node, found.as_ref(), self.wall, resolver);
+            let out = load(rx, node, found.as_ref(), now_ns, resolver);
             let read = reader
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -218,7 +219,7 @@ fn load<C: 'static>(
     parts: mpsc::Receiver<Part>,
     node: &str,
     found: Option<&NodeRead>,
-    wall: fn() -> u64,
+    now_ns: u64,
     resolver: &mut dyn Resolver<C>,
 ) -> Result<Loaded<C>, StoreError> {
     let Ok(Part::Head {
@@ -257,7 +258,7 @@ fn load<C: 'static>(
         });
     };
     let clocks = row.clocks;
-    let offline = Span::from(Duration::from_nanos(wall().saturating_sub(clocks.wall_ns)));
+    let offline = Span::from(Duration::from_nanos(now_ns.saturating_sub(clocks.wall_ns)));
     let real = Time::from_flicks(clocks.real).checked_add(offline);
     let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
     let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);

@@ -63,6 +63,19 @@ impl Store for Postgres {
         row.map(|r| node_of(&r, node)).transpose()
     }
 
+    fn nodes_in(tx: &mut Tx<'_>) -> Result<Vec<(String, NodeRead)>, StoreError> {
+        let rows = tx.query_typed(
+            &format!("SELECT {NODE}, node FROM tickflow_nodes ORDER BY node"),
+            &[],
+        )?;
+        (rows.iter())
+            .map(|r| {
+                let name: String = col(r, 13, "tickflow_nodes", || "?".into(), "node")?;
+                Ok((name.clone(), node_of(r, &name)?))
+            })
+            .collect()
+    }
+
     fn put_node_in(tx: &mut Tx<'_>, node: &str, n: &NodeRead) -> Result<(), StoreError> {
         let c = &n.row.clocks;
         let v = [
@@ -250,6 +263,24 @@ impl Store for Postgres {
         )?;
         while let Some(r) = rows.next()? {
             if !sink(read_row!(&r, try_get))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn owner_rows_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        owners: &[i64],
+        sink: &mut dyn FnMut(Row) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let rows = tx.query_typed(
+            &format!("SELECT {COLUMNS} FROM tickflow_timers WHERE node = $1 AND owner = ANY($2)"),
+            &[(&node, Type::TEXT), (&owners, Type::INT8_ARRAY)],
+        )?;
+        for r in &rows {
+            if !sink(read_row!(r, try_get))? {
                 break;
             }
         }

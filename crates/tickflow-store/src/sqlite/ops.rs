@@ -44,6 +44,27 @@ impl Store for Sqlite {
         }
     }
 
+    fn nodes_in(tx: &mut Tx<'_>) -> Result<Vec<(String, NodeRead)>, StoreError> {
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT {NODE}, node FROM tickflow_nodes ORDER BY node"
+        ))?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let name: String = r.get(13).map_err(|e| {
+                StoreError::bad_row(
+                    "tickflow_nodes",
+                    "?",
+                    "node",
+                    format!("cannot be read: {e}"),
+                )
+            })?;
+            let read = node_of(r, &name)?;
+            out.push((name, read));
+        }
+        Ok(out)
+    }
+
     fn put_node_in(tx: &mut Tx<'_>, node: &str, n: &NodeRead) -> Result<(), StoreError> {
         let c = &n.row.clocks;
         tx.prepare_cached(
@@ -200,6 +221,27 @@ impl Store for Sqlite {
         while let Some(r) = rows.next()? {
             if !sink(read_row!(r, get))? {
                 break;
+            }
+        }
+        Ok(())
+    }
+
+    fn owner_rows_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        owners: &[i64],
+        sink: &mut dyn FnMut(Row) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        // One sweep of the key's (node, owner) prefix per owner.
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tickflow_timers WHERE node = ?1 AND owner = ?2"
+        ))?;
+        for &o in owners {
+            let mut rows = stmt.query(params![node, o])?;
+            while let Some(r) = rows.next()? {
+                if !sink(read_row!(r, get))? {
+                    return Ok(());
+                }
             }
         }
         Ok(())

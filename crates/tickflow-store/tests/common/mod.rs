@@ -5,6 +5,7 @@
 pub mod moves;
 pub mod nodes;
 pub mod resume;
+pub mod takeover;
 
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
@@ -160,6 +161,11 @@ macro_rules! all_store_tests {
             moves::a_refused_parcel_leaves_the_owner_with_its_sender,
             moves::a_receiver_restarted_before_its_commit_takes_the_parcel_again,
             moves::an_owner_sent_as_it_fired_resumes_from_its_freeze,
+            takeover::a_lost_nodes_owners_are_adopted_once,
+            takeover::two_adopters_of_one_owner_win_once,
+            takeover::a_fenced_node_rejoins_without_what_was_taken,
+            takeover::a_parcel_to_a_lost_node_finds_a_receiver,
+            takeover::adopted_timers_count_the_time_their_node_was_lost,
         );
     };
 }

@@ -227,6 +227,17 @@ impl<S: Store> Store for Flaky<S> {
     ) -> Result<(), StoreError> {
         S::rows_in(tx, node, sink)
     }
+    fn nodes_in(tx: &mut Self::Tx<'_>) -> Result<Vec<(String, NodeRead)>, StoreError> {
+        S::nodes_in(tx)
+    }
+    fn owner_rows_in(
+        tx: &mut Self::Tx<'_>,
+        node: &str,
+        owners: &[i64],
+        sink: &mut dyn FnMut(Row) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        S::owner_rows_in(tx, node, owners, sink)
+    }
 }
 
 /// Commits whose answer is lost, landed or not: the next commit finds out from the node's
