@@ -4,10 +4,12 @@
 mod arena;
 mod bench;
 mod demo;
+mod fleet;
 mod output;
 mod plots;
 mod processes;
 mod rollback;
+mod sql;
 mod tour;
 mod trace;
 
@@ -30,6 +32,7 @@ Examples:
   tickflow explain --dot | dot -Tsvg > graph.svg
   tickflow explain --actors 2000 --dot-kinds | dot -Tsvg > kinds.svg
   tickflow bench --quick                every benchmark with its peers (a build with --features bench)
+  tickflow fleet --zones 3 --seconds 20  free-running zones under SIGKILL and SIGSTOP, checked
   tickflow tour                         one printed scene per part of the library";
 
 /// Time services for game loops: see them work, measure them.
@@ -60,6 +63,13 @@ enum Command {
     /// One shard of `demo --processes` (the demo starts these itself; started by hand, on
     /// any machine that reaches the store, it serves the same role).
     Shard(ShardArgs),
+    /// Zones that run free (no director, no frame barrier), actors walking between them,
+    /// under a nemesis (SIGKILL, SIGSTOP past the lease, cuts, clock skew); then the checker:
+    /// every actor in one zone, every durable call once, none early. Plots in --out.
+    Fleet(fleet::FleetArgs),
+    /// One zone of `fleet` (the fleet starts these itself; started by hand, on any machine
+    /// that reaches the store, it joins the same fleet).
+    Zone(fleet::zone::ZoneArgs),
 }
 
 #[derive(Args, Debug)]
@@ -235,6 +245,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
             arena::serve(a.id, a.shards, a.seed, &a.store, a.schema.as_deref())
                 .map_err(|e| CliError::usage(format!("shard {}: {e}", a.id)))
         }
+        Some(Command::Fleet(args)) => fleet::run(&args),
+        Some(Command::Zone(args)) => fleet::zone::run(&args)
+            .map_err(|e| CliError::internal(format!("zone {}: {e}", args.index))),
         Some(Command::Tour) => {
             tour::run();
             Ok(())

@@ -57,7 +57,7 @@ const COLORS: [RGBColor; BANDS] = [
     RGBColor(227, 119, 194),
 ];
 
-fn font() -> Result<(), CliError> {
+pub(crate) fn register_font() -> Result<(), CliError> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
@@ -85,7 +85,7 @@ pub(crate) fn frames(
     times: &[[Duration; Stage::COUNT]],
     hz: u32,
 ) -> Result<(), CliError> {
-    font()?;
+    register_font()?;
     let plot = FramePlot::new(times, hz);
     let size = (1000, 620);
     draw_frames(SVGBackend::new(svg, size).into_drawing_area(), &plot)
@@ -305,7 +305,7 @@ pub(crate) fn catch_up_calls() -> Vec<(CatchUp, Vec<u32>)> {
 
 /// `catch-up.svg`: the three policies one above the other, on the same frames.
 pub(crate) fn catch_up(svg: &Path) -> Result<(), CliError> {
-    font()?;
+    register_font()?;
     let root = SVGBackend::new(svg, (1000, 640)).into_drawing_area();
     draw_catch_up(root, &catch_up_calls()).map_err(plot_error("catch-up.svg"))
 }

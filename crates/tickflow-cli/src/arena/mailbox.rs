@@ -10,6 +10,8 @@ use std::time::Duration;
 use tickflow::OwnerId;
 use tickflow_store::{Accepted, Handovers, Holder, Parcel, Postgres, Settled, Sqlite, Store};
 
+use crate::sql::{err, Sql, V};
+
 /// How long a reader sleeps between two looks at the store.
 pub(crate) const POLL: Duration = Duration::from_micros(200);
 
@@ -17,92 +19,6 @@ pub(crate) const POLL: Duration = Duration::from_micros(200);
 const INPUT: i64 = 0;
 const OUTPUT: i64 = 1;
 const ARRIVALS: i64 = 2;
-
-/// A value bound to a statement.
-pub(crate) enum V<'a> {
-    I(i64),
-    B(&'a [u8]),
-}
-
-/// Statements on either database's open transaction (`?N` placeholders, rewritten for
-/// PostgreSQL).
-pub(crate) trait Sql {
-    /// Runs a statement; the rows it changed.
-    fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String>;
-    /// The byte column of the first row, if any.
-    fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String>;
-    /// Rows of an integer and a text column.
-    fn pairs(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String>;
-}
-
-fn sqlite_values(v: &[V<'_>]) -> Vec<rusqlite::types::Value> {
-    (v.iter())
-        .map(|v| match v {
-            V::I(i) => rusqlite::types::Value::Integer(*i),
-            V::B(b) => rusqlite::types::Value::Blob(b.to_vec()),
-        })
-        .collect()
-}
-
-impl Sql for rusqlite::Transaction<'_> {
-    fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String> {
-        let params = rusqlite::params_from_iter(sqlite_values(v));
-        self.execute(sql, params).map(|n| n as u64).map_err(err)
-    }
-    fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String> {
-        use rusqlite::OptionalExtension;
-        let params = rusqlite::params_from_iter(sqlite_values(v));
-        (self.query_row(sql, params, |r| r.get(0)).optional()).map_err(err)
-    }
-    fn pairs(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
-        let mut stmt = self.prepare(sql).map_err(err)?;
-        let params = rusqlite::params_from_iter(sqlite_values(v));
-        let rows = stmt.query_map(params, |r| Ok((r.get(0)?, r.get(1)?)));
-        let out: Result<Vec<_>, _> = rows.map_err(err)?.collect();
-        out.map_err(err)
-    }
-}
-
-fn pg_sql(sql: &str) -> String {
-    sql.replace('?', "$").replace("BLOB", "BYTEA")
-}
-
-fn pg_values<'a>(v: &'a [V<'a>]) -> Vec<Box<dyn postgres::types::ToSql + Sync + 'a>> {
-    (v.iter())
-        .map(|v| -> Box<dyn postgres::types::ToSql + Sync> {
-            match v {
-                V::I(i) => Box::new(*i),
-                V::B(b) => Box::new(*b),
-            }
-        })
-        .collect()
-}
-
-impl Sql for postgres::Transaction<'_> {
-    fn exec(&mut self, sql: &str, v: &[V<'_>]) -> Result<u64, String> {
-        let vals = pg_values(v);
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
-        self.execute(&pg_sql(sql), &refs).map_err(err)
-    }
-    fn bytes(&mut self, sql: &str, v: &[V<'_>]) -> Result<Option<Vec<u8>>, String> {
-        let vals = pg_values(v);
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
-        let row = self.query_opt(&pg_sql(sql), &refs).map_err(err)?;
-        row.map(|r| r.try_get(0).map_err(err)).transpose()
-    }
-    fn pairs(&mut self, sql: &str, v: &[V<'_>]) -> Result<Vec<(i64, String)>, String> {
-        let vals = pg_values(v);
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = vals.iter().map(|b| &**b).collect();
-        let rows = self.query(&pg_sql(sql), &refs).map_err(err)?;
-        (rows.iter())
-            .map(|r| Ok((r.try_get(0).map_err(err)?, r.try_get(1).map_err(err)?)))
-            .collect()
-    }
-}
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS arena_frames (

@@ -150,10 +150,11 @@ impl<S: Store> Durable<S> {
             }
         }
         let frame = sched.clocks().frame();
-        let commit = Commit {
+        let mut commit = Commit {
             number: self.committed + 1,
             first: self.landed_frame + 1,
             last: frame,
+            dropped: Vec::new(),
         };
         let c = sched.clocks();
         let clocks = NodeClocks {
@@ -171,7 +172,10 @@ impl<S: Store> Durable<S> {
                     self.land(sched, commit.number, frame, done);
                     return Ok(commit);
                 }
-                Err(Failed::Stale(owners)) => self.drop_stale(sched, &owners),
+                Err(Failed::Stale(owners)) => {
+                    self.drop_stale(sched, &owners);
+                    commit.dropped.extend(owners);
+                }
                 Err(Failed::Uncertain(e, done)) => {
                     let queue = std::mem::take(&mut self.queue);
                     self.attempt = Some(Attempt::new(commit.number, frame, queue, *done));

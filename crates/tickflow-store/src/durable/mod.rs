@@ -61,6 +61,7 @@ pub struct Commit {
     number: u64,
     first: u64,
     last: u64,
+    dropped: Vec<OwnerId>,
 }
 
 impl Commit {
@@ -80,6 +81,13 @@ impl Commit {
     /// Whether `frame`'s effects are in this commit.
     pub fn covers(&self, frame: u64) -> bool {
         self.frames().contains(&frame)
+    }
+
+    /// Owners whose arrival or adoption this commit found stale (another node took them
+    /// first) and undid, before your hook ran: write no effect of theirs (their new holder
+    /// makes those calls), and drop them ([`Handover::Dropped`] says so too).
+    pub fn dropped(&self) -> &[OwnerId] {
+        &self.dropped
     }
 }
 

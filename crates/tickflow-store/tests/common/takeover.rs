@@ -125,7 +125,13 @@ pub fn two_adopters_of_one_owner_win_once<S: Store>(open: impl Fn() -> S) {
     assert_eq!(b.adopt(&mut sb, &mut registry(), 100).unwrap().len(), 5);
     assert_eq!(c.adopt(&mut sc, &mut registry(), 100).unwrap().len(), 5);
     frame(&mut b, &mut sb, &mut log);
-    frame(&mut c, &mut sc, &mut log);
+    sc.tick(DT, &mut log);
+    let commit = c.end_frame(&mut sc, |_, _| Ok(())).unwrap().unwrap();
+    assert_eq!(
+        commit.dropped().len(),
+        5,
+        "the hook is told whose effects not to write"
+    );
     let dropped = c.handovers();
     assert_eq!(dropped.len(), 5, "{dropped:?}");
     assert!(dropped
