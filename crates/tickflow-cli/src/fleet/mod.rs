@@ -148,6 +148,8 @@ fn now_us() -> i64 {
 struct Zone {
     child: Option<Child>,
     cmd: Vec<String>,
+    /// Environment of its process (the clock shift's).
+    env: Vec<(String, String)>,
     proxy: Option<proxy::Proxy>,
     log: PathBuf,
 }
@@ -161,6 +163,7 @@ impl Zone {
             .map_err(err)?;
         let child = Command::new(&self.cmd[0])
             .args(&self.cmd[1..])
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -208,7 +211,9 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
     let stop = a.out.join("stop");
     let _ = std::fs::remove_file(&stop);
     let exe = std::env::current_exe().map_err(|e| CliError::io("the tool's path", e))?;
-    let faketime = a.skew_ms > 0 && which("faketime");
+    // libfaketime, preloaded: the zone's own process reads a shifted clock (the wrapper
+    // program would stand between the nemesis's signals and the zone).
+    let faketime = (a.skew_ms > 0).then(faketime_lib).flatten();
     let mut zones = Vec::new();
     for i in 0..a.zones {
         let mut url = store.clone();
@@ -220,13 +225,14 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
                 proxy = Some(p);
             }
         }
-        let mut cmd = Vec::new();
-        if faketime {
+        let mut env = Vec::new();
+        if let Some(lib) = &faketime {
             let sign = if i % 2 == 0 { '+' } else { '-' };
-            let shift = format!("{sign}{}", a.skew_ms as f64 / 1000.0);
-            cmd.extend(["faketime".to_string(), "-f".into(), format!("{shift}s")]);
+            let shift = format!("{sign}{}s", a.skew_ms as f64 / 1000.0);
+            env.push(("LD_PRELOAD".to_string(), lib.clone()));
+            env.push(("FAKETIME".to_string(), shift));
         }
-        cmd.push(exe.display().to_string());
+        let mut cmd = vec![exe.display().to_string()];
         cmd.extend(
             [
                 "zone",
@@ -263,6 +269,7 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
         zones.push(Zone {
             child: None,
             cmd,
+            env,
             proxy,
             log,
         });
@@ -293,7 +300,7 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
         csv.push_str(&format!("{},{},zone-{}\n", f.at_us, f.kind, f.zone));
     }
     std::fs::write(a.out.join("faults.csv"), csv).map_err(|e| CliError::io(a.out.display(), e))?;
-    let summary = plot::summary(a, &store, &report, &faults, faketime);
+    let summary = plot::summary(a, &store, &report, &faults, faketime.is_some());
     print!("{summary}");
     std::fs::write(a.out.join("summary.txt"), &summary)
         .map_err(|e| CliError::io(a.out.display(), e))?;
@@ -392,10 +399,15 @@ fn nemesis(a: &FleetArgs, zones: &mut [Zone], started: Instant) -> Result<Vec<Fa
     Ok(faults)
 }
 
-fn which(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+/// The path of the multithreaded libfaketime, where the distribution's package puts it.
+fn faketime_lib() -> Option<String> {
+    let dirs = [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib",
+        "/usr/lib64",
+    ];
+    (dirs.iter())
+        .map(|d| format!("{d}/faketime/libfaketimeMT.so.1"))
+        .find(|p| std::path::Path::new(p).exists())
 }
