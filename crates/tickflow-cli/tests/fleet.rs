@@ -126,3 +126,54 @@ fn rand_tag() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)
 }
+
+/// The PostgreSQL primary dies (killed as a crash would) and its synchronous standby is
+/// promoted with the standard tool while the fleet runs, under the other faults too; the
+/// zones find the new primary through the multi-host URL. `TICKFLOW_PG_PAIR` names a script
+/// that makes a fresh pair and prints that URL and the failover command (CI's
+/// `.ci/pg-pair`); without it the test says it was skipped.
+#[test]
+fn a_fleet_survives_a_primary_failover() {
+    let Ok(script) = std::env::var("TICKFLOW_PG_PAIR") else {
+        let note =
+            "a_fleet_survives_a_primary_failover: skipped (set TICKFLOW_PG_PAIR to run it)\n";
+        std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes()).unwrap();
+        return;
+    };
+    let made = std::process::Command::new("bash")
+        .arg(&script)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("the pair's script runs");
+    assert!(made.status.success(), "{script} failed");
+    let text = String::from_utf8(made.stdout).unwrap();
+    let mut lines = text.lines();
+    let (url, failover) = (lines.next().unwrap(), lines.next().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let summary = fleet(
+        dir.path(),
+        &[
+            "--store",
+            url,
+            "--kill-every",
+            "3",
+            "--stop-every",
+            "4",
+            "--failover-at",
+            "4",
+            "--failover-cmd",
+            failover,
+            "--seed",
+            "7",
+        ],
+    );
+    check(&summary);
+    let ms = after(
+        summary
+            .split("first commit on the new primary")
+            .nth(1)
+            .unwrap_or(""),
+        "",
+    );
+    println!("failover: first commit {ms} ms after the primary's death");
+}

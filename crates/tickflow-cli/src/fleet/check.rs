@@ -35,6 +35,10 @@ pub(crate) struct Report {
     pub(crate) events: HashMap<String, u64>,
     /// Adoptions: (lost zone, time µs).
     pub(crate) adoptions: Vec<(String, i64)>,
+    /// Lines of zones that stopped with an error.
+    pub(crate) zone_errors: Vec<String>,
+    /// When zones committed again after failed commits (µs).
+    pub(crate) recovered: Vec<i64>,
     /// Per zone: its load each second.
     pub(crate) load: HashMap<String, Vec<Second>>,
 }
@@ -45,7 +49,12 @@ pub(crate) type Second = (i64, u64, u64, u64, u64);
 impl Report {
     /// Violations of the invariants.
     pub(crate) fn violations(&self) -> u64 {
-        self.nowhere as u64 + self.twice_held as u64 + self.lost + self.doubled + self.early
+        self.nowhere as u64
+            + self.twice_held as u64
+            + self.lost
+            + self.doubled
+            + self.early
+            + self.zone_errors.len() as u64
     }
 }
 
@@ -131,8 +140,10 @@ pub(crate) fn check(tx: &mut dyn Sql, hz: u32) -> Result<Report, String> {
     }
     for c in tx.rows("SELECT kind, peer, at_us FROM fleet_events", &[])? {
         *r.events.entry(c[0].t().to_string()).or_default() += 1;
-        if c[0].t() == "adopt" {
-            r.adoptions.push((c[1].t().to_string(), c[2].i()));
+        match c[0].t() {
+            "adopt" => r.adoptions.push((c[1].t().to_string(), c[2].i())),
+            "recovered" => r.recovered.push(c[2].i()),
+            _ => {}
         }
     }
     let load = tx.rows(

@@ -116,6 +116,13 @@ pub(crate) struct FleetArgs {
     /// distribution's package of that name).
     #[arg(long, default_value_t = 0)]
     skew_ms: u64,
+    /// Fail the PostgreSQL primary over this many seconds into the run (0: never), by running
+    /// --failover-cmd (which kills the primary and promotes its standby; the zones find the
+    /// new primary through a multi-host --store URL).
+    #[arg(long, default_value_t = 0.0)]
+    failover_at: f64,
+    #[arg(long, default_value = "")]
+    failover_cmd: String,
     /// Each actor's pulse period, ms: MIN and MAX.
     #[arg(long, default_value_t = 500)]
     pulse_min: u64,
@@ -294,7 +301,25 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
             let _ = c.wait();
         }
     }
-    let report = with_tx(&mut db, |tx| check::check(tx, a.hz)).map_err(CliError::internal)?;
+    // The launcher's connection may be to a primary that failed over: a few tries.
+    let mut read = with_tx(&mut db, |tx| check::check(tx, a.hz));
+    for _ in 0..20 {
+        if read.is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        read = with_tx(&mut db, |tx| check::check(tx, a.hz));
+    }
+    let mut report = read.map_err(CliError::internal)?;
+    // A zone that stopped by itself (an acknowledged commit the database lost, say) says why.
+    for z in &zones {
+        let log = std::fs::read_to_string(&z.log).unwrap_or_default();
+        report.zone_errors.extend(
+            log.lines()
+                .filter(|l| l.starts_with("error"))
+                .map(String::from),
+        );
+    }
     let mut csv = String::from("at_us,fault,zone\n");
     for f in &faults {
         csv.push_str(&format!("{},{},zone-{}\n", f.at_us, f.kind, f.zone));
@@ -324,6 +349,8 @@ fn nemesis(a: &FleetArgs, zones: &mut [Zone], started: Instant) -> Result<Vec<Fa
     let hold = Duration::from_millis(a.lease_ms * 3);
     let down = Duration::from_secs_f64(a.down.max(0.0));
     let mut next = [kill, stop, cut].map(|d| d.map(|d| started + d));
+    let mut failover = (a.failover_at > 0.0 && !a.failover_cmd.is_empty())
+        .then(|| started + Duration::from_secs_f64(a.failover_at));
     // Pending ends of faults: (when, what, zone).
     let mut ends: Vec<(Instant, &'static str, usize)> = Vec::new();
     let mut record = |kind, zone| {
@@ -337,6 +364,22 @@ fn nemesis(a: &FleetArgs, zones: &mut [Zone], started: Instant) -> Result<Vec<Fa
         let now = Instant::now();
         if now >= end {
             break;
+        }
+        if failover.is_some_and(|at| now >= at) {
+            failover = None;
+            record("failover", 0);
+            let ok = Command::new("sh")
+                .args(["-c", &a.failover_cmd])
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                return Err(CliError::internal(format!(
+                    "--failover-cmd {:?} failed",
+                    a.failover_cmd
+                )));
+            }
+            record("promoted", 0);
         }
         ends.sort_by_key(|e| e.0);
         while ends.first().is_some_and(|e| e.0 <= now) {

@@ -115,6 +115,24 @@ pub(crate) fn summary(
             quantile(&mut t, 1.0)
         );
     }
+    if let Some(f) = faults.iter().find(|f| f.kind == "failover") {
+        let mut back: Vec<i64> = (r.recovered.iter())
+            .filter(|&&t| t > f.at_us)
+            .copied()
+            .collect();
+        back.sort_unstable();
+        let ms = |t: Option<&i64>| t.map_or(-1, |t| (t - f.at_us) / 1000);
+        let _ = writeln!(
+            s,
+            "failover: primary killed and standby promoted; first commit on the new primary \
+             {} ms after the kill, the last zone's {} ms after",
+            ms(back.first()),
+            ms(back.last())
+        );
+    }
+    for e in &r.zone_errors {
+        let _ = writeln!(s, "zone stopped: {e}");
+    }
     let mut p99: Vec<u64> = r.load.values().flatten().map(|l| l.2).collect();
     let calls: u64 = r.load.values().flatten().map(|l| l.4).sum();
     let _ = writeln!(

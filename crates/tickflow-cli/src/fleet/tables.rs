@@ -161,6 +161,12 @@ pub(crate) fn write(tx: &mut dyn Sql, zone: &str, w: &World, c: &Commit) -> Resu
         5,
         &events,
     )?;
+    if w.failing {
+        tx.exec(
+            "INSERT INTO fleet_events (zone, kind, owner, peer, at_us) VALUES (?1, ?2, 0, '', ?3)",
+            &[V::T(zone), V::T("recovered"), V::I(now)],
+        )?;
+    }
     let loads: Vec<Vec<V<'_>>> = (w.loads.iter())
         .map(|l| {
             vec![

@@ -70,6 +70,8 @@ pub(crate) struct World {
     pub(crate) events: Vec<Event>,
     pub(crate) births: Vec<(OwnerId, u64, Instant, u64)>,
     pub(crate) loads: Vec<Load>,
+    /// The last commit failed: the next one that lands says so (a "recovered" event).
+    pub(crate) failing: bool,
     /// Actors whose walk timer fired this frame.
     walkers: Vec<OwnerId>,
     /// Actors adopted or resumed: what kind their calls in their first frame here are, and
@@ -287,6 +289,7 @@ where
             w.events.retain(|e| e.frame > *c.frames().end());
             w.births.retain(|b| b.1 > *c.frames().end());
             w.loads.clear();
+            w.failing = false;
         }
         Ok(None) => {}
         Err(StoreError::Rejoined { taken, .. }) => {
@@ -298,7 +301,8 @@ where
             ));
         }
         Err(e @ StoreError::NodeLost { .. }) => return Err(e.to_string()),
-        Err(_) => {} // kept for the next commit
+        Err(StoreError::Missing { what }) => return Err(what),
+        Err(_) => w.failing = true, // kept for the next commit
     }
     for h in d.handovers() {
         match h {
