@@ -175,6 +175,8 @@ pub struct Durable<S: Store> {
     events: Vec<Handover>,
     /// Which live node adopts which owner of a lost one; `None`: this node does not adopt.
     takeover: Option<Box<dyn TakeoverRule>>,
+    /// The owners of lost nodes this node is to adopt, as worked out last.
+    plans: takeover::Plans,
     /// The wall clock set with [`Durable::set_wall_clock`]; `None`: the store's.
     wall: Option<fn() -> u64>,
 }
@@ -201,6 +203,7 @@ impl<S: Store> Durable<S> {
             in_flight: BTreeMap::new(),
             events: Vec::new(),
             takeover: None,
+            plans: Default::default(),
             wall: None,
         }
     }

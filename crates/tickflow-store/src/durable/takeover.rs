@@ -33,7 +33,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use tickflow::snapshot::{HandleMap, OwnerSnapshot, Resolver};
 use tickflow::time::Span;
 use tickflow::timer::DurableTimer;
@@ -123,6 +123,22 @@ pub(super) struct Adopt {
     pub(super) committed: u64,
 }
 
+/// The owners the rule gives this node on each lost node, worked out once from that node's
+/// registry rows and taken `limit` at a time: a lost node of 50,000 owners is read once per
+/// change of the fleet, not once a frame.
+#[derive(Default)]
+pub(super) struct Plans {
+    by_node: FxHashMap<String, Plan>,
+}
+
+struct Plan {
+    /// What it holds for: the lost node's commit number and the live nodes.
+    committed: u64,
+    live: Vec<String>,
+    /// Owners left to adopt, and their epochs there, last first.
+    owners: Vec<(OwnerId, u64)>,
+}
+
 /// What a scan found on one lost node for this one.
 struct Found {
     node: String,
@@ -179,8 +195,9 @@ impl<S: Store> Durable<S> {
             pending.extend(q.refuses.iter().map(|r| r.0));
         }
         let me = self.node.as_str();
+        let plans = &mut self.plans;
         let (found, now_us) = in_tx(&mut self.store, false, |tx| {
-            scan::<S>(tx, me, rule, &pending, limit)
+            scan::<S>(tx, me, rule, &pending, limit, plans)
         })?;
         let now_ns = self.wall.map_or(now_us.max(0) as u64 * 1000, |f| f());
         let mut out = Vec::new();
@@ -246,6 +263,7 @@ fn scan<S: Store>(
     rule: &dyn TakeoverRule,
     pending: &FxHashSet<OwnerId>,
     limit: usize,
+    plans: &mut Plans,
 ) -> Result<(Vec<Found>, i64), StoreError> {
     let now = S::now_us_in(tx)?;
     let nodes = S::nodes_in(tx)?;
@@ -257,11 +275,11 @@ fn scan<S: Store>(
     let Some(mine) = live.iter().position(|&n| n == me) else {
         return Ok((Vec::new(), now)); // this node has no row: not resumed
     };
-    let picks = |owner: OwnerId, from: &str| {
-        !pending.contains(&owner) && rule.adopter(owner, from, &live) == mine
-    };
     let mut budget = limit;
     let mut out = Vec::new();
+    plans
+        .by_node
+        .retain(|n, _| (nodes.iter()).any(|(name, r)| name == n && n != me && lost(&r.lease)));
     for (name, read) in &nodes {
         if budget == 0 {
             break;
@@ -269,25 +287,43 @@ fn scan<S: Store>(
         if name == me || !lost(&read.lease) {
             continue;
         }
-        let owners = S::owners_of_in(tx, name)?;
-        let inbox = S::parcels_of_in(tx, name, true, budget)?;
-        if owners.is_empty() && inbox.is_empty() {
-            continue;
-        }
-        let sent: FxHashSet<i64> = (S::parcels_of_in(tx, name, false, usize::MAX)?.iter())
-            .map(|p| p.owner)
-            .collect();
-        let mut adopted = Vec::new();
-        for o in owners {
-            if budget == 0 {
-                break;
+        let plan = plans.by_node.get(name);
+        let fresh = plan.is_some_and(|p| p.committed == read.row.committed && p.live == live);
+        if !fresh {
+            let sent: FxHashSet<i64> = (S::parcels_of_in(tx, name, false, usize::MAX)?.iter())
+                .map(|p| p.owner)
+                .collect();
+            let mut owners = Vec::new();
+            for o in S::owners_of_in(tx, name)? {
+                let in_flight = sent.contains(&o.owner);
+                let (owner, holder) = OwnerRead::holder(o)?;
+                if !in_flight && rule.adopter(owner, name, &live) == mine {
+                    owners.push((owner, holder.epoch));
+                }
             }
-            let in_flight = sent.contains(&o.owner);
-            let (owner, holder) = OwnerRead::holder(o)?;
-            if !in_flight && picks(owner, name) {
-                adopted.push((owner, holder.epoch));
+            owners.sort_unstable_by(|a, b| b.cmp(a));
+            let live = live.iter().map(|n| n.to_string()).collect();
+            let plan = Plan {
+                committed: read.row.committed,
+                live,
+                owners,
+            };
+            plans.by_node.insert(name.clone(), plan);
+        }
+        let plan = plans.by_node.get_mut(name).expect("planned above");
+        let mut adopted = Vec::new();
+        while budget > 0 {
+            let Some((owner, epoch)) = plan.owners.pop() else {
+                break;
+            };
+            if !pending.contains(&owner) {
+                adopted.push((owner, epoch));
                 budget -= 1;
             }
+        }
+        let inbox = S::parcels_of_in(tx, name, true, budget)?;
+        if adopted.is_empty() && inbox.is_empty() {
+            continue;
         }
         let mut parcels = Vec::new();
         for p in inbox {
