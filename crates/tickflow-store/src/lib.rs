@@ -6,11 +6,14 @@
 //! after each frame. The frame's changes are written in one numbered transaction together with
 //! the game's own effects; after a restart, [`Durable::resume`] gives back everything the node
 //! held at its last commit, and every timer fires on the frame it would have. Entities walk
-//! between nodes with [`Durable::send`] and [`Durable::receive`].
+//! between nodes with [`Durable::send`] and [`Durable::receive`]; in a fleet without a
+//! director, live nodes adopt the owners of a node that was lost ([`Durable::adopt`]), and a
+//! node that was paused past its lease rejoins by itself.
 //!
 //! | piece | what it is |
 //! |---|---|
-//! | [`Durable`] | the one way in: resume, commit at frames' ends, send and receive owners |
+//! | [`Durable`] | the one way in: resume, commit at frames' ends, send and receive owners, adopt a lost node's |
+//! | [`TakeoverRule`], [`Rendezvous`] | which live node of a fleet adopts which owner of a lost one |
 //! | [`Sqlite`], [`Postgres`] | the two databases ([`Store`]: the primitives both give) |
 //! | [`Handovers`] | the owner registry and handover outbox, step by step, for tools |
 //! | [`Inspect`] | what a node left, read without taking the node (tools, checkers) |

@@ -134,6 +134,9 @@ pub(crate) struct FleetArgs {
     /// The zones' lease, ms.
     #[arg(long, default_value_t = 500)]
     lease_ms: u64,
+    /// Actors a zone adopts from lost zones per frame at most.
+    #[arg(long, default_value_t = 2000)]
+    adopt_limit: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }

@@ -52,6 +52,10 @@ pub(crate) struct ZoneArgs {
     /// The node's lease, ms.
     #[arg(long, default_value_t = 500)]
     pub(crate) lease_ms: u64,
+    /// Actors adopted from lost zones per frame at most: a lost zone of many actors is taken
+    /// over in several frames, each of them short.
+    #[arg(long, default_value_t = 2000)]
+    pub(crate) adopt_limit: usize,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// The zone stops (after a last commit, keeping its lease to run out) once this file
@@ -211,7 +215,7 @@ where
                     .push(Event::new("arrive", x.owner, &x.sender, w.frame));
             }
         }
-        if let Ok(adopted) = d.adopt(&mut sched, &mut reg, 20_000) {
+        if let Ok(adopted) = d.adopt(&mut sched, &mut reg, a.adopt_limit) {
             for x in adopted {
                 let kind = if x.adopted { "adopt" } else { "arrive" };
                 w.events.push(Event::new(kind, x.owner, &x.sender, w.frame));
