@@ -41,6 +41,19 @@ pub struct Lease {
     pub pid: u32,
 }
 
+impl Lease {
+    /// No process's: a node closed, or fenced by a takeover (the next process takes it at
+    /// once, and the old holder's commits are refused).
+    pub fn none() -> Lease {
+        Lease {
+            holder: 0,
+            until_us: 0,
+            host: String::new(),
+            pid: 0,
+        }
+    }
+}
+
 /// A node's row as read back: its columns, its lease, and its stored checksum.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeRead {

@@ -170,17 +170,11 @@ pub(crate) fn release<S: Store>(store: &mut S, node: &str, token: u64) -> Result
     in_tx(store, true, |tx| {
         if let Some(read) = S::node_in(tx, node, true)? {
             if read.lease.holder == token {
-                let free = Lease {
-                    holder: 0,
-                    until_us: 0,
-                    host: String::new(),
-                    pid: 0,
-                };
                 S::put_node_in(
                     tx,
                     node,
                     &NodeRead {
-                        lease: free,
+                        lease: Lease::none(),
                         ..read
                     },
                 )?;

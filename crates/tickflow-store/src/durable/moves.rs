@@ -194,32 +194,46 @@ impl<S: Store> Durable<S> {
             holders_in::<S>(tx, &ids, false)
         })?;
         let mut out = Vec::new();
-        for mut p in fresh {
+        for p in fresh {
             let current =
                 (holders.get(&p.owner)).is_some_and(|h| h.node == p.sender && h.epoch == p.epoch);
-            let decoded = postcard::from_bytes::<(OwnerSnapshot, Vec<u8>)>(&p.bytes);
-            let imported = match decoded {
-                Ok((snap, state)) if current && snap.owner() == p.owner => sched
-                    .import_owner(&snap, resolver)
-                    .ok()
-                    .map(|handles| (handles, state)),
-                _ => None,
-            };
-            let Some((handles, state)) = imported else {
-                self.queue.refuses.push((p.owner, p.epoch));
-                continue;
-            };
-            p.bytes = Vec::new(); // the acceptance needs the key only
-            out.push(Arrival {
-                owner: p.owner,
-                sender: p.sender.clone(),
-                state,
-                handles,
-                adopted: false,
-            });
-            self.queue.accepts.push(p);
+            out.extend(self.take_in(sched, resolver, p, current));
         }
         Ok(out)
+    }
+
+    /// Imports parcel `p` for this node (`current`: the registry still names its sender at its
+    /// epoch, or the commit checks it) and queues its acceptance; or queues its refusal.
+    pub(super) fn take_in<C: 'static, R: Resolver<C>>(
+        &mut self,
+        sched: &mut Scheduler<C>,
+        resolver: &mut R,
+        mut p: Parcel,
+        current: bool,
+    ) -> Option<Arrival> {
+        let decoded = postcard::from_bytes::<(OwnerSnapshot, Vec<u8>)>(&p.bytes);
+        let imported = match decoded {
+            Ok((snap, state)) if current && snap.owner() == p.owner => sched
+                .import_owner(&snap, resolver)
+                .ok()
+                .map(|handles| (handles, state)),
+            _ => None,
+        };
+        let Some((handles, state)) = imported else {
+            self.queue.refuses.push((p.owner, p.epoch));
+            return None;
+        };
+        p.bytes = Vec::new(); // the acceptance needs the key only
+        p.receiver = self.node.clone(); // (a parcel to a lost node: this one takes it)
+        let arrival = Arrival {
+            owner: p.owner,
+            sender: p.sender.clone(),
+            state,
+            handles,
+            adopted: false,
+        };
+        self.queue.accepts.push(p);
+        Some(arrival)
     }
 
     /// The handovers that ended since the last call, in the order they ended: owners this

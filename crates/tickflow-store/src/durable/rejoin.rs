@@ -98,18 +98,7 @@ impl<S: Store> Durable<S> {
             rows.seal();
             Ok(rows)
         })?;
-        if (rows.count, rows.xsum) != (read.row.rows, read.row.xsum) {
-            return Err(StoreError::bad_row(
-                "tickflow_timers",
-                format!("of node {:?}", self.node),
-                "(all rows)",
-                format!(
-                    "are {} rows whose checksums do not add up to the {} the node's row \
-                     records: rows vanished or appeared",
-                    rows.count, read.row.rows
-                ),
-            ));
-        }
+        rows.check(&self.node, &read.row)?;
         self.rows = rows;
         for (owner, by) in &taken {
             if !sched.is_frozen(*owner) {

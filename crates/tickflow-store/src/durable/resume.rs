@@ -96,18 +96,7 @@ impl<S: Store> Durable<S> {
             sent,
         } = out?;
         if let Some(row) = found.as_ref().map(|r| &r.row) {
-            if (rows.count, rows.xsum) != (row.rows, row.xsum) {
-                return Err(StoreError::bad_row(
-                    "tickflow_timers",
-                    format!("of node {:?}", self.node),
-                    "(all rows)",
-                    format!(
-                        "are {} rows whose checksums do not add up to the {} the node's row \
-                         records: rows vanished or appeared",
-                        rows.count, row.rows
-                    ),
-                ));
-            }
+            rows.check(&self.node, row)?;
         }
         // Rows of owners the registry gives another node: they moved on while this node was
         // down (it had not settled them). A row of an owner nobody holds is damage.

@@ -34,7 +34,7 @@
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use tickflow::snapshot::{HandleMap, OwnerSnapshot, Resolver};
+use tickflow::snapshot::{HandleMap, Resolver};
 use tickflow::time::Span;
 use tickflow::timer::DurableTimer;
 use tickflow::{OwnerId, Scheduler};
@@ -226,29 +226,9 @@ impl<S: Store> Durable<S> {
                     adopted: true,
                 });
             }
-            for mut p in f.parcels {
-                let decoded = postcard::from_bytes::<(OwnerSnapshot, Vec<u8>)>(&p.bytes);
-                let imported = match decoded {
-                    Ok((snap, state)) if snap.owner() == p.owner => sched
-                        .import_owner(&snap, resolver)
-                        .ok()
-                        .map(|handles| (handles, state)),
-                    _ => None,
-                };
-                let Some((handles, state)) = imported else {
-                    self.queue.refuses.push((p.owner, p.epoch));
-                    continue;
-                };
-                p.bytes = Vec::new(); // the acceptance needs the key only
-                p.receiver = self.node.clone();
-                out.push(Arrival {
-                    owner: p.owner,
-                    sender: p.sender.clone(),
-                    state,
-                    handles,
-                    adopted: false,
-                });
-                self.queue.accepts.push(p);
+            for p in f.parcels {
+                // The registry's compare-and-set in the commit checks the parcel is current.
+                out.extend(self.take_in(sched, resolver, p, true));
             }
         }
         Ok(out)
@@ -418,18 +398,12 @@ pub(super) fn adopt_in<S: Store>(
             row.xsum ^= sum as u64;
         }
         let sum = row.sum_for(from);
-        let fenced = Lease {
-            holder: 0,
-            until_us: 0,
-            host: String::new(),
-            pid: 0,
-        };
         S::put_node_in(
             tx,
             from,
             &NodeRead {
                 row,
-                lease: fenced,
+                lease: Lease::none(),
                 sum,
             },
         )?;

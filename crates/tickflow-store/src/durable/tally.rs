@@ -9,6 +9,7 @@
 use rustc_hash::FxHashMap;
 use tickflow::OwnerId;
 
+use crate::error::StoreError;
 use crate::sum::Sum;
 
 /// A node's timer rows as landed: each row's checksum by its key's hash, their count and
@@ -41,6 +42,28 @@ impl Rows {
         self.read.push((key, sum));
         self.xsum ^= sum as u64;
         self.count += 1;
+    }
+
+    /// Refuses rows that do not add up to what `node`'s row records (`row`): rows vanished or
+    /// appeared.
+    pub(super) fn check(
+        &self,
+        node: &str,
+        row: &crate::backend::NodeRow,
+    ) -> Result<(), StoreError> {
+        if (self.count, self.xsum) == (row.rows, row.xsum) {
+            return Ok(());
+        }
+        Err(StoreError::bad_row(
+            "tickflow_timers",
+            format!("of node {node:?}"),
+            "(all rows)",
+            format!(
+                "are {} rows whose checksums do not add up to the {} the node's row records: \
+                 rows vanished or appeared",
+                self.count, row.rows
+            ),
+        ))
     }
 
     /// Sorts the rows read, so that they can be looked up.
