@@ -28,7 +28,7 @@ use tickflow::OwnerId;
 use crate::backend::{OwnerRead, OwnerSwap, ParcelRead};
 use crate::error::StoreError;
 use crate::store::{in_tx, wall_ns, Store};
-use crate::tables::{owner_row, owner_sum, parcel_row};
+use crate::tables::{moved, owner_row, parcel_row};
 pub use crate::vocab::{Holder, Parcel, MAX_PARCEL};
 
 /// What [`Handovers::accept`] did.
@@ -186,17 +186,7 @@ pub trait Handovers: Store + Sized {
             check_parcel(p)?;
         }
         let swaps: Vec<OwnerSwap<'_>> = (parcels.iter())
-            .map(|p| {
-                let (owner, epoch) = (p.owner.get() as i64, p.epoch as i64 + 1);
-                OwnerSwap {
-                    owner,
-                    from_epoch: p.epoch as i64,
-                    from_node: &p.sender,
-                    epoch,
-                    node: &p.receiver,
-                    sum: owner_sum(owner, epoch, &p.receiver),
-                }
-            })
+            .map(|p| moved(p.owner, p.epoch, &p.sender, &p.receiver))
             .collect();
         let taken = Self::take_parcels_in(tx, &swaps)?;
         let stale: Vec<i64> = (parcels.iter().zip(&taken))

@@ -53,6 +53,25 @@ impl NodeRead {
 }
 
 /// The checksum of a registry row.
+/// The registry move of `owner` from `(from, epoch)` to `(to, epoch + 1)`: a handover's
+/// acceptance, or a takeover's adoption.
+pub(crate) fn moved<'a>(
+    owner: tickflow::OwnerId,
+    epoch: u64,
+    from: &'a str,
+    to: &'a str,
+) -> crate::backend::OwnerSwap<'a> {
+    let (owner, next) = (owner.get() as i64, epoch as i64 + 1);
+    crate::backend::OwnerSwap {
+        owner,
+        from_epoch: epoch as i64,
+        from_node: from,
+        epoch: next,
+        node: to,
+        sum: owner_sum(owner, next, to),
+    }
+}
+
 pub(crate) fn owner_sum(owner: i64, epoch: i64, node: &str) -> i64 {
     Sum::of("tickflow_owners")
         .i64(owner)

@@ -45,7 +45,7 @@ use crate::error::StoreError;
 use crate::handover::Parcel;
 use crate::row::Row;
 use crate::store::{in_tx, Store};
-use crate::tables::owner_sum;
+use crate::tables::moved;
 
 /// Which live node adopts each owner of a lost node ([`Durable::set_takeover`]).
 ///
@@ -368,17 +368,7 @@ pub(super) fn adopt_in<S: Store>(
         };
         let read = read.checked(from)?;
         let swaps: Vec<OwnerSwap<'_>> = (list.iter())
-            .map(|a| {
-                let (owner, epoch) = (a.owner.get() as i64, a.epoch as i64 + 1);
-                OwnerSwap {
-                    owner,
-                    from_epoch: a.epoch as i64,
-                    from_node: from,
-                    epoch,
-                    node: me,
-                    sum: owner_sum(owner, epoch, me),
-                }
-            })
+            .map(|a| moved(a.owner, a.epoch, from, me))
             .collect();
         // A registry compare-and-set each; the parcel it would remove is not there (owners
         // with one in flight are not adopted).
