@@ -6,8 +6,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::args::{zone_name, Fault, FleetArgs};
 use super::check::{quantile, Report};
-use super::{Fault, FleetArgs};
 use crate::CliError;
 
 /// Takeover times: for each kill, from the SIGKILL to the last adoption of the killed zone's
@@ -19,7 +19,7 @@ pub(crate) fn takeovers(report: &Report, faults: &[Fault]) -> Vec<u64> {
         let back = (faults[i..].iter())
             .find(|g| g.kind == "start" && g.zone == f.zone)
             .map_or(i64::MAX, |g| g.at_us);
-        let name = super::zone_name(f.zone);
+        let name = zone_name(f.zone);
         let last = (report.adoptions.iter())
             .filter(|(z, at)| *z == name && *at > f.at_us && *at <= back)
             .map(|(_, at)| *at)

@@ -8,7 +8,6 @@ use std::time::Instant;
 use tickflow::OwnerId;
 use tickflow_store::Commit;
 
-use super::zone::World;
 use crate::sql::{Sql, V};
 
 pub(crate) const TABLES: &str = "
@@ -70,6 +69,19 @@ pub(crate) struct Load {
     pub(crate) calls: u64,
 }
 
+/// What a zone keeps for its next commits: effects, events, births and load samples not yet
+/// covered by a commit that landed.
+#[derive(Default)]
+pub(crate) struct Buffer {
+    pub(crate) effects: Vec<Effect>,
+    pub(crate) events: Vec<Event>,
+    /// (actor, frame, when, pulse period µs).
+    pub(crate) births: Vec<(OwnerId, u64, Instant, u64)>,
+    pub(crate) loads: Vec<Load>,
+    /// The last commit failed: the next one that lands says so (a "recovered" event).
+    pub(crate) failing: bool,
+}
+
 /// Creates the tables (those that are not there).
 pub(crate) fn create(tx: &mut dyn Sql) -> Result<(), String> {
     for stmt in TABLES.split(';').filter(|s| !s.trim().is_empty()) {
@@ -106,7 +118,7 @@ fn insert(tx: &mut dyn Sql, head: &str, width: usize, rows: &[Vec<V<'_>>]) -> Re
 
 /// What commit `c` of `zone` writes of `w`: the effects and events of its frames (not of the
 /// owners it dropped), the births, the load samples.
-pub(crate) fn write(tx: &mut dyn Sql, zone: &str, w: &World, c: &Commit) -> Result<(), String> {
+pub(crate) fn write(tx: &mut dyn Sql, zone: &str, w: &Buffer, c: &Commit) -> Result<(), String> {
     let now = tx.now_us()?;
     let at = |i: Instant| now - i.elapsed().as_micros() as i64;
     let mine = |o: &OwnerId, frame: u64| c.covers(frame) && !c.dropped().contains(o);

@@ -17,7 +17,7 @@ use tickflow::snapshot::Registry;
 use tickflow::timer::Offline;
 use tickflow_store::{Durable, Handover, Rendezvous, Store, StoreError};
 
-use super::tables::{self, Effect, Event, Load};
+use super::tables::{self, Buffer, Effect, Event, Load};
 use crate::sql::Sql;
 
 /// A zone's settings, as `tickflow fleet` passes them.
@@ -69,13 +69,8 @@ pub(crate) struct ZoneArgs {
 pub(crate) struct World {
     /// The frame running.
     frame: u64,
-    /// Effects and events not yet covered by a commit that landed.
-    pub(crate) effects: Vec<Effect>,
-    pub(crate) events: Vec<Event>,
-    pub(crate) births: Vec<(OwnerId, u64, Instant, u64)>,
-    pub(crate) loads: Vec<Load>,
-    /// The last commit failed: the next one that lands says so (a "recovered" event).
-    pub(crate) failing: bool,
+    /// What the next commits write.
+    buf: Buffer,
     /// Actors whose walk timer fired this frame.
     walkers: Vec<OwnerId>,
     /// Actors adopted or resumed: what kind their calls in their first frame here are, and
@@ -86,7 +81,7 @@ pub(crate) struct World {
 impl World {
     /// Drops what is kept for `owner` (another node runs it now).
     fn forget(&mut self, owner: OwnerId) {
-        self.effects.retain(|e| e.owner != owner);
+        self.buf.effects.retain(|e| e.owner != owner);
         self.first.remove(&owner);
     }
 }
@@ -101,7 +96,7 @@ fn pulse(w: &mut World, cx: &mut TimerCx<World>) {
         Some(&(kind, frame)) if frame == w.frame => kind,
         _ => 0,
     };
-    w.effects.push(Effect {
+    w.buf.effects.push(Effect {
         owner,
         call: cx.call_index() + 1,
         frame: w.frame,
@@ -127,15 +122,15 @@ pub(crate) fn run(a: &ZoneArgs) -> Result<(), String> {
     // A zone started while the database is out of reach waits for it, as a server would.
     let start = Instant::now();
     let db = loop {
-        match super::open(&a.store, a.schema.as_deref()) {
+        match super::db::open(&a.store, a.schema.as_deref()) {
             Ok(db) => break db,
             Err(e) if start.elapsed() > Duration::from_secs(60) => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     };
     match db {
-        super::Db::Sqlite(s) => run_on(s, a),
-        super::Db::Postgres(p) => run_on(p, a),
+        super::db::Db::Sqlite(s) => run_on(s, a),
+        super::db::Db::Postgres(p) => run_on(p, a),
     }
 }
 
@@ -143,7 +138,7 @@ fn run_on<S: Store>(store: S, a: &ZoneArgs) -> Result<(), String>
 where
     for<'t> S::Tx<'t>: Sql,
 {
-    let name = super::zone_name(a.index);
+    let name = super::args::zone_name(a.index);
     let mut d = Durable::new(store, name.clone());
     d.set_lease(Duration::from_millis(a.lease_ms.max(1)));
     d.set_takeover(Rendezvous);
@@ -169,7 +164,7 @@ where
             .durable(Offline::CatchUp)
             .call(pulse);
             set_walk(&mut sched, o, a.walk_ms, &mut rng);
-            w.births.push((o, 1, Instant::now(), period * 1000));
+            w.buf.births.push((o, 1, Instant::now(), period * 1000));
         }
     }
     let mut pacer = tickflow::driver::Pacer::new(a.hz.max(1)).catch_up(CatchUp::Once);
@@ -202,7 +197,7 @@ where
                 to += 1;
             }
             if d.epoch(o).is_some() && to < a.zones {
-                let _ = d.send(&mut sched, o, &super::zone_name(to), Vec::new());
+                let _ = d.send(&mut sched, o, &super::args::zone_name(to), Vec::new());
             }
         }
         if frame > 0 {
@@ -211,14 +206,17 @@ where
         w.frame = frame + 1;
         if let Ok(arrivals) = d.receive(&mut sched, &mut reg, 5000) {
             for x in arrivals {
-                w.events
+                w.buf
+                    .events
                     .push(Event::new("arrive", x.owner, &x.sender, w.frame));
             }
         }
         if let Ok(adopted) = d.adopt(&mut sched, &mut reg, a.adopt_limit) {
             for x in adopted {
                 let kind = if x.adopted { "adopt" } else { "arrive" };
-                w.events.push(Event::new(kind, x.owner, &x.sender, w.frame));
+                w.buf
+                    .events
+                    .push(Event::new(kind, x.owner, &x.sender, w.frame));
                 if x.adopted {
                     w.first.insert(x.owner, (FIRST_ADOPTED, w.frame));
                 }
@@ -231,7 +229,7 @@ where
         if second.elapsed() >= Duration::from_secs(1) {
             times.sort_unstable();
             let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
-            w.loads.push(Load {
+            w.buf.loads.push(Load {
                 actors: d.owners().len() as u64,
                 frames: times.len() as u64,
                 p99_us: p99,
@@ -284,20 +282,20 @@ where
 {
     let zone = d.node().to_string();
     let out = d.end_frame(sched, |tx, c| {
-        tables::write(tx, &zone, w, c).map_err(|e| StoreError::Effects(e.into()))
+        tables::write(tx, &zone, &w.buf, c).map_err(|e| StoreError::Effects(e.into()))
     });
     match out {
         Ok(Some(c)) => {
-            *changes += w.effects.iter().filter(|e| c.covers(e.frame)).count() as u64;
-            w.effects.retain(|e| e.frame > *c.frames().end());
-            w.events.retain(|e| e.frame > *c.frames().end());
-            w.births.retain(|b| b.1 > *c.frames().end());
-            w.loads.clear();
-            w.failing = false;
+            *changes += w.buf.effects.iter().filter(|e| c.covers(e.frame)).count() as u64;
+            w.buf.effects.retain(|e| e.frame > *c.frames().end());
+            w.buf.events.retain(|e| e.frame > *c.frames().end());
+            w.buf.births.retain(|b| b.1 > *c.frames().end());
+            w.buf.loads.clear();
+            w.buf.failing = false;
         }
         Ok(None) => {}
         Err(StoreError::Rejoined { taken, .. }) => {
-            w.events.push(Event::new(
+            w.buf.events.push(Event::new(
                 "rejoin",
                 OwnerId::new(taken as u64),
                 "",
@@ -306,7 +304,7 @@ where
         }
         Err(e @ StoreError::NodeLost { .. }) => return Err(e.to_string()),
         Err(StoreError::Missing { what }) => return Err(what),
-        Err(_) => w.failing = true, // kept for the next commit
+        Err(_) => w.buf.failing = true, // kept for the next commit
     }
     for h in d.handovers() {
         match h {
