@@ -13,8 +13,9 @@
 //!    [`accept`](Handovers::accept)s it: in one transaction the registry moves from
 //!    `(sender, epoch)` to `(receiver, epoch + 1)` — a compare-and-set — and the parcel leaves
 //!    the outbox. A parcel the registry no longer matches (stale, or delivered twice) leaves it
-//!    too and changes nothing ([`Accepted::Stale`]); one whose bytes do not import is
-//!    [`refuse`](Handovers::refuse)d.
+//!    too and changes nothing ([`Accepted::Stale`]), and so does one that is no longer in the
+//!    outbox (refused, or taken by the node that received it in a lost node's place); one
+//!    whose bytes do not import is [`refuse`](Handovers::refuse)d.
 //! 3. The sender [`settle`](Handovers::settle)s: [`Settled::Moved`] once the registry names
 //!    the receiver, [`Settled::Kept`] when the parcel is gone and the registry still names the
 //!    sender, [`Settled::Waiting`] while it is in the outbox.

@@ -88,10 +88,20 @@ pub trait Store: Send {
     fn insert_owners_in(tx: &mut Self::Tx<'_>, rows: &[OwnerRead])
         -> Result<Vec<bool>, StoreError>;
 
-    /// Takes parcels: for each, a compare-and-set of its owner's registry row (moved to its new
-    /// value when it is at its `from`), and the parcel keyed by its owner and `from_epoch`
-    /// removed from the outbox whether the owner moved or not. Which owners moved.
+    /// Takes parcels: for each, the parcel keyed by its owner and `from_epoch` is removed from
+    /// the outbox, and only when it was there, a compare-and-set of its owner's registry row
+    /// (moved to its new value when it is at its `from`). Which owners moved. (A parcel that
+    /// is gone — refused, or taken by another node — moves nothing: two nodes that imported
+    /// one parcel, a lost node's and the node that received it in its place, cannot both
+    /// take it, nor one take what the other refused.)
     fn take_parcels_in(
+        tx: &mut Self::Tx<'_>,
+        swaps: &[OwnerSwap<'_>],
+    ) -> Result<Vec<bool>, StoreError>;
+
+    /// Compare-and-sets of registry rows with no parcel (a takeover's adoptions): each moved
+    /// to its new value when it is at its `from`. Which moved.
+    fn swap_owners_in(
         tx: &mut Self::Tx<'_>,
         swaps: &[OwnerSwap<'_>],
     ) -> Result<Vec<bool>, StoreError>;

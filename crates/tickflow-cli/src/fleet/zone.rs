@@ -82,6 +82,7 @@ impl World {
     /// Drops what is kept for `owner` (another node runs it now).
     fn forget(&mut self, owner: OwnerId) {
         self.buf.effects.retain(|e| e.owner != owner);
+        self.buf.events.retain(|e| e.owner != owner);
         self.first.remove(&owner);
     }
 }

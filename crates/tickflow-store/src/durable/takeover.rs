@@ -370,9 +370,8 @@ pub(super) fn adopt_in<S: Store>(
         let swaps: Vec<OwnerSwap<'_>> = (list.iter())
             .map(|a| moved(a.owner, a.epoch, from, me))
             .collect();
-        // A registry compare-and-set each; the parcel it would remove is not there (owners
-        // with one in flight are not adopted).
-        let moved = S::take_parcels_in(tx, &swaps)?;
+        // A registry compare-and-set each (owners with a parcel in flight are not adopted).
+        let moved = S::swap_owners_in(tx, &swaps)?;
         stale.extend(
             (list.iter().zip(&moved))
                 .filter(|(_, &m)| !m)

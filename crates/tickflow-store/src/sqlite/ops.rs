@@ -180,6 +180,20 @@ impl Store for Sqlite {
     }
 
     fn take_parcels_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
+        let keys: Vec<(i64, i64)> = swaps.iter().map(|s| (s.owner, s.from_epoch)).collect();
+        let there = Self::remove_parcels_in(tx, &keys)?;
+        let taken: Vec<OwnerSwap<'_>> = (swaps.iter().zip(&there))
+            .filter(|(_, &t)| t)
+            .map(|(s, _)| s.clone())
+            .collect();
+        let mut moved = Self::swap_owners_in(tx, &taken)?.into_iter();
+        Ok(there
+            .into_iter()
+            .map(|t| t && moved.next().unwrap_or(false))
+            .collect())
+    }
+
+    fn swap_owners_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
         let mut stmt = tx.prepare_cached(
             "UPDATE tickflow_owners SET epoch = ?1, node = ?2, sum = ?3 \
              WHERE owner = ?4 AND epoch = ?5 AND node = ?6",
@@ -196,9 +210,6 @@ impl Store for Sqlite {
             ])?;
             out.push(n == 1);
         }
-        drop(stmt);
-        let keys: Vec<(i64, i64)> = swaps.iter().map(|s| (s.owner, s.from_epoch)).collect();
-        Self::remove_parcels_in(tx, &keys)?;
         Ok(out)
     }
 

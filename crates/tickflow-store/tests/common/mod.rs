@@ -166,6 +166,7 @@ macro_rules! all_store_tests {
             takeover::a_fenced_node_rejoins_without_what_was_taken,
             takeover::a_parcel_to_a_lost_node_finds_a_receiver,
             takeover::adopted_timers_count_the_time_their_node_was_lost,
+            takeover::a_refused_parcel_cannot_be_taken_elsewhere,
         );
     };
 }

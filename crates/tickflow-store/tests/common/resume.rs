@@ -227,6 +227,12 @@ impl<S: Store> Store for Flaky<S> {
     ) -> Result<(), StoreError> {
         S::rows_in(tx, node, sink)
     }
+    fn swap_owners_in(
+        tx: &mut Self::Tx<'_>,
+        swaps: &[OwnerSwap<'_>],
+    ) -> Result<Vec<bool>, StoreError> {
+        S::swap_owners_in(tx, swaps)
+    }
     fn nodes_in(tx: &mut Self::Tx<'_>) -> Result<Vec<(String, NodeRead)>, StoreError> {
         S::nodes_in(tx)
     }

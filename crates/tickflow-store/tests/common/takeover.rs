@@ -278,3 +278,41 @@ pub fn adopted_timers_count_the_time_their_node_was_lost<S: Store>(open: impl Fn
     assert_eq!(log.len(), 2);
     assert_eq!(log[1].2, "frozen", "24 ms left: the second frame");
 }
+
+/// A parcel to a node that was lost is received in its place by another; the lost node comes
+/// back and refuses the same parcel (it cannot import it) first. The refusal ends the
+/// handover — the sender keeps the owner — and the other node's acceptance of a parcel that is
+/// gone moves nothing: the owner is never in two places.
+pub fn a_refused_parcel_cannot_be_taken_elsewhere<S: Store>(open: impl Fn() -> S) {
+    let (mut a, mut sa) = member(&open, "a", Rendezvous); // the short lease: it is lost
+    let (mut s, mut ss) = member(&open, "s", Rendezvous);
+    let (mut b, mut sb) = member(&open, "b", Rendezvous);
+    let orc = OwnerId::new(21);
+    set(&mut ss, 21, "due", 40);
+    let mut log = Log::new();
+    frame(&mut s, &mut ss, &mut log);
+    s.send(&mut ss, orc, "a", b"orc".to_vec()).unwrap();
+    frame(&mut s, &mut ss, &mut log);
+    frame(&mut a, &mut sa, &mut log);
+    outlive_lease(); // a is paused
+                     // b or s may be the rule's pick among the live nodes; the sender is never a candidate.
+    let got = b.adopt(&mut sb, &mut registry(), 10).unwrap();
+    assert_eq!(got.len(), 1, "b receives the parcel in a's place");
+    // a wakes up and cannot import the parcel (no callback of that name): it refuses it.
+    assert!(a
+        .receive(&mut sa, &mut tickflow::snapshot::Registry::new(), 10)
+        .unwrap()
+        .is_empty());
+    frame(&mut a, &mut sa, &mut log);
+    frame(&mut s, &mut ss, &mut log);
+    assert_eq!(s.handovers(), [Handover::Kept { owner: orc }]);
+    frame(&mut b, &mut sb, &mut log);
+    assert_eq!(b.handovers(), [Handover::Dropped { owner: orc }]);
+    let holder = open().holder(orc).unwrap().unwrap();
+    assert_eq!((holder.node.as_str(), holder.epoch), ("s", 0));
+    for _ in 0..45 {
+        frame(&mut s, &mut ss, &mut log);
+        frame(&mut b, &mut sb, &mut log);
+    }
+    assert_eq!(log.len(), 1, "the timer fires once, at the sender: {log:?}");
+}
