@@ -99,9 +99,10 @@ impl Store for Sqlite {
         row: &NodeRow,
         sum: i64,
         lease_us: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<i64>, StoreError> {
         let c = &row.clocks;
-        let until = ((wall_ns() / 1000) as i64).saturating_add(lease_us);
+        let now = (wall_ns() / 1000) as i64;
+        let until = now.saturating_add(lease_us);
         let n = tx
             .prepare_cached(
                 "UPDATE tickflow_nodes SET game = ?1, real = ?2, frames = ?3, frame = ?4, \
@@ -123,7 +124,7 @@ impl Store for Sqlite {
                 holder as i64,
                 committed as i64,
             ])?;
-        Ok(n == 1)
+        Ok((n == 1).then_some(now))
     }
 
     fn owners_in(
