@@ -67,7 +67,7 @@ pub(crate) struct FleetArgs {
     #[arg(long, default_value_t = 500)]
     pub(crate) lease_ms: u64,
     /// Actors a zone adopts from lost zones per frame at most.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 250)]
     pub(crate) adopt_limit: usize,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,

@@ -98,6 +98,8 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
                 &a.walk_ms.to_string(),
                 "--lease-ms",
                 &a.lease_ms.to_string(),
+                "--adopt-limit",
+                &a.adopt_limit.to_string(),
                 "--seed",
                 &a.seed.to_string(),
                 "--stop",

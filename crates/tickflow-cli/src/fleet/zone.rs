@@ -54,7 +54,7 @@ pub(crate) struct ZoneArgs {
     pub(crate) lease_ms: u64,
     /// Actors adopted from lost zones per frame at most: a lost zone of many actors is taken
     /// over in several frames, each of them short.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 250)]
     pub(crate) adopt_limit: usize,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
