@@ -1,4 +1,4 @@
-//! What only a backend implementer needs: the plain data that crosses the [`Store`]
+//! What only a backend implementer needs: the plain data that crosses the [`Store`](crate::Store)
 //! primitives. Applications use [`Durable`](crate::Durable) and the
 //! [`Handovers`](crate::Handovers) operations, which are written once over those primitives
 //! and check every row they read.
@@ -167,7 +167,7 @@ pub struct OwnerSwap<'a> {
 }
 
 /// How a transaction's `COMMIT` ended when it did not succeed (see
-/// [`Store::finish`]): whether the database may have kept it.
+/// [`Store::finish`](crate::Store::finish)): whether the database may have kept it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The database said no: nothing was kept.
@@ -179,7 +179,7 @@ pub enum Outcome {
 }
 
 /// The schema version this build writes and reads (the `tickflow_schema` table). A database of
-/// another version is refused with [`StoreError::Version`](StoreError::Version).
+/// another version is refused with [`StoreError::Version`].
 pub const SCHEMA_VERSION: i64 = 2;
 
 /// The store's own tables, for a backend's schema: the same on both databases but for three
