@@ -57,10 +57,8 @@ pub trait Store: Send {
     fn put_node_in(tx: &mut Self::Tx<'_>, node: &str, row: &NodeRead) -> Result<(), StoreError>;
 
     /// Advances a node's row to `row` (checksum `sum`) and renews its lease to now plus
-    /// `lease_us`, only if `holder` holds it and its commit number is `committed`: now on the
-    /// store's clock ([`now_us_in`](Self::now_us_in)'s) when it did, `None` when not (then
-    /// nothing changed). The clock comes back with the update, so a commit learns the time
-    /// without a round trip of its own.
+    /// `lease_us`, only if `holder` holds it and its commit number is `committed`; `false`
+    /// when not (then nothing changed).
     fn advance_node_in(
         tx: &mut Self::Tx<'_>,
         node: &str,
@@ -69,7 +67,7 @@ pub trait Store: Send {
         row: &NodeRow,
         sum: i64,
         lease_us: i64,
-    ) -> Result<Option<i64>, StoreError>;
+    ) -> Result<bool, StoreError>;
 
     /// The registry rows of `owners` that exist, in any order (locked for this transaction
     /// when `lock`).

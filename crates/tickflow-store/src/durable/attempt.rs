@@ -21,8 +21,6 @@ pub(super) struct Done {
     /// Owners registered to this node, and those taken from parcels, at their epochs.
     pub(super) held: FxHashMap<OwnerId, u64>,
     pub(super) settled: Vec<(OwnerId, Settled)>,
-    /// The store's clock as its update of the node's row read it, and when.
-    pub(super) clock: (i64, std::time::Instant),
 }
 
 /// A commit that may have landed: what it wrote, to count it done or put it back.

@@ -162,7 +162,7 @@ impl<S: Store> Durable<S> {
             real: c.now(tickflow::time::Domain::Real).flicks(),
             frames: c.now(tickflow::time::Domain::Frames).flicks(),
             frame,
-            wall_ns: 0, // set in the transaction
+            wall_ns: self.wall.map_or(0, |f| f()), // the store's clock: set in the transaction
         };
         // Three tries at most: another only after stale parcels or adoptions were taken out of
         // the one before.
@@ -202,9 +202,11 @@ impl<S: Store> Durable<S> {
     ) -> Result<Done, Failed> {
         let node = self.node.as_str();
         let q = &self.queue;
-        let mut clocks = clocks;
-        clocks.wall_ns = self.now_ns();
         let mut tx = self.store.begin(true)?;
+        let mut clocks = clocks;
+        if self.wall.is_none() {
+            clocks.wall_ns = S::now_us_in(&mut tx)?.max(0) as u64 * 1000;
+        }
         let mut held: FxHashMap<OwnerId, u64> = FxHashMap::default();
         if !q.adopts.is_empty() {
             let stale = super::takeover::adopt_in::<S>(&mut tx, node, &q.adopts)?;
@@ -310,7 +312,7 @@ impl<S: Store> Durable<S> {
         };
         let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
         let sum = row.sum_for(node);
-        let advanced = S::advance_node_in(
+        if !S::advance_node_in(
             &mut tx,
             node,
             self.token,
@@ -318,22 +320,19 @@ impl<S: Store> Durable<S> {
             &row,
             sum,
             lease_us,
-        )?;
-        let Some(now_us) = advanced else {
+        )? {
             return Err(Failed::Error(not_advanced::<S>(
                 &mut tx,
                 node,
                 self.token,
                 self.committed,
             )?));
-        };
-        let clock = (now_us, std::time::Instant::now());
+        }
         effects(&mut tx, commit)?;
         let done = Done {
             landing,
             held,
             settled,
-            clock,
         };
         match S::finish(tx) {
             Ok(()) => Ok(done),
@@ -354,9 +353,7 @@ impl<S: Store> Durable<S> {
             landing,
             held,
             settled,
-            clock,
         } = done;
-        self.clock = clock;
         self.rows.absorb(landing);
         self.committed = number;
         self.landed_frame = self.landed_frame.max(frame);

@@ -206,15 +206,13 @@ impl<S: Store> super::Durable<S> {
         if read.lease.holder != token {
             return Err(StoreError::NodeLost { node });
         }
-        let advanced = S::advance_node_in(
+        if !S::advance_node_in(
             &mut tx, &node, token, committed, &read.row, read.sum, lease_us,
-        )?;
-        let Some(now_us) = advanced else {
+        )? {
             return Err(not_advanced::<S>(&mut tx, &node, token, committed)?);
-        };
+        }
         S::finish(tx)?;
         self.renewed = std::time::Instant::now();
-        self.saw_clock(now_us);
         Ok(())
     }
 }

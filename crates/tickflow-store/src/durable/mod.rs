@@ -179,9 +179,6 @@ pub struct Durable<S: Store> {
     plans: takeover::Plans,
     /// The wall clock set with [`Durable::set_wall_clock`]; `None`: the store's.
     wall: Option<fn() -> u64>,
-    /// The store's clock as last read (µs since the Unix epoch), and when: every commit reads
-    /// it with its update of the node's row, and the next one reckons from there.
-    clock: (i64, std::time::Instant),
 }
 
 impl<S: Store> Durable<S> {
@@ -208,7 +205,6 @@ impl<S: Store> Durable<S> {
             takeover: None,
             plans: Default::default(),
             wall: None,
-            clock: (0, std::time::Instant::now()),
         }
     }
 
@@ -275,24 +271,6 @@ impl<S: Store> Durable<S> {
             return Ok(());
         }
         lease::release(&mut self.store, &self.node, self.token)
-    }
-
-    /// Now on the wall clock offline time is measured with, nanoseconds since the Unix epoch:
-    /// the one set with [`set_wall_clock`](Self::set_wall_clock), or the store's as last read
-    /// plus the (monotonic) time since.
-    pub(super) fn now_ns(&self) -> u64 {
-        match self.wall {
-            Some(f) => f(),
-            None => {
-                let since = self.clock.1.elapsed().as_micros() as i64;
-                self.clock.0.saturating_add(since).max(0) as u64 * 1000
-            }
-        }
-    }
-
-    /// Notes the store's clock read just now (µs since the Unix epoch).
-    pub(super) fn saw_clock(&mut self, now_us: i64) {
-        self.clock = (now_us, std::time::Instant::now());
     }
 
     /// Whether a commit's outcome is unknown (its connection failed at `COMMIT`): the next

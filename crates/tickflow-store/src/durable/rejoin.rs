@@ -47,7 +47,7 @@ impl<S: Store> Durable<S> {
         let (node, token, committed) = (self.node.clone(), self.token, self.committed);
         let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
         let held: Vec<(OwnerId, u64)> = self.epochs.iter().map(|(&o, &e)| (o, e)).collect();
-        let (read, taken, now) = in_tx(&mut self.store, true, |tx| {
+        let (read, taken) = in_tx(&mut self.store, true, |tx| {
             let now = S::now_us_in(tx)?;
             let Some(read) = S::node_in(tx, &node, true)? else {
                 return Err(StoreError::Missing {
@@ -86,10 +86,9 @@ impl<S: Store> Durable<S> {
                     h => Some((o, h.map_or(String::new(), |h| h.node.clone()))),
                 })
                 .collect();
-            Ok((read, taken, now))
+            Ok((read, taken))
         })?;
         self.renewed = std::time::Instant::now();
-        self.saw_clock(now);
         let rows = in_tx(&mut self.store, false, |tx| {
             let mut rows = Rows::default();
             S::rows_in(tx, &self.node, &mut |r| {

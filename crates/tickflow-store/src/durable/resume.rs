@@ -74,8 +74,7 @@ impl<S: Store> Durable<S> {
         resolver: &mut dyn Resolver<C>,
     ) -> Result<(Scheduler<C>, Resumed), StoreError> {
         let (found, now_us) = lease::take(&mut self.store, &self.node, self.token, self.lease)?;
-        self.saw_clock(now_us);
-        let now_ns = self.now_ns();
+        let now_ns = self.wall.map_or(now_us.max(0) as u64 * 1000, |f| f());
         self.renewed = std::time::Instant::now();
         let (store, node) = (&mut self.store, self.node.as_str());
         let (read, out) = std::thread::scope(|s| {

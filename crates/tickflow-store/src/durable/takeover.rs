@@ -199,8 +199,7 @@ impl<S: Store> Durable<S> {
         let (found, now_us) = in_tx(&mut self.store, false, |tx| {
             scan::<S>(tx, me, rule, &pending, limit, plans)
         })?;
-        self.saw_clock(now_us);
-        let now_ns = self.now_ns();
+        let now_ns = self.wall.map_or(now_us.max(0) as u64 * 1000, |f| f());
         let mut out = Vec::new();
         for f in found {
             if !f.owners.is_empty() {

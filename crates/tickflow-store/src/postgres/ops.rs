@@ -121,7 +121,7 @@ impl Store for Postgres {
         row: &NodeRow,
         sum: i64,
         lease_us: i64,
-    ) -> Result<Option<i64>, StoreError> {
+    ) -> Result<bool, StoreError> {
         let c = &row.clocks;
         let v = [
             c.game,
@@ -146,16 +146,15 @@ impl Store for Postgres {
             (&holder, Type::INT8),
             (&committed, Type::INT8),
         ]);
-        let now = tx.query_typed_opt(
+        let n = tx.execute_typed(
             &format!(
                 "UPDATE tickflow_nodes SET game = $1, real = $2, frames = $3, frame = $4, \
                  wall_ns = $5, committed = $6, rows = $7, xsum = $8, sum = $9, \
-                 lease_until = {NOW_US} + $10 WHERE node = $11 AND holder = $12 AND committed = $13 \
-                 RETURNING {NOW_US}"
+                 lease_until = {NOW_US} + $10 WHERE node = $11 AND holder = $12 AND committed = $13"
             ),
             &p,
         )?;
-        now.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+        Ok(n == 1)
     }
 
     fn owners_in(

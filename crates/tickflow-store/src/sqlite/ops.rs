@@ -99,10 +99,9 @@ impl Store for Sqlite {
         row: &NodeRow,
         sum: i64,
         lease_us: i64,
-    ) -> Result<Option<i64>, StoreError> {
+    ) -> Result<bool, StoreError> {
         let c = &row.clocks;
-        let now = (wall_ns() / 1000) as i64;
-        let until = now.saturating_add(lease_us);
+        let until = ((wall_ns() / 1000) as i64).saturating_add(lease_us);
         let n = tx
             .prepare_cached(
                 "UPDATE tickflow_nodes SET game = ?1, real = ?2, frames = ?3, frame = ?4, \
@@ -124,7 +123,7 @@ impl Store for Sqlite {
                 holder as i64,
                 committed as i64,
             ])?;
-        Ok((n == 1).then_some(now))
+        Ok(n == 1)
     }
 
     fn owners_in(

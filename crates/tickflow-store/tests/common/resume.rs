@@ -216,7 +216,7 @@ impl<S: Store> Store for Flaky<S> {
         row: &NodeRow,
         sum: i64,
         lease_us: i64,
-    ) -> Result<Option<i64>, StoreError> {
+    ) -> Result<bool, StoreError> {
         ADVANCED.store(true, Ordering::Relaxed);
         S::advance_node_in(tx, node, holder, committed, row, sum, lease_us)
     }
