@@ -21,6 +21,8 @@ pub(super) struct Done {
     /// Owners registered to this node, and those taken from parcels, at their epochs.
     pub(super) held: FxHashMap<OwnerId, u64>,
     pub(super) settled: Vec<(OwnerId, Settled)>,
+    /// The commit's wall-clock stamp and the real clock's reading it stands for.
+    pub(super) stamp: (u64, u64),
 }
 
 /// A commit that may have landed: what it wrote, to count it done or put it back.

@@ -333,6 +333,7 @@ impl<S: Store> Durable<S> {
             landing,
             held,
             settled,
+            stamp: (clocks.wall_ns, clocks.real),
         };
         match S::finish(tx) {
             Ok(()) => Ok(done),
@@ -353,7 +354,9 @@ impl<S: Store> Durable<S> {
             landing,
             held,
             settled,
+            stamp,
         } = done;
+        self.stamp = Some(stamp);
         self.rows.absorb(landing);
         self.committed = number;
         self.landed_frame = self.landed_frame.max(frame);

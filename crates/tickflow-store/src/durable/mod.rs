@@ -179,6 +179,9 @@ pub struct Durable<S: Store> {
     plans: takeover::Plans,
     /// The wall clock set with [`Durable::set_wall_clock`]; `None`: the store's.
     wall: Option<fn() -> u64>,
+    /// The last landed commit's wall-clock stamp (ns) and the real clock's reading (flicks)
+    /// it stands for: how an adoption maps this node's clocks to the wall clock.
+    stamp: Option<(u64, u64)>,
 }
 
 impl<S: Store> Durable<S> {
@@ -205,6 +208,7 @@ impl<S: Store> Durable<S> {
             takeover: None,
             plans: Default::default(),
             wall: None,
+            stamp: None,
         }
     }
 

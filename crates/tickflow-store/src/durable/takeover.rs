@@ -199,7 +199,7 @@ impl<S: Store> Durable<S> {
         let (found, now_us) = in_tx(&mut self.store, false, |tx| {
             scan::<S>(tx, me, rule, &pending, limit, plans)
         })?;
-        let now_ns = self.wall.map_or(now_us.max(0) as u64 * 1000, |f| f());
+        let now_ns = self.now_for_adoption(sched, now_us);
         let mut out = Vec::new();
         for f in found {
             if !f.owners.is_empty() {
@@ -232,6 +232,29 @@ impl<S: Store> Durable<S> {
             }
         }
         Ok(out)
+    }
+}
+
+impl<S: Store> Durable<S> {
+    /// The wall-clock time this node's clocks stand for now, for an adoption's offline time.
+    /// Not simply the store's clock at the scan: adopted timers are set on this node's clocks,
+    /// which stand for the time of its last commit's stamp plus the real time they advanced
+    /// since, and the time between (the rest of the commit, the receive, the scan) would count
+    /// as offline too — a frame's worth of lead each adoption, which adds up for an owner
+    /// adopted again and again. The lost node's stamp is taken the same way, at the start of
+    /// its commit, so the two agree. Never past the store's clock `now_us`.
+    fn now_for_adoption<C: 'static>(&self, sched: &Scheduler<C>, now_us: i64) -> u64 {
+        let store_now = now_us.max(0) as u64 * 1000;
+        match (self.wall, self.stamp) {
+            (Some(f), _) => f(),
+            (None, Some((stamp_ns, real_at))) => {
+                let real = sched.clocks().now(tickflow::time::Domain::Real).flicks();
+                let since = Span::from_flicks(real.saturating_sub(real_at));
+                let since_ns = std::time::Duration::from(since).as_nanos() as u64;
+                stamp_ns.saturating_add(since_ns).min(store_now)
+            }
+            (None, None) => store_now,
+        }
     }
 }
 
