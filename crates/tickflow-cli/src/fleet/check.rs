@@ -8,11 +8,11 @@
 //!   each, N being the calls its row counts (a call missing is lost; one twice, a double).
 //! - No call early: call k of a pulse of period P, born at B, ran no earlier than B + k·P on
 //!   the database's clock, less two frames and 5 ms. The actor's own clock is the zones'
-//!   game clocks it lived on, which this stands for with a frame's slack each way: a call
-//!   runs in the frame its due time falls in, and runs measured on PostgreSQL put calls up to
-//!   1.3 frames before B + k·P after moves (the source of the second frame is not found). A
-//!   fault that counts offline time wrong — a node trusting its own clock, shifted 5 s —
-//!   puts calls seconds early, and fails the run.
+//!   game clocks it lived on, which this stands for to about a frame each way (a call runs in
+//!   the frame its due time falls in; a zone's stamps are taken at the start of its commit).
+//!   A fault that counts offline time wrong — a node trusting its own clock, shifted 5 s, or
+//!   an adoption counting its own frame's work as offline — puts calls seconds or, adoption
+//!   after adoption, hundreds of milliseconds early, and fails the run.
 
 use std::collections::HashMap;
 
