@@ -43,6 +43,14 @@ pub trait Store: Send {
     /// database server's, where there is one).
     fn now_us_in(tx: &mut Self::Tx<'_>) -> Result<i64, StoreError>;
 
+    /// Now on the same clock as [`now_us_in`](Self::now_us_in), when it can be read without a
+    /// transaction (SQLite: this machine's clock); `None` for a server's. A commit stamps its
+    /// clocks with it before it waits for the write lock, so that the stamp stands for the
+    /// frame's end, not for the end of a wait.
+    fn clock_us(&mut self) -> Option<i64> {
+        None
+    }
+
     /// A node's row (locked for this transaction when `lock`).
     fn node_in(
         tx: &mut Self::Tx<'_>,

@@ -202,10 +202,15 @@ impl<S: Store> Durable<S> {
     ) -> Result<Done, Failed> {
         let node = self.node.as_str();
         let q = &self.queue;
+        let before = self.store.clock_us();
         let mut tx = self.store.begin(true)?;
         let mut clocks = clocks;
         if self.wall.is_none() {
-            clocks.wall_ns = S::now_us_in(&mut tx)?.max(0) as u64 * 1000;
+            let now = match before {
+                Some(now) => now,
+                None => S::now_us_in(&mut tx)?,
+            };
+            clocks.wall_ns = now.max(0) as u64 * 1000;
         }
         let mut held: FxHashMap<OwnerId, u64> = FxHashMap::default();
         if !q.adopts.is_empty() {

@@ -33,6 +33,10 @@ impl Store for Sqlite {
         Ok((wall_ns() / 1000) as i64)
     }
 
+    fn clock_us(&mut self) -> Option<i64> {
+        Some((wall_ns() / 1000) as i64)
+    }
+
     fn node_in(tx: &mut Tx<'_>, node: &str, _lock: bool) -> Result<Option<NodeRead>, StoreError> {
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT {NODE} FROM tickflow_nodes WHERE node = ?1"
