@@ -214,57 +214,21 @@ impl Store for Postgres {
     }
 
     fn take_parcels_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
-        let owner: Vec<i64> = swaps.iter().map(|s| s.owner).collect();
-        let from_epoch: Vec<i64> = swaps.iter().map(|s| s.from_epoch).collect();
-        let from_node: Vec<&str> = swaps.iter().map(|s| s.from_node).collect();
-        let epoch: Vec<i64> = swaps.iter().map(|s| s.epoch).collect();
-        let node: Vec<&str> = swaps.iter().map(|s| s.node).collect();
-        let sum: Vec<i64> = swaps.iter().map(|s| s.sum).collect();
         // The parcels' removal and the compare-and-set of those that were there, in one
         // statement.
-        let rows = tx.query_typed(
+        swap(
+            tx,
+            swaps,
             "WITH d AS (DELETE FROM tickflow_outbox t USING UNNEST($1::BIGINT[], $2::BIGINT[]) \
                  AS g(o, e) WHERE t.owner = g.o AND t.epoch = g.e RETURNING t.owner, t.epoch), \
-             u AS (UPDATE tickflow_owners o SET epoch = s.e, node = s.n, sum = s.sum \
-                 FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], \
-                 $6::BIGINT[]) WITH ORDINALITY AS s(o, fe, fn, e, n, sum, i) \
-                 JOIN d ON d.owner = s.o AND d.epoch = s.fe \
-                 WHERE o.owner = s.o AND o.epoch = s.fe AND o.node = s.fn RETURNING s.i) \
-             SELECT i FROM u",
-            &[
-                (&owner, Type::INT8_ARRAY),
-                (&from_epoch, Type::INT8_ARRAY),
-                (&from_node, Type::TEXT_ARRAY),
-                (&epoch, Type::INT8_ARRAY),
-                (&node, Type::TEXT_ARRAY),
-                (&sum, Type::INT8_ARRAY),
-            ],
-        )?;
-        flags(swaps.len(), &rows)
+             u AS (",
+            "JOIN d ON d.owner = s.o AND d.epoch = s.fe",
+            ") SELECT i FROM u",
+        )
     }
 
     fn swap_owners_in(tx: &mut Tx<'_>, swaps: &[OwnerSwap<'_>]) -> Result<Vec<bool>, StoreError> {
-        let owner: Vec<i64> = swaps.iter().map(|s| s.owner).collect();
-        let from_epoch: Vec<i64> = swaps.iter().map(|s| s.from_epoch).collect();
-        let from_node: Vec<&str> = swaps.iter().map(|s| s.from_node).collect();
-        let epoch: Vec<i64> = swaps.iter().map(|s| s.epoch).collect();
-        let node: Vec<&str> = swaps.iter().map(|s| s.node).collect();
-        let sum: Vec<i64> = swaps.iter().map(|s| s.sum).collect();
-        let rows = tx.query_typed(
-            "UPDATE tickflow_owners o SET epoch = s.e, node = s.n, sum = s.sum \
-             FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], \
-             $6::BIGINT[]) WITH ORDINALITY AS s(o, fe, fn, e, n, sum, i) \
-             WHERE o.owner = s.o AND o.epoch = s.fe AND o.node = s.fn RETURNING s.i",
-            &[
-                (&owner, Type::INT8_ARRAY),
-                (&from_epoch, Type::INT8_ARRAY),
-                (&from_node, Type::TEXT_ARRAY),
-                (&epoch, Type::INT8_ARRAY),
-                (&node, Type::TEXT_ARRAY),
-                (&sum, Type::INT8_ARRAY),
-            ],
-        )?;
-        flags(swaps.len(), &rows)
+        swap(tx, swaps, "", "", "")
     }
 
     fn count_rows_in(tx: &mut Tx<'_>, node: &str) -> Result<u64, StoreError> {
@@ -485,4 +449,38 @@ impl Store for Postgres {
             })
             .collect()
     }
+}
+
+/// The registry's compare-and-set of `swaps` in one statement, `before`, `join` and `after`
+/// around it (a parcel's removal it must wait on, for one); which moved.
+fn swap(
+    tx: &mut Tx<'_>,
+    swaps: &[OwnerSwap<'_>],
+    before: &str,
+    join: &str,
+    after: &str,
+) -> Result<Vec<bool>, StoreError> {
+    let owner: Vec<i64> = swaps.iter().map(|s| s.owner).collect();
+    let from_epoch: Vec<i64> = swaps.iter().map(|s| s.from_epoch).collect();
+    let from_node: Vec<&str> = swaps.iter().map(|s| s.from_node).collect();
+    let epoch: Vec<i64> = swaps.iter().map(|s| s.epoch).collect();
+    let node: Vec<&str> = swaps.iter().map(|s| s.node).collect();
+    let sum: Vec<i64> = swaps.iter().map(|s| s.sum).collect();
+    let rows = tx.query_typed(
+        &format!(
+            "{before}UPDATE tickflow_owners o SET epoch = s.e, node = s.n, sum = s.sum \
+             FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::TEXT[], \
+             $6::BIGINT[]) WITH ORDINALITY AS s(o, fe, fn, e, n, sum, i) {join} \
+             WHERE o.owner = s.o AND o.epoch = s.fe AND o.node = s.fn RETURNING s.i{after}"
+        ),
+        &[
+            (&owner, Type::INT8_ARRAY),
+            (&from_epoch, Type::INT8_ARRAY),
+            (&from_node, Type::TEXT_ARRAY),
+            (&epoch, Type::INT8_ARRAY),
+            (&node, Type::TEXT_ARRAY),
+            (&sum, Type::INT8_ARRAY),
+        ],
+    )?;
+    flags(swaps.len(), &rows)
 }
