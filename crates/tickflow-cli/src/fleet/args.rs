@@ -13,14 +13,12 @@ pub(crate) struct FleetArgs {
     /// Zone processes.
     #[arg(long, default_value_t = 3)]
     pub(crate) zones: usize,
-    /// Actors each zone creates at its first start.
-    #[arg(long, default_value_t = 1000)]
-    pub(crate) actors: u64,
+    /// What each zone runs (passed on to every zone as it is).
+    #[command(flatten)]
+    pub(crate) world: Workload,
     /// How long the fleet runs, seconds.
     #[arg(long, default_value_t = 20.0)]
     pub(crate) seconds: f64,
-    #[arg(long, default_value_t = 30)]
-    pub(crate) hz: u32,
     /// `sqlite:PATH` or a `postgres://` URL (default: `sqlite:OUT/fleet.db`, made anew).
     #[arg(long)]
     pub(crate) store: Option<String>,
@@ -55,22 +53,55 @@ pub(crate) struct FleetArgs {
     pub(crate) failover_at: f64,
     #[arg(long, default_value = "")]
     pub(crate) failover_cmd: String,
-    /// Each actor's pulse period, ms: MIN and MAX.
+}
+
+/// What every zone of a fleet runs: the same for all, so `tickflow fleet` hands its own on
+/// ([`Workload::args`]) and a zone started by hand takes the same flags.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct Workload {
+    /// Actors each zone creates at its first start.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) actors: u64,
+    /// Frames per second.
+    #[arg(long, default_value_t = 30)]
+    pub(crate) hz: u32,
+    /// Each actor's pulse period, ms: drawn from MIN..=MAX.
     #[arg(long, default_value_t = 500)]
     pub(crate) pulse_min: u64,
     #[arg(long, default_value_t = 2000)]
     pub(crate) pulse_max: u64,
-    /// Mean time between an actor's walks, ms.
+    /// Mean time between two walks of an actor, ms.
     #[arg(long, default_value_t = 5000)]
     pub(crate) walk_ms: u64,
     /// The zones' lease, ms.
     #[arg(long, default_value_t = 500)]
     pub(crate) lease_ms: u64,
-    /// Actors a zone adopts from lost zones per frame at most.
+    /// Actors a zone adopts from lost zones per frame at most: a lost zone of many actors is
+    /// taken over in several frames, each of them short.
     #[arg(long, default_value_t = 250)]
     pub(crate) adopt_limit: usize,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
+}
+
+impl Workload {
+    /// These settings as the flags that give them.
+    pub(crate) fn args(&self) -> Vec<String> {
+        let flags = [
+            ("--actors", self.actors.to_string()),
+            ("--hz", self.hz.to_string()),
+            ("--pulse-min", self.pulse_min.to_string()),
+            ("--pulse-max", self.pulse_max.to_string()),
+            ("--walk-ms", self.walk_ms.to_string()),
+            ("--lease-ms", self.lease_ms.to_string()),
+            ("--adopt-limit", self.adopt_limit.to_string()),
+            ("--seed", self.seed.to_string()),
+        ];
+        flags
+            .into_iter()
+            .flat_map(|(f, v)| [f.to_string(), v])
+            .collect()
+    }
 }
 
 /// What the nemesis did, when (µs since the Unix epoch, this machine's clock).

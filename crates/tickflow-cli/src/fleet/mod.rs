@@ -86,27 +86,12 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
                 &i.to_string(),
                 "--zones",
                 &a.zones.to_string(),
-                "--actors",
-                &a.actors.to_string(),
-                "--hz",
-                &a.hz.to_string(),
-                "--pulse-min",
-                &a.pulse_min.to_string(),
-                "--pulse-max",
-                &a.pulse_max.to_string(),
-                "--walk-ms",
-                &a.walk_ms.to_string(),
-                "--lease-ms",
-                &a.lease_ms.to_string(),
-                "--adopt-limit",
-                &a.adopt_limit.to_string(),
-                "--seed",
-                &a.seed.to_string(),
                 "--stop",
                 &stop.display().to_string(),
             ]
             .map(String::from),
         );
+        cmd.extend(a.world.args());
         if let Some(s) = &a.schema {
             cmd.extend(["--schema".to_string(), s.clone()]);
         }
@@ -141,13 +126,13 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
         }
     }
     // The launcher's connection may be to a primary that failed over: a few tries.
-    let mut read = with_tx(&mut db, |tx| check::check(tx, a.hz));
+    let mut read = with_tx(&mut db, |tx| check::check(tx, a.world.hz));
     for _ in 0..20 {
         if read.is_ok() {
             break;
         }
         std::thread::sleep(Duration::from_millis(250));
-        read = with_tx(&mut db, |tx| check::check(tx, a.hz));
+        read = with_tx(&mut db, |tx| check::check(tx, a.world.hz));
     }
     let mut report = read.map_err(CliError::internal)?;
     // A zone that stopped by itself (an acknowledged commit the database lost, say) says why.
@@ -168,7 +153,7 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
     print!("{summary}");
     std::fs::write(a.out.join("summary.txt"), &summary)
         .map_err(|e| CliError::io(a.out.display(), e))?;
-    plot::draw(&a.out, &report, &faults, a.hz)?;
+    plot::draw(&a.out, &report, &faults, a.world.hz)?;
     if report.violations() > 0 {
         return Err(CliError::internal(format!(
             "the checker found {} violations (see above)",

@@ -63,12 +63,12 @@ pub(crate) fn nemesis(
     zones: &mut [Zone],
     started: Instant,
 ) -> Result<Vec<Fault>, CliError> {
-    let mut rng = Pcg64::seed_from_u64(a.seed);
+    let mut rng = Pcg64::seed_from_u64(a.world.seed);
     let mut faults = Vec::new();
     let end = started + Duration::from_secs_f64(a.seconds.max(1.0));
     let every = |s: f64| (s > 0.0).then(|| Duration::from_secs_f64(s));
     let (kill, stop, cut) = (every(a.kill_every), every(a.stop_every), every(a.cut_every));
-    let hold = Duration::from_millis(a.lease_ms * 3);
+    let hold = Duration::from_millis(a.world.lease_ms * 3);
     let down = Duration::from_secs_f64(a.down.max(0.0));
     let mut next = [kill, stop, cut].map(|d| d.map(|d| started + d));
     let mut failover = (a.failover_at > 0.0 && !a.failover_cmd.is_empty())
@@ -160,7 +160,7 @@ pub(crate) fn nemesis(
         }
         record(what, z);
     }
-    std::thread::sleep(Duration::from_millis(a.lease_ms * 4));
+    std::thread::sleep(Duration::from_millis(a.world.lease_ms * 4));
     Ok(faults)
 }
 

@@ -42,12 +42,12 @@ pub(crate) fn summary(
     let mut s = String::new();
     let count = |k: &str| faults.iter().filter(|f| f.kind == k).count();
     let ev = |k: &str| r.events.get(k).copied().unwrap_or(0);
-    let frame_us = 1e6 / f64::from(a.hz.max(1));
+    let frame_us = 1e6 / f64::from(a.world.hz.max(1));
     let fr = |us: u64| us as f64 / frame_us;
     let _ = writeln!(
         s,
         "fleet: {} zones x {} actors, {:.0} s at {} Hz on {store}, no director",
-        a.zones, a.actors, a.seconds, a.hz
+        a.zones, a.world.actors, a.seconds, a.world.hz
     );
     let skew = match (a.skew_ms, skewed) {
         (0, _) => "no clock skew".to_string(),

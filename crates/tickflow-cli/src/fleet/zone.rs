@@ -35,29 +35,9 @@ pub(crate) struct ZoneArgs {
     /// Zones in the fleet (`zone-0` ...): where actors walk.
     #[arg(long)]
     pub(crate) zones: usize,
-    /// Actors this zone creates on its first start.
-    #[arg(long, default_value_t = 1000)]
-    pub(crate) actors: u64,
-    /// Frames per second.
-    #[arg(long, default_value_t = 30)]
-    pub(crate) hz: u32,
-    /// Each actor's pulse period, ms: drawn from MIN..MAX.
-    #[arg(long, default_value_t = 1000)]
-    pub(crate) pulse_min: u64,
-    #[arg(long, default_value_t = 3000)]
-    pub(crate) pulse_max: u64,
-    /// Mean time between two walks of an actor, ms.
-    #[arg(long, default_value_t = 10_000)]
-    pub(crate) walk_ms: u64,
-    /// The node's lease, ms.
-    #[arg(long, default_value_t = 500)]
-    pub(crate) lease_ms: u64,
-    /// Actors adopted from lost zones per frame at most: a lost zone of many actors is taken
-    /// over in several frames, each of them short.
-    #[arg(long, default_value_t = 250)]
-    pub(crate) adopt_limit: usize,
-    #[arg(long, default_value_t = 1)]
-    pub(crate) seed: u64,
+    /// What it runs, as every zone of the fleet does.
+    #[command(flatten)]
+    pub(crate) world: super::args::Workload,
     /// The zone stops (after a last commit, keeping its lease to run out) once this file
     /// exists.
     #[arg(long)]
@@ -141,22 +121,23 @@ where
 {
     let name = super::args::zone_name(a.index);
     let mut d = Durable::new(store, name.clone());
-    d.set_lease(Duration::from_millis(a.lease_ms.max(1)));
+    d.set_lease(Duration::from_millis(a.world.lease_ms.max(1)));
     d.set_takeover(Rendezvous);
     let mut reg = registry();
     let (mut sched, resumed) = resume(&mut d, &mut reg)?;
-    let mut rng = Pcg64::seed_from_u64(a.seed ^ (a.index as u64) << 32 ^ resumed.frame);
+    let mut rng = Pcg64::seed_from_u64(a.world.seed ^ (a.index as u64) << 32 ^ resumed.frame);
     let mut w = World::default();
-    let dt = Span::frames(1, a.hz.max(1));
+    let dt = Span::frames(1, a.world.hz.max(1));
     if resumed.resumed {
         for (o, _) in d.owners() {
             w.first.insert(o, (FIRST_RESUMED, resumed.frame + 1));
         }
     } else if d.owners().is_empty() && resumed.in_flight.is_empty() {
         let base = (a.index as u64 + 1) * 10_000_000;
-        for i in 0..a.actors {
+        for i in 0..a.world.actors {
             let o = OwnerId::new(base + i);
-            let period = rng.random_range(a.pulse_min..=a.pulse_max.max(a.pulse_min));
+            let period =
+                rng.random_range(a.world.pulse_min..=a.world.pulse_max.max(a.world.pulse_min));
             (sched
                 .timers()
                 .every(Span::from_millis(period))
@@ -164,11 +145,11 @@ where
                 .name("pulse"))
             .durable(Offline::CatchUp)
             .call(pulse);
-            set_walk(&mut sched, o, a.walk_ms, &mut rng);
+            set_walk(&mut sched, o, a.world.walk_ms, &mut rng);
             w.buf.births.push((o, 1, Instant::now(), period * 1000));
         }
     }
-    let mut pacer = tickflow::driver::Pacer::new(a.hz.max(1)).catch_up(CatchUp::Once);
+    let mut pacer = tickflow::driver::Pacer::new(a.world.hz.max(1)).catch_up(CatchUp::Once);
     let mut times: Vec<u64> = Vec::new();
     let mut second = Instant::now();
     let mut changes = 0u64;
@@ -192,7 +173,7 @@ where
         // no frame of lead with it.
         let frame = sched.clocks().frame();
         for o in std::mem::take(&mut w.walkers) {
-            set_walk(&mut sched, o, a.walk_ms, &mut rng);
+            set_walk(&mut sched, o, a.world.walk_ms, &mut rng);
             let mut to = rng.random_range(0..a.zones.max(2) - 1);
             if to >= a.index {
                 to += 1;
@@ -212,7 +193,7 @@ where
                     .push(Event::new("arrive", x.owner, &x.sender, w.frame));
             }
         }
-        if let Ok(adopted) = d.adopt(&mut sched, &mut reg, a.adopt_limit) {
+        if let Ok(adopted) = d.adopt(&mut sched, &mut reg, a.world.adopt_limit) {
             for x in adopted {
                 let kind = if x.adopted { "adopt" } else { "arrive" };
                 w.buf
