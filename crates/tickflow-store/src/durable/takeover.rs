@@ -170,8 +170,9 @@ impl<S: Store> Durable<S> {
     ///
     /// # Errors
     ///
-    /// Nothing is imported: a database error, a damaged row of the lost node (named), or a
-    /// callback `resolver` cannot bind ([`StoreError::Restore`]).
+    /// A database error or a damaged row of a lost node (named): nothing is imported. A
+    /// callback `resolver` cannot bind ([`StoreError::Restore`]): nothing of that lost node;
+    /// owners of lost nodes imported before it stay, queued for the next commit.
     pub fn adopt<C: 'static, R: Resolver<C>>(
         &mut self,
         sched: &mut Scheduler<C>,
