@@ -197,7 +197,7 @@ CREATE TABLE IF NOT EXISTS tickflow_nodes (
     holder {I} NOT NULL, lease_until {I} NOT NULL, host TEXT NOT NULL, pid {I} NOT NULL);
 CREATE TABLE IF NOT EXISTS tickflow_owners (
     owner {I} PRIMARY KEY, epoch {I} NOT NULL, node TEXT NOT NULL, sum {I} NOT NULL);
-CREATE INDEX IF NOT EXISTS tickflow_owners_node ON tickflow_owners (node);
+CREATE INDEX IF NOT EXISTS tickflow_owners_node ON tickflow_owners (node, owner);
 CREATE TABLE IF NOT EXISTS tickflow_timers (
     node TEXT NOT NULL, owner {I} NOT NULL, name TEXT NOT NULL, epoch {I} NOT NULL,
     domain {S} NOT NULL, phase {S} NOT NULL, time {I} NOT NULL, period {I} NOT NULL,

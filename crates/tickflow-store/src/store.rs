@@ -51,6 +51,33 @@ pub trait Store: Send {
         None
     }
 
+    /// Locks `node`'s row for this transaction and returns
+    /// [`now_us_in`](Self::now_us_in) as it was before any wait for it. A commit takes its
+    /// own node's row first, before it writes anything: so an adopter, which takes the row of
+    /// the node it adopts from before it deletes that node's rows, never holds the row that
+    /// node's own commit waits for while that commit holds the rows it waits for.
+    fn lock_node_in(tx: &mut Self::Tx<'_>, node: &str) -> Result<i64, StoreError> {
+        let now = Self::now_us_in(tx)?;
+        Self::node_in(tx, node, true)?;
+        Ok(now)
+    }
+
+    /// Locks those rows of `nodes` that no other transaction holds, without waiting, and says
+    /// which. An adopter takes its lost nodes' rows this way after its own: a lost node's row
+    /// that is held is being written by another adopter or by the node itself, back (its
+    /// owners are then not adopted in this commit), and a commit never waits for one, so two
+    /// nodes that each take the other for lost cannot wait for each other. The default locks
+    /// them all, waiting (a database with one writer at a time, like SQLite, never waits).
+    fn try_lock_nodes_in(tx: &mut Self::Tx<'_>, nodes: &[&str]) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        for node in nodes {
+            if Self::node_in(tx, node, true)?.is_some() {
+                out.push(node.to_string());
+            }
+        }
+        Ok(out)
+    }
+
     /// A node's row (locked for this transaction when `lock`).
     fn node_in(
         tx: &mut Self::Tx<'_>,
@@ -87,6 +114,22 @@ pub trait Store: Send {
 
     /// Every registry row naming `node`.
     fn owners_of_in(tx: &mut Self::Tx<'_>, node: &str) -> Result<Vec<OwnerRead>, StoreError>;
+
+    /// Up to `limit` registry rows naming `node` whose owner is above `after`, in owner
+    /// order: a large node read a page at a time (an index on `(node, owner)` serves it).
+    /// The default reads them all and keeps the page; both backends read only the page.
+    fn owners_page_in(
+        tx: &mut Self::Tx<'_>,
+        node: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<OwnerRead>, StoreError> {
+        let mut rows = Self::owners_of_in(tx, node)?;
+        rows.retain(|r| r.owner > after);
+        rows.sort_unstable_by_key(|r| r.owner);
+        rows.truncate(limit);
+        Ok(rows)
+    }
 
     /// Every registry row, in owner order (tools and tests).
     fn all_owners_in(tx: &mut Self::Tx<'_>) -> Result<Vec<OwnerRead>, StoreError>;

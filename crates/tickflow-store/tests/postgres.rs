@@ -219,3 +219,62 @@ fn several_hosts_find_the_one_that_writes() {
     );
     let _ = OwnerId::new(1);
 }
+
+/// A node that comes back while another adopts from it: its commit holds its own row, and the
+/// adopter's commit, run meanwhile (here: from inside the node's commit), does not wait for
+/// that row — it leaves those owners with their node and lands. Waiting would be a deadlock
+/// between two commits (the adopter waiting for the node's row, the node for the adopter's
+/// rows), which the server breaks only after its `deadlock_timeout`, and which turned every
+/// frame of a large fleet into a second's wait.
+#[test]
+fn an_adopter_does_not_wait_for_a_node_that_came_back() {
+    let Some((_s, open)) = fresh("an_adopter_does_not_wait_for_a_node_that_came_back") else {
+        return;
+    };
+    let (mut a, mut sa) = common::resume(&open, "a");
+    let mut b = common::node(&open, "b");
+    b.set_lease(std::time::Duration::from_secs(30));
+    b.set_takeover(tickflow_store::Rendezvous);
+    let (mut sb, _) = b.resume(&mut common::registry()).unwrap();
+    for o in 1..=10 {
+        common::set(&mut sa, o, "due", 100);
+    }
+    let mut log = common::Log::new();
+    sa.tick(common::DT, &mut log);
+    a.end_frame(&mut sa, |_, _| Ok(())).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(60)); // past a's lease: a paused
+    let adopted = b.adopt(&mut sb, &mut common::registry(), 100).unwrap();
+    assert_eq!(adopted.len(), 10);
+    // a wakes and commits; b commits while a's transaction is open.
+    sa.tick(common::DT, &mut log);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut b_done = None;
+    std::thread::scope(|scope| {
+        let mut b_side = Some((&mut b, &mut sb, tx));
+        a.end_frame(&mut sa, |_, _| {
+            if let Some((b, sb, tx)) = b_side.take() {
+                scope.spawn(move || {
+                    let mut log = common::Log::new();
+                    sb.tick(common::DT, &mut log);
+                    let _ = tx.send(
+                        b.end_frame(sb, |_, _| Ok(()))
+                            .map(|c| c.map(|c| c.dropped().len())),
+                    );
+                });
+                b_done = Some(rx.recv_timeout(std::time::Duration::from_secs(5)));
+            }
+            Ok(())
+        })
+        .unwrap();
+    });
+    let b_done = b_done.expect("the hook ran");
+    let dropped = b_done
+        .expect("the adopter's commit waited for the returning node's row")
+        .unwrap();
+    assert_eq!(dropped, Some(10), "the owners stay with a");
+    for o in 1..=10 {
+        let holder = tickflow_store::Handovers::holder(&mut open(), OwnerId::new(o)).unwrap();
+        let holder = holder.unwrap();
+        assert_eq!(holder.node, "a", "owner {o}");
+    }
+}

@@ -173,6 +173,11 @@ impl<S: Store> Durable<S> {
                     return Ok(commit);
                 }
                 Err(Failed::Stale(owners)) => {
+                    // Owners of a lost node not taken: worked out again from its registry.
+                    let from = (self.queue.adopts.iter())
+                        .filter(|a| owners.contains(&a.owner))
+                        .map(|a| a.from.clone());
+                    self.plans.forget(from);
                     self.drop_stale(sched, &owners);
                     commit.dropped.extend(owners);
                 }
@@ -204,22 +209,15 @@ impl<S: Store> Durable<S> {
         let q = &self.queue;
         let before = self.store.clock_us();
         let mut tx = self.store.begin(true)?;
+        let locked_at = S::lock_node_in(&mut tx, node)?;
         let mut clocks = clocks;
         if self.wall.is_none() {
-            let now = match before {
-                Some(now) => now,
-                None => S::now_us_in(&mut tx)?,
-            };
-            clocks.wall_ns = now.max(0) as u64 * 1000;
+            clocks.wall_ns = before.unwrap_or(locked_at).max(0) as u64 * 1000;
         }
         let mut held: FxHashMap<OwnerId, u64> = FxHashMap::default();
-        if !q.adopts.is_empty() {
-            let stale = super::takeover::adopt_in::<S>(&mut tx, node, &q.adopts)?;
-            if !stale.is_empty() {
-                return Err(Failed::Stale(stale));
-            }
-            held.extend(q.adopts.iter().map(|a| (a.owner, a.epoch + 1)));
-        }
+        // Adopted owners are taken last (below), so that the lost node's row is held for as
+        // short a time as can be: every adopter of that node needs it.
+        held.extend(q.adopts.iter().map(|a| (a.owner, a.epoch + 1)));
         if !q.accepts.is_empty() {
             let taken = S::accept_all_in(&mut tx, &q.accepts)?;
             let stale: Vec<OwnerId> = (q.accepts.iter().zip(&taken))
@@ -307,6 +305,23 @@ impl<S: Store> Durable<S> {
                 .filter(|(_, s)| *s != Settled::Waiting)
                 .map(|(&(o, _), s)| (o, s))
                 .collect();
+        }
+        if !q.adopts.is_empty() {
+            let mut from: Vec<&str> = q.adopts.iter().map(|a| a.from.as_str()).collect();
+            from.sort_unstable();
+            from.dedup();
+            let locked = S::try_lock_nodes_in(&mut tx, &from)?;
+            let busy: Vec<OwnerId> = (q.adopts.iter())
+                .filter(|a| !locked.contains(&a.from))
+                .map(|a| a.owner)
+                .collect();
+            if !busy.is_empty() {
+                return Err(Failed::Stale(busy));
+            }
+            let stale = super::takeover::adopt_in::<S>(&mut tx, node, &q.adopts)?;
+            if !stale.is_empty() {
+                return Err(Failed::Stale(stale));
+            }
         }
         let landing = tally.done();
         let row = NodeRow {
@@ -401,7 +416,7 @@ fn check_owners<S: Store>(
     owners.dedup();
     // Owners this node holds need no look: the registry moves one away only by this node's
     // own handover (which freezes it first) or by a takeover of the node, which goes through
-    // the node's row that this commit advances last.
+    // the node's row that this commit holds from its start.
     owners.retain(|o| !taken.contains_key(o) && !epochs.contains_key(o));
     if owners.is_empty() {
         return Ok(owners);

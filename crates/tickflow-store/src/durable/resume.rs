@@ -138,6 +138,11 @@ impl<S: Store> Durable<S> {
             resumed.in_flight.push(owner);
         }
         resumed.owners = self.epochs.len();
+        // The lease ran from before the read (with a grace for it): the first frame gets a
+        // whole one. Should this fail, the first commit says why (or rejoins).
+        if self.renewed.elapsed() > self.lease / 2 {
+            let _ = self.renew();
+        }
         Ok((sched, resumed))
     }
 }

@@ -28,8 +28,10 @@
 //!   by itself (`rejoin.rs`). Timers of no owner (owner 0) are the node's own: they wait for
 //!   it.
 //!
-//! Cost: one read of the node table per [`Durable::adopt`] while no node is lost; per lost
-//! node, reads of its registry rows and outbox, and of the adopted owners' rows.
+//! Cost: one read of the node table per [`Durable::adopt`] while no node is lost. Per lost
+//! node: its outbox once per change of the fleet, its registry rows a page at a time (4,096
+//! rows a call at most, so a lost node of any size adds a bounded read to a frame), and the
+//! adopted owners' rows.
 
 use std::collections::BTreeMap;
 
@@ -123,20 +125,73 @@ pub(super) struct Adopt {
     pub(super) committed: u64,
 }
 
-/// The owners the rule gives this node on each lost node, worked out once from that node's
-/// registry rows and taken `limit` at a time: a lost node of 50,000 owners is read once per
-/// change of the fleet, not once a frame.
+/// The owners the rule gives this node on each lost node, worked out from that node's
+/// registry rows as they are needed, a page at a time, and taken `limit` at a time: a lost
+/// node of 50,000 owners is read once per change of the fleet, and no frame reads more than
+/// [`PLAN_PAGES`] pages of it.
 #[derive(Default)]
 pub(super) struct Plans {
     by_node: FxHashMap<String, Plan>,
 }
 
+impl Plans {
+    /// Drops the plans of these nodes: the next [`Durable::adopt`] works them out again
+    /// (owners a commit could not take are then found again, if their node still has them).
+    pub(super) fn forget(&mut self, nodes: impl IntoIterator<Item = String>) {
+        for n in nodes {
+            self.by_node.remove(&n);
+        }
+    }
+}
+
+/// Registry rows a page of a plan reads.
+const PLAN_PAGE: usize = 2048;
+/// Pages of lost nodes' registries one [`Durable::adopt`] reads at most.
+const PLAN_PAGES: usize = 2;
+
 struct Plan {
     /// What it holds for: the lost node's commit number and the live nodes.
     committed: u64,
     live: Vec<String>,
-    /// Owners left to adopt, and their epochs there, last first.
+    /// Owners found for this node and not adopted yet, with their epochs there.
     owners: Vec<(OwnerId, u64)>,
+    /// The owner after which the registry is read next; `None` once it was read to the end.
+    next: Option<i64>,
+    /// The owners the lost node has a parcel in flight for (their receivers take them).
+    sent: FxHashSet<i64>,
+}
+
+impl Plan {
+    /// Reads pages of `name`'s registry rows until `want` owners are found for live node
+    /// `mine`, the rows run out, or `pages` (counted down) were read.
+    fn fill<S: Store>(
+        &mut self,
+        tx: &mut S::Tx<'_>,
+        name: &str,
+        rule: &dyn TakeoverRule,
+        mine: usize,
+        (want, pages): (usize, &mut usize),
+    ) -> Result<(), StoreError> {
+        let live: Vec<&str> = self.live.iter().map(String::as_str).collect();
+        while *pages > 0 {
+            let Some(after) = self.next.filter(|_| self.owners.len() < want) else {
+                break;
+            };
+            *pages -= 1;
+            let page = S::owners_page_in(tx, name, after, PLAN_PAGE)?;
+            self.next = (page.len() == PLAN_PAGE)
+                .then(|| page.last().map(|o| o.owner))
+                .flatten();
+            for o in page {
+                let in_flight = self.sent.contains(&o.owner);
+                let (owner, holder) = OwnerRead::holder(o)?;
+                if !in_flight && rule.adopter(owner, name, &live) == mine {
+                    self.owners.push((owner, holder.epoch));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What a scan found on one lost node for this one.
@@ -280,6 +335,7 @@ fn scan<S: Store>(
         return Ok((Vec::new(), now)); // this node has no row: not resumed
     };
     let mut budget = limit;
+    let mut pages = PLAN_PAGES;
     let mut out = Vec::new();
     plans
         .by_node
@@ -294,29 +350,24 @@ fn scan<S: Store>(
         let plan = plans.by_node.get(name);
         let fresh = plan.is_some_and(|p| p.committed == read.row.committed && p.live == live);
         if !fresh {
-            let sent: FxHashSet<i64> = (S::parcels_of_in(tx, name, false, usize::MAX)?.iter())
+            let sent = (S::parcels_of_in(tx, name, false, usize::MAX)?.iter())
                 .map(|p| p.owner)
                 .collect();
-            let mut owners = Vec::new();
-            for o in S::owners_of_in(tx, name)? {
-                let in_flight = sent.contains(&o.owner);
-                let (owner, holder) = OwnerRead::holder(o)?;
-                if !in_flight && rule.adopter(owner, name, &live) == mine {
-                    owners.push((owner, holder.epoch));
-                }
-            }
-            owners.sort_unstable_by(|a, b| b.cmp(a));
-            let live = live.iter().map(|n| n.to_string()).collect();
             let plan = Plan {
                 committed: read.row.committed,
-                live,
-                owners,
+                live: live.iter().map(|n| n.to_string()).collect(),
+                owners: Vec::new(),
+                next: Some(i64::MIN),
+                sent,
             };
             plans.by_node.insert(name.clone(), plan);
         }
         let plan = plans.by_node.get_mut(name).expect("planned above");
         let mut adopted = Vec::new();
         while budget > 0 {
+            if plan.owners.is_empty() {
+                plan.fill::<S>(tx, name, rule, mine, (budget, &mut pages))?;
+            }
             let Some((owner, epoch)) = plan.owners.pop() else {
                 break;
             };

@@ -54,6 +54,26 @@ impl Store for Postgres {
             .try_get(0)?)
     }
 
+    fn lock_node_in(tx: &mut Tx<'_>, node: &str) -> Result<i64, StoreError> {
+        // One statement; its start is the time before any wait for the row.
+        Ok(tx
+            .query_typed_one(
+                "WITH l AS (SELECT node FROM tickflow_nodes WHERE node = $1 FOR UPDATE) \
+                 SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::BIGINT, \
+                 (SELECT count(*) FROM l)",
+                &[(&node, Type::TEXT)],
+            )?
+            .try_get(0)?)
+    }
+
+    fn try_lock_nodes_in(tx: &mut Tx<'_>, nodes: &[&str]) -> Result<Vec<String>, StoreError> {
+        let rows = tx.query_typed(
+            "SELECT node FROM tickflow_nodes WHERE node = ANY($1) FOR UPDATE SKIP LOCKED",
+            &[(&nodes, Type::TEXT_ARRAY)],
+        )?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+
     fn node_in(tx: &mut Tx<'_>, node: &str, lock: bool) -> Result<Option<NodeRead>, StoreError> {
         let lock = if lock { "FOR UPDATE" } else { "" };
         let row = tx.query_typed_opt(
@@ -181,6 +201,25 @@ impl Store for Postgres {
         let rows = tx.query_typed(
             "SELECT owner, epoch, node, sum FROM tickflow_owners WHERE node = $1",
             &[(&node, Type::TEXT)],
+        )?;
+        owners_of(&rows)
+    }
+
+    fn owners_page_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<OwnerRead>, StoreError> {
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = tx.query_typed(
+            "SELECT owner, epoch, node, sum FROM tickflow_owners \
+             WHERE node = $1 AND owner > $2 ORDER BY owner LIMIT $3",
+            &[
+                (&node, Type::TEXT),
+                (&after, Type::INT8),
+                (&limit, Type::INT8),
+            ],
         )?;
         owners_of(&rows)
     }

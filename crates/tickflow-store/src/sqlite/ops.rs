@@ -160,6 +160,25 @@ impl Store for Sqlite {
         Ok(out)
     }
 
+    fn owners_page_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<OwnerRead>, StoreError> {
+        let mut stmt = tx.prepare_cached(
+            "SELECT owner, epoch, node, sum FROM tickflow_owners \
+             WHERE node = ?1 AND owner > ?2 ORDER BY owner LIMIT ?3",
+        )?;
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let mut rows = stmt.query(params![node, after, limit])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(owner_of(r)?);
+        }
+        Ok(out)
+    }
+
     fn all_owners_in(tx: &mut Tx<'_>) -> Result<Vec<OwnerRead>, StoreError> {
         let mut stmt = tx
             .prepare_cached("SELECT owner, epoch, node, sum FROM tickflow_owners ORDER BY owner")?;

@@ -162,6 +162,7 @@ macro_rules! all_store_tests {
             moves::a_receiver_restarted_before_its_commit_takes_the_parcel_again,
             moves::an_owner_sent_as_it_fired_resumes_from_its_freeze,
             takeover::a_lost_nodes_owners_are_adopted_once,
+            takeover::a_large_lost_node_is_adopted_a_page_at_a_time,
             takeover::two_adopters_of_one_owner_win_once,
             takeover::a_fenced_node_rejoins_without_what_was_taken,
             takeover::a_parcel_to_a_lost_node_finds_a_receiver,

@@ -117,6 +117,57 @@ pub fn a_lost_nodes_owners_are_adopted_once<S: Store>(open: impl Fn() -> S) {
     }
 }
 
+/// A lost node of 10,000 owners is read a page at a time: one `adopt` reads a bounded part of
+/// its registry (4,096 rows), so it returns fewer owners than its limit allows while more are
+/// left, and the next calls take the rest; each owner is adopted once, by the rule's pick.
+pub fn a_large_lost_node_is_adopted_a_page_at_a_time<S: Store>(open: impl Fn() -> S) {
+    let (mut a, mut sa) = member(&open, "a", Rendezvous);
+    let (mut b, mut sb) = member(&open, "b", Rendezvous);
+    let (mut c, mut sc) = member(&open, "c", Rendezvous);
+    const N: u64 = 10_000;
+    for o in 1..=N {
+        set(&mut sa, o, "due", 1_000);
+    }
+    let mut log = Log::new();
+    frame(&mut a, &mut sa, &mut log);
+    drop((a, sa));
+    outlive_lease();
+    let mut seen = std::collections::BTreeMap::new();
+    for (name, d, s) in [("b", &mut b, &mut sb), ("c", &mut c, &mut sc)] {
+        let first = d.adopt(s, &mut registry(), usize::MAX).unwrap();
+        assert!(
+            (1..=4_096).contains(&first.len()),
+            "{name}: one call reads at most two pages of 2,048 rows: {}",
+            first.len()
+        );
+        let mut calls = 1;
+        let mut got = first;
+        loop {
+            for x in &got {
+                assert!(
+                    seen.insert(x.owner.get(), name).is_none(),
+                    "{:?} twice",
+                    x.owner
+                );
+            }
+            got = d.adopt(s, &mut registry(), usize::MAX).unwrap();
+            if got.is_empty() {
+                break;
+            }
+            calls += 1;
+        }
+        assert!(calls >= 2, "{name}: its share took one call");
+        frame(d, s, &mut log);
+    }
+    assert_eq!(seen.len() as u64, N, "every owner adopted");
+    let live = ["b", "c"];
+    for (&o, &at) in &seen {
+        let pick = live[Rendezvous.adopter(OwnerId::new(o), "a", &live)];
+        assert_eq!(at, pick, "owner {o}");
+    }
+    assert!(open().saved("a").unwrap().timers.is_empty());
+}
+
 /// Two adopters that both believe an owner is theirs import it both; the registry's
 /// compare-and-set lets the first commit take it, and the second drops its copy.
 pub fn two_adopters_of_one_owner_win_once<S: Store>(open: impl Fn() -> S) {
