@@ -77,8 +77,9 @@ pub(crate) struct Workload {
     #[arg(long, default_value_t = 500)]
     pub(crate) lease_ms: u64,
     /// Actors a zone adopts from lost zones per frame at most: a lost zone of many actors is
-    /// taken over in several frames, each of them short.
-    #[arg(long, default_value_t = 250)]
+    /// taken over in several frames, each of them short (the zone lowers the number while its
+    /// frames take more than half their period).
+    #[arg(long, default_value_t = 2000)]
     pub(crate) adopt_limit: usize,
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,

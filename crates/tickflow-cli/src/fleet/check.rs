@@ -47,8 +47,9 @@ pub(crate) struct Report {
     pub(crate) load: HashMap<String, Vec<Second>>,
 }
 
-/// A zone's second: (time µs, actors, frame p99 µs, frame max µs, calls).
-pub(crate) type Second = (i64, u64, u64, u64, u64);
+/// A zone's second: (time µs, actors, frame p99 µs, frame max µs, calls, frames, frames
+/// longer than the period).
+pub(crate) type Second = (i64, u64, u64, u64, u64, u64, u64);
 
 impl Report {
     /// Violations of the invariants.
@@ -151,12 +152,21 @@ pub(crate) fn check(tx: &mut dyn Sql, hz: u32) -> Result<Report, String> {
         }
     }
     let load = tx.rows(
-        "SELECT zone, at_us, actors, p99_us, max_us, calls FROM fleet_load ORDER BY at_us",
+        "SELECT zone, at_us, actors, p99_us, max_us, calls, frames, slow FROM fleet_load \
+         ORDER BY at_us",
         &[],
     )?;
     for c in load {
         let v: Vec<u64> = c[2..].iter().map(|x: &Cell| x.i().max(0) as u64).collect();
-        (r.load.entry(c[0].t().to_string()).or_default()).push((c[1].i(), v[0], v[1], v[2], v[3]));
+        (r.load.entry(c[0].t().to_string()).or_default()).push((
+            c[1].i(),
+            v[0],
+            v[1],
+            v[2],
+            v[3],
+            v[4],
+            v[5],
+        ));
     }
     if r.min_margin_us == i64::MAX {
         r.min_margin_us = 0;

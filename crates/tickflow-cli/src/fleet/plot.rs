@@ -135,11 +135,22 @@ pub(crate) fn summary(
     }
     let mut p99: Vec<u64> = r.load.values().flatten().map(|l| l.2).collect();
     let calls: u64 = r.load.values().flatten().map(|l| l.4).sum();
+    let frames: u64 = r.load.values().flatten().map(|l| l.5).sum();
+    let slow: u64 = r.load.values().flatten().map(|l| l.6).sum();
     let _ = writeln!(
         s,
-        "frames: per-second p99 median {:.1} ms, worst {:.1} ms; {:.0} durable calls/s in all",
+        "frames: per-second p99 median {:.1} ms, worst {:.1} ms; {slow} of {frames} ({:.2} %) \
+         longer than a frame ({:.1} ms), so the p99 of all frames is {} one; {:.0} durable \
+         calls/s in all",
         quantile(&mut p99, 0.5) as f64 / 1000.0,
         quantile(&mut p99, 1.0) as f64 / 1000.0,
+        100.0 * slow as f64 / frames.max(1) as f64,
+        frame_us / 1000.0,
+        if slow * 100 <= frames {
+            "within"
+        } else {
+            "past"
+        },
         calls as f64 / a.seconds.max(1.0)
     );
     let _ = writeln!(

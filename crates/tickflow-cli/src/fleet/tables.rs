@@ -22,7 +22,8 @@ CREATE TABLE IF NOT EXISTS fleet_events (
     at_us BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS fleet_load (
     zone TEXT NOT NULL, at_us BIGINT NOT NULL, actors BIGINT NOT NULL, frames BIGINT NOT NULL,
-    p99_us BIGINT NOT NULL, max_us BIGINT NOT NULL, calls BIGINT NOT NULL)
+    p99_us BIGINT NOT NULL, max_us BIGINT NOT NULL, calls BIGINT NOT NULL,
+    slow BIGINT NOT NULL)
 ";
 
 /// One call of an actor's pulse.
@@ -67,6 +68,8 @@ pub(crate) struct Load {
     pub(crate) p99_us: u64,
     pub(crate) max_us: u64,
     pub(crate) calls: u64,
+    /// Frames that took longer than the frame's period.
+    pub(crate) slow: u64,
 }
 
 /// What a zone keeps for its next commits: effects, events, births and load samples not yet
@@ -189,13 +192,14 @@ pub(crate) fn write(tx: &mut dyn Sql, zone: &str, w: &Buffer, c: &Commit) -> Res
                 V::I(l.p99_us as i64),
                 V::I(l.max_us as i64),
                 V::I(l.calls as i64),
+                V::I(l.slow as i64),
             ]
         })
         .collect();
     insert(
         tx,
-        "INSERT INTO fleet_load (zone, at_us, actors, frames, p99_us, max_us, calls)",
-        7,
+        "INSERT INTO fleet_load (zone, at_us, actors, frames, p99_us, max_us, calls, slow)",
+        8,
         &loads,
     )?;
     Ok(())
