@@ -62,12 +62,13 @@ pub trait Store: Send {
         Ok(now)
     }
 
-    /// Locks those rows of `nodes` that no other transaction holds, without waiting, and says
-    /// which. An adopter takes its lost nodes' rows this way after its own: a lost node's row
-    /// that is held is being written by another adopter or by the node itself, back (its
-    /// owners are then not adopted in this commit), and a commit never waits for one, so two
-    /// nodes that each take the other for lost cannot wait for each other. The default locks
-    /// them all, waiting (a database with one writer at a time, like SQLite, never waits).
+    /// Locks the rows of `nodes`, waiting for them only briefly, and says which it holds (all
+    /// or, after a short wait, none). An adopter takes its lost nodes' rows this way after its
+    /// own: a row held for long is being written by the node itself, back (its owners are
+    /// then not adopted in this commit), and a commit never waits long for one, so two nodes
+    /// that each take the other for lost cannot wait for each other. PostgreSQL waits 50 ms
+    /// (`lock_timeout`, under a savepoint); the default locks them all, waiting (a database
+    /// with one writer at a time, like SQLite, never waits for a row).
     fn try_lock_nodes_in(tx: &mut Self::Tx<'_>, nodes: &[&str]) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
         for node in nodes {

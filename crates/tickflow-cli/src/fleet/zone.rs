@@ -71,8 +71,8 @@ impl World {
 /// 0.12 ms an actor on PostgreSQL (read and load its rows; in the next commit, write them,
 /// delete the lost zone's and move its registry row), so a fixed number is either slow for a
 /// small zone or a long frame for a large one. A takeover starts at 64 a frame; the number
-/// halves after a frame that took more than half its period, and grows by half after one
-/// that used it all in less than a quarter, between 8 and `--adopt-limit`.
+/// halves after a frame that took more than three quarters of its period, and grows by half
+/// after one that used it all in less than half, between 8 and `--adopt-limit`.
 struct AdoptPace {
     limit: usize,
     max: usize,
@@ -90,11 +90,11 @@ impl AdoptPace {
     }
 
     fn after_frame(&mut self, adopted: usize, took: Duration, period: Duration) {
-        if took > period / 2 {
+        if took > period * 3 / 4 {
             self.limit = (self.limit / 2).max(8.min(self.max));
         } else if adopted == 0 {
             self.limit = self.limit.min(Self::START.min(self.max));
-        } else if adopted >= self.limit && took < period / 4 {
+        } else if adopted >= self.limit && took < period / 2 {
             self.limit = (self.limit + self.limit / 2 + 1).min(self.max);
         }
     }

@@ -22,6 +22,8 @@
 //! Cost: a fixed number of statements per commit on PostgreSQL (arrays), one per row on
 //! SQLite; one hash lookup per changed row for the node's checksum tally.
 
+use std::time::Instant;
+
 use rustc_hash::FxHashMap;
 
 use tickflow::timer::DurableChange;
@@ -43,6 +45,9 @@ use crate::vocab::NodeClocks;
 enum Failed {
     /// Some parcels this node imported are stale: they leave, and the commit is tried again.
     Stale(Vec<OwnerId>),
+    /// The rows of the nodes some adopted owners come from are being written (by the node
+    /// itself, back, or by another adopter): those owners leave, and the commit is tried again.
+    Busy(Vec<OwnerId>),
     /// The `COMMIT` may have landed; what it did if it did.
     Uncertain(StoreError, Box<Done>),
     Error(StoreError),
@@ -74,7 +79,7 @@ impl<S: Store> Durable<S> {
         self.frames_since += 1;
         if self.frames_since < self.every {
             if self.started && self.attempt.is_none() && self.renewed.elapsed() > self.lease / 2 {
-                if let Err(e) = self.renew() {
+                if let Err(e) = self.renew(0) {
                     return Err(self.fenced(sched, e));
                 }
             }
@@ -172,14 +177,20 @@ impl<S: Store> Durable<S> {
                     self.land(sched, commit.number, frame, done);
                     return Ok(commit);
                 }
-                Err(Failed::Stale(owners)) => {
-                    // Owners of a lost node not taken: worked out again from its registry.
-                    let from = (self.queue.adopts.iter())
+                Err(f @ (Failed::Stale(_) | Failed::Busy(_))) => {
+                    let (Failed::Stale(owners) | Failed::Busy(owners)) = &f else {
+                        unreachable!()
+                    };
+                    // Owners of a lost node not taken: worked out again from its registry;
+                    // from a busy one, after a lease (it may be back, and writing all its rows).
+                    let from: Vec<String> = (self.queue.adopts.iter())
                         .filter(|a| owners.contains(&a.owner))
-                        .map(|a| a.from.clone());
-                    self.plans.forget(from);
-                    self.drop_stale(sched, &owners);
-                    commit.dropped.extend(owners);
+                        .map(|a| a.from.clone())
+                        .collect();
+                    let until = matches!(f, Failed::Busy(_)).then(|| Instant::now() + self.lease);
+                    self.plans.forget(from, until);
+                    self.drop_stale(sched, owners);
+                    commit.dropped.extend(owners.iter().copied());
                 }
                 Err(Failed::Uncertain(e, done)) => {
                     let queue = std::mem::take(&mut self.queue);
@@ -316,7 +327,7 @@ impl<S: Store> Durable<S> {
                 .map(|a| a.owner)
                 .collect();
             if !busy.is_empty() {
-                return Err(Failed::Stale(busy));
+                return Err(Failed::Busy(busy));
             }
             let stale = super::takeover::adopt_in::<S>(&mut tx, node, &q.adopts)?;
             if !stale.is_empty() {

@@ -202,11 +202,13 @@ impl<S: Store> super::Durable<S> {
         (read.lease.holder != token).then_some(StoreError::NodeLost { node })
     }
 
-    /// Renews this process's hold on the node without a commit.
-    pub(super) fn renew(&mut self) -> Result<(), StoreError> {
+    /// Renews this process's hold on the node without a commit, for its lease and `extra_us`
+    /// more.
+    pub(super) fn renew(&mut self, extra_us: i64) -> Result<(), StoreError> {
         let node = self.node.clone();
         let (token, committed) = (self.token, self.committed);
-        let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
+        let lease_us =
+            (self.lease.as_micros().min(i64::MAX as u128) as i64).saturating_add(extra_us);
         let mut tx = self.store.begin(true)?;
         let Some(read) = S::node_in(&mut tx, &node, true)? else {
             return Err(StoreError::Missing {

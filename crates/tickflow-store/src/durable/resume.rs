@@ -138,11 +138,10 @@ impl<S: Store> Durable<S> {
             resumed.in_flight.push(owner);
         }
         resumed.owners = self.epochs.len();
-        // The lease ran from before the read (with a grace for it): the first frame gets a
-        // whole one. Should this fail, the first commit says why (or rejoins).
-        if self.renewed.elapsed() > self.lease / 2 {
-            let _ = self.renew();
-        }
+        // The lease ran from before the read (with a grace for it). The first commit may
+        // rewrite every row (each timer moved by its offline policy): it gets the same grace
+        // again. Should this fail, the first commit says why (or rejoins).
+        let _ = self.renew(lease::grace_us(self.rows.count));
         Ok((sched, resumed))
     }
 }

@@ -132,14 +132,20 @@ pub(super) struct Adopt {
 #[derive(Default)]
 pub(super) struct Plans {
     by_node: FxHashMap<String, Plan>,
+    /// Lost nodes not adopted from until then: their rows were being written.
+    resting: FxHashMap<String, std::time::Instant>,
 }
 
 impl Plans {
-    /// Drops the plans of these nodes: the next [`Durable::adopt`] works them out again
-    /// (owners a commit could not take are then found again, if their node still has them).
-    pub(super) fn forget(&mut self, nodes: impl IntoIterator<Item = String>) {
+    /// Drops the plans of these nodes: [`Durable::adopt`] works them out again (owners a
+    /// commit could not take are then found again, if their node still has them), from
+    /// `until` when given.
+    pub(super) fn forget(&mut self, nodes: Vec<String>, until: Option<std::time::Instant>) {
         for n in nodes {
             self.by_node.remove(&n);
+            if let Some(t) = until {
+                self.resting.insert(n, t);
+            }
         }
     }
 }
@@ -346,6 +352,12 @@ fn scan<S: Store>(
         }
         if name == me || !lost(&read.lease) {
             continue;
+        }
+        if let Some(&t) = plans.resting.get(name) {
+            if t > std::time::Instant::now() {
+                continue;
+            }
+            plans.resting.remove(name);
         }
         let plan = plans.by_node.get(name);
         let fresh = plan.is_some_and(|p| p.committed == read.row.committed && p.live == live);

@@ -30,6 +30,9 @@ fn refused(e: &postgres::Error) -> bool {
 }
 
 /// Now on the server's clock, in microseconds since the Unix epoch.
+/// How long a commit waits for the row of a node it adopts from (see `try_lock_nodes_in`).
+const TRY_LOCK_MS: u32 = 50;
+
 const NOW_US: &str = "(extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
 
 impl Store for Postgres {
@@ -67,11 +70,28 @@ impl Store for Postgres {
     }
 
     fn try_lock_nodes_in(tx: &mut Tx<'_>, nodes: &[&str]) -> Result<Vec<String>, StoreError> {
-        let rows = tx.query_typed(
-            "SELECT node FROM tickflow_nodes WHERE node = ANY($1) FOR UPDATE SKIP LOCKED",
+        // Waits a little (another adopter holds the row only at the end of its commit), but
+        // never long: a row held longer is the node's own, back and writing, or a cycle of
+        // nodes that each took the next for lost, which the timeout breaks at once. On the
+        // timeout the savepoint keeps the transaction alive, with none of the rows.
+        tx.batch_execute(&format!(
+            "SAVEPOINT tickflow_try; SET LOCAL lock_timeout = '{TRY_LOCK_MS}ms'"
+        ))?;
+        let locked = tx.query_typed(
+            "SELECT node FROM tickflow_nodes WHERE node = ANY($1) ORDER BY node FOR UPDATE",
             &[(&nodes, Type::TEXT_ARRAY)],
-        )?;
-        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+        );
+        match locked {
+            Ok(rows) => {
+                tx.batch_execute("SET LOCAL lock_timeout TO DEFAULT; RELEASE tickflow_try")?;
+                rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+            }
+            Err(e) if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
+                tx.batch_execute("ROLLBACK TO tickflow_try; RELEASE tickflow_try")?;
+                Ok(Vec::new())
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn node_in(tx: &mut Tx<'_>, node: &str, lock: bool) -> Result<Option<NodeRead>, StoreError> {
