@@ -15,12 +15,15 @@
 //!   it had left, and the time since that commit (on the store's clock, so the nodes' own
 //!   clocks do not matter) counts by its [`Offline`](tickflow::timer::Offline) policy, as it
 //!   would for a restart of the lost node.
-//! - The adopter's next commit takes them, in the same transaction as its own frame: under the
-//!   lost node's row (locked, in name order) it checks that the node is still lost and has not
-//!   committed since the read, moves the registry rows, deletes the lost node's rows of those
-//!   owners (keeping its row's count and XOR of checksums right), *fences* it — its lease
-//!   holder becomes 0, so a commit of its process fails — and writes the rows as its own. A
-//!   crash before that commit leaves everything with the lost node, to be adopted again.
+//! - The adopter's next commit takes them, in the same transaction as its own frame. It holds
+//!   its own node's row from its start (as every commit does) and takes the lost node's row
+//!   last, waiting for it briefly ([`Store::try_lock_nodes_in`]: a row held long is the
+//!   node's own, back; its owners are then left alone for a lease). Under that row it checks
+//!   that the node is still lost and has not committed since the read, moves the registry
+//!   rows, deletes the lost node's rows of those owners (keeping its row's count and XOR of
+//!   checksums right), *fences* it — its lease holder becomes 0, so a commit of its process
+//!   fails — and writes the rows as its own. A crash before that commit leaves everything
+//!   with the lost node, to be adopted again.
 //! - An owner the lost node has a parcel in flight for is not adopted: the parcel's receiver
 //!   takes it. Parcels addressed to a lost node are received by the live node the rule picks
 //!   for their owner, as if they were addressed to it.
