@@ -37,6 +37,11 @@ impl Store for Sqlite {
         Some((wall_ns() / 1000) as i64)
     }
 
+    fn lock_node_in(_: &mut Tx<'_>, _: &str) -> Result<i64, StoreError> {
+        // A write transaction holds the whole database (`BEGIN IMMEDIATE`): nothing to lock.
+        Ok((wall_ns() / 1000) as i64)
+    }
+
     fn node_in(tx: &mut Tx<'_>, node: &str, _lock: bool) -> Result<Option<NodeRead>, StoreError> {
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT {NODE} FROM tickflow_nodes WHERE node = ?1"
