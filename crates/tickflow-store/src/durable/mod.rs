@@ -10,6 +10,7 @@ mod attempt;
 mod commit;
 mod lease;
 mod moves;
+mod plan;
 mod queue;
 mod rejoin;
 mod resume;
@@ -176,7 +177,7 @@ pub struct Durable<S: Store> {
     /// Which live node adopts which owner of a lost one; `None`: this node does not adopt.
     takeover: Option<Box<dyn TakeoverRule>>,
     /// The owners of lost nodes this node is to adopt, as worked out last.
-    plans: takeover::Plans,
+    plans: plan::Plans,
     /// The wall clock set with [`Durable::set_wall_clock`]; `None`: the store's.
     wall: Option<fn() -> u64>,
     /// The last landed commit's wall-clock stamp (ns) and the real clock's reading (flicks)

@@ -38,14 +38,15 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use tickflow::snapshot::{HandleMap, Resolver};
 use tickflow::time::Span;
 use tickflow::timer::DurableTimer;
 use tickflow::{OwnerId, Scheduler};
 
+use super::plan::{Plans, PLAN_PAGES};
 use super::{Arrival, Durable};
-use crate::backend::{Lease, NodeRead, OwnerRead, OwnerSwap};
+use crate::backend::{Lease, NodeRead, OwnerSwap};
 use crate::error::StoreError;
 use crate::handover::Parcel;
 use crate::row::Row;
@@ -126,81 +127,6 @@ pub(super) struct Adopt {
     /// The lost node's commit number when its rows were read: the commit takes the owner only
     /// if the node has not committed since.
     pub(super) committed: u64,
-}
-
-/// The owners the rule gives this node on each lost node, worked out from that node's
-/// registry rows as they are needed, a page at a time, and taken `limit` at a time: a lost
-/// node of 50,000 owners is read once per change of the fleet, and no frame reads more than
-/// [`PLAN_PAGES`] pages of it.
-#[derive(Default)]
-pub(super) struct Plans {
-    by_node: FxHashMap<String, Plan>,
-    /// Lost nodes not adopted from until then: their rows were being written.
-    resting: FxHashMap<String, std::time::Instant>,
-}
-
-impl Plans {
-    /// Drops the plans of these nodes: [`Durable::adopt`] works them out again (owners a
-    /// commit could not take are then found again, if their node still has them), from
-    /// `until` when given.
-    pub(super) fn forget(&mut self, nodes: Vec<String>, until: Option<std::time::Instant>) {
-        for n in nodes {
-            self.by_node.remove(&n);
-            if let Some(t) = until {
-                self.resting.insert(n, t);
-            }
-        }
-    }
-}
-
-/// Registry rows a page of a plan reads.
-const PLAN_PAGE: usize = 2048;
-/// Pages of lost nodes' registries one [`Durable::adopt`] reads at most.
-const PLAN_PAGES: usize = 2;
-
-struct Plan {
-    /// What it holds for: the lost node's commit number and the live nodes.
-    committed: u64,
-    live: Vec<String>,
-    /// Owners found for this node and not adopted yet, with their epochs there.
-    owners: Vec<(OwnerId, u64)>,
-    /// The owner after which the registry is read next; `None` once it was read to the end.
-    next: Option<i64>,
-    /// The owners the lost node has a parcel in flight for (their receivers take them).
-    sent: FxHashSet<i64>,
-}
-
-impl Plan {
-    /// Reads pages of `name`'s registry rows until `want` owners are found for live node
-    /// `mine`, the rows run out, or `pages` (counted down) were read.
-    fn fill<S: Store>(
-        &mut self,
-        tx: &mut S::Tx<'_>,
-        name: &str,
-        rule: &dyn TakeoverRule,
-        mine: usize,
-        (want, pages): (usize, &mut usize),
-    ) -> Result<(), StoreError> {
-        let live: Vec<&str> = self.live.iter().map(String::as_str).collect();
-        while *pages > 0 {
-            let Some(after) = self.next.filter(|_| self.owners.len() < want) else {
-                break;
-            };
-            *pages -= 1;
-            let page = S::owners_page_in(tx, name, after, PLAN_PAGE)?;
-            self.next = (page.len() == PLAN_PAGE)
-                .then(|| page.last().map(|o| o.owner))
-                .flatten();
-            for o in page {
-                let in_flight = self.sent.contains(&o.owner);
-                let (owner, holder) = OwnerRead::holder(o)?;
-                if !in_flight && rule.adopter(owner, name, &live) == mine {
-                    self.owners.push((owner, holder.epoch));
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 /// What a scan found on one lost node for this one.
@@ -346,9 +272,8 @@ fn scan<S: Store>(
     let mut budget = limit;
     let mut pages = PLAN_PAGES;
     let mut out = Vec::new();
-    plans
-        .by_node
-        .retain(|n, _| (nodes.iter()).any(|(name, r)| name == n && n != me && lost(&r.lease)));
+    plans.retain(|n| (nodes.iter()).any(|(name, r)| name == n && n != me && lost(&r.lease)));
+    let mine = |owner: OwnerId, lost: &str, live: &[&str]| rule.adopter(owner, lost, live) == mine;
     for (name, read) in &nodes {
         if budget == 0 {
             break;
@@ -356,34 +281,14 @@ fn scan<S: Store>(
         if name == me || !lost(&read.lease) {
             continue;
         }
-        if let Some(&t) = plans.resting.get(name) {
-            if t > std::time::Instant::now() {
-                continue;
-            }
-            plans.resting.remove(name);
+        if plans.resting(name) {
+            continue;
         }
-        let plan = plans.by_node.get(name);
-        let fresh = plan.is_some_and(|p| p.committed == read.row.committed && p.live == live);
-        if !fresh {
-            let sent = (S::parcels_of_in(tx, name, false, usize::MAX)?.iter())
-                .map(|p| p.owner)
-                .collect();
-            let plan = Plan {
-                committed: read.row.committed,
-                live: live.iter().map(|n| n.to_string()).collect(),
-                owners: Vec::new(),
-                next: Some(i64::MIN),
-                sent,
-            };
-            plans.by_node.insert(name.clone(), plan);
-        }
-        let plan = plans.by_node.get_mut(name).expect("planned above");
+        let plan = plans.plan_for::<S>(tx, name, read.row.committed, &live)?;
         let mut adopted = Vec::new();
         while budget > 0 {
-            if plan.owners.is_empty() {
-                plan.fill::<S>(tx, name, rule, mine, (budget, &mut pages))?;
-            }
-            let Some((owner, epoch)) = plan.owners.pop() else {
+            let Some((owner, epoch)) = plan.next::<S>(tx, name, &mine, (budget, &mut pages))?
+            else {
                 break;
             };
             if !pending.contains(&owner) {
