@@ -221,8 +221,8 @@ fn several_hosts_find_the_one_that_writes() {
 }
 
 /// A node that comes back while another adopts from it: its commit holds its own row, and the
-/// adopter's commit, run meanwhile (here: from inside the node's commit), does not wait for
-/// that row — it leaves those owners with their node and lands. Waiting would be a deadlock
+/// adopter's commit, run meanwhile (here: from inside the node's commit), waits for that row
+/// only briefly (50 ms) — it leaves those owners with their node and lands. Waiting would be a deadlock
 /// between two commits (the adopter waiting for the node's row, the node for the adopter's
 /// rows), which the server breaks only after its `deadlock_timeout`, and which turned every
 /// frame of a large fleet into a second's wait.

@@ -47,9 +47,19 @@ pub(crate) struct Report {
     pub(crate) load: HashMap<String, Vec<Second>>,
 }
 
-/// A zone's second: (time µs, actors, frame p99 µs, frame max µs, calls, frames, frames
-/// longer than the period).
-pub(crate) type Second = (i64, u64, u64, u64, u64, u64, u64);
+/// A zone's second, as its load row says.
+#[derive(Debug)]
+pub(crate) struct Second {
+    /// When it was stored: the commit after the second ended (µs since the Unix epoch, the
+    /// database's clock).
+    pub(crate) at_us: i64,
+    pub(crate) actors: u64,
+    pub(crate) p99_us: u64,
+    pub(crate) calls: u64,
+    pub(crate) frames: u64,
+    /// Frames that took longer than the frame's period.
+    pub(crate) slow: u64,
+}
 
 impl Report {
     /// Violations of the invariants.
@@ -152,21 +162,19 @@ pub(crate) fn check(tx: &mut dyn Sql, hz: u32) -> Result<Report, String> {
         }
     }
     let load = tx.rows(
-        "SELECT zone, at_us, actors, p99_us, max_us, calls, frames, slow FROM fleet_load \
-         ORDER BY at_us",
+        "SELECT zone, at_us, actors, p99_us, calls, frames, slow FROM fleet_load ORDER BY at_us",
         &[],
     )?;
     for c in load {
         let v: Vec<u64> = c[2..].iter().map(|x: &Cell| x.i().max(0) as u64).collect();
-        (r.load.entry(c[0].t().to_string()).or_default()).push((
-            c[1].i(),
-            v[0],
-            v[1],
-            v[2],
-            v[3],
-            v[4],
-            v[5],
-        ));
+        (r.load.entry(c[0].t().to_string()).or_default()).push(Second {
+            at_us: c[1].i(),
+            actors: v[0],
+            p99_us: v[1],
+            calls: v[2],
+            frames: v[3],
+            slow: v[4],
+        });
     }
     if r.min_margin_us == i64::MAX {
         r.min_margin_us = 0;

@@ -133,10 +133,10 @@ pub(crate) fn summary(
     for e in &r.zone_errors {
         let _ = writeln!(s, "zone stopped: {e}");
     }
-    let mut p99: Vec<u64> = r.load.values().flatten().map(|l| l.2).collect();
-    let calls: u64 = r.load.values().flatten().map(|l| l.4).sum();
-    let frames: u64 = r.load.values().flatten().map(|l| l.5).sum();
-    let slow: u64 = r.load.values().flatten().map(|l| l.6).sum();
+    let mut p99: Vec<u64> = r.load.values().flatten().map(|l| l.p99_us).collect();
+    let calls: u64 = r.load.values().flatten().map(|l| l.calls).sum();
+    let frames: u64 = r.load.values().flatten().map(|l| l.frames).sum();
+    let slow: u64 = r.load.values().flatten().map(|l| l.slow).sum();
     let _ = writeln!(
         s,
         "frames: per-second p99 median {:.1} ms, worst {:.1} ms; {slow} of {frames} ({:.2} %) \
@@ -194,13 +194,16 @@ fn draw_on<B: DrawingBackend>(
     let err = |e: DrawingAreaErrorKind<B::ErrorType>| e.to_string();
     area.fill(&WHITE).map_err(err)?;
     let (top, bottom) = area.split_vertically(400);
-    let t0 = (r.load.values().flatten().map(|l| l.0))
+    let t0 = (r.load.values().flatten().map(|l| l.at_us))
         .chain(faults.iter().map(|f| f.at_us))
         .min()
         .unwrap_or(0);
     let secs = |us: i64| (us - t0) as f64 / 1e6;
-    let end = (r.load.values().flatten().map(|l| secs(l.0))).fold(1.0, f64::max);
-    let most = (r.load.values().flatten().map(|l| l.1)).max().unwrap_or(1) as f64 * 1.1;
+    let end = (r.load.values().flatten().map(|l| secs(l.at_us))).fold(1.0, f64::max);
+    let most = (r.load.values().flatten().map(|l| l.actors))
+        .max()
+        .unwrap_or(1) as f64
+        * 1.1;
     let mut chart = ChartBuilder::on(&top)
         .caption(
             "actors per zone; faults: kill (red), stop (orange), cut (purple)",
@@ -224,7 +227,7 @@ fn draw_on<B: DrawingBackend>(
         // One line per stretch the zone ran: a gap of two seconds is a zone that was down.
         let mut parts: Vec<Vec<(f64, f64)>> = Vec::new();
         for l in samples.iter() {
-            let p = (secs(l.0), l.1 as f64);
+            let p = (secs(l.at_us), l.actors as f64);
             match parts.last_mut() {
                 Some(part) if part.last().is_some_and(|q| p.0 - q.0 < 2.0) => part.push(p),
                 _ => parts.push(vec![p]),

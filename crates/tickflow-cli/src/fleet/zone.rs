@@ -188,6 +188,7 @@ where
     let mut changes = 0u64;
     let mut pace = AdoptPace::new(a.world.adopt_limit);
     let period = Duration::from(dt);
+    let period_us = period.as_micros() as u64;
     loop {
         if a.stop.exists() {
             // A last commit; the lease is left to run out, so no zone adopts this one's
@@ -255,10 +256,8 @@ where
                 p99_us: p99,
                 max_us: *times.last().unwrap_or(&0),
                 calls: std::mem::take(&mut changes),
-                slow: times
-                    .iter()
-                    .filter(|&&t| t > period.as_micros() as u64)
-                    .count() as u64,
+                // (sorted above)
+                slow: (times.len() - times.partition_point(|&t| t <= period_us)) as u64,
             });
             times.clear();
             second = Instant::now();

@@ -177,20 +177,11 @@ impl<S: Store> Durable<S> {
                     self.land(sched, commit.number, frame, done);
                     return Ok(commit);
                 }
-                Err(f @ (Failed::Stale(_) | Failed::Busy(_))) => {
-                    let (Failed::Stale(owners) | Failed::Busy(owners)) = &f else {
-                        unreachable!()
-                    };
-                    // Owners of a lost node not taken: worked out again from its registry;
-                    // from a busy one, after a lease (it may be back, and writing all its rows).
-                    let from: Vec<String> = (self.queue.adopts.iter())
-                        .filter(|a| owners.contains(&a.owner))
-                        .map(|a| a.from.clone())
-                        .collect();
-                    let until = matches!(f, Failed::Busy(_)).then(|| Instant::now() + self.lease);
-                    self.plans.forget(from, until);
-                    self.drop_stale(sched, owners);
-                    commit.dropped.extend(owners.iter().copied());
+                Err(Failed::Stale(owners)) => self.leave_out(sched, &mut commit, owners, None),
+                Err(Failed::Busy(owners)) => {
+                    // The lost node may be back, and writing all its rows: not before a lease.
+                    let rest = Instant::now() + self.lease;
+                    self.leave_out(sched, &mut commit, owners, Some(rest));
                 }
                 Err(Failed::Uncertain(e, done)) => {
                     let queue = std::mem::take(&mut self.queue);
@@ -206,6 +197,25 @@ impl<S: Store> Durable<S> {
         Err(StoreError::Setting(
             "a commit found stale parcels or adoptions three times".into(),
         ))
+    }
+
+    /// Takes `owners` out of the commit about to be tried again: their imports leave the
+    /// scheduler, and the plans of the lost nodes they were adopted from are worked out again
+    /// (from `rest`, when given).
+    fn leave_out<C: 'static>(
+        &mut self,
+        sched: &mut Scheduler<C>,
+        commit: &mut Commit,
+        owners: Vec<OwnerId>,
+        rest: Option<Instant>,
+    ) {
+        let from: Vec<String> = (self.queue.adopts.iter())
+            .filter(|a| owners.contains(&a.owner))
+            .map(|a| a.from.clone())
+            .collect();
+        self.plans.forget(from, rest);
+        self.drop_stale(sched, &owners);
+        commit.dropped.extend(owners);
     }
 
     /// The commit's transaction.

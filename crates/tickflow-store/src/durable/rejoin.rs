@@ -69,7 +69,8 @@ impl<S: Store> Durable<S> {
             }
             let mine = Lease {
                 holder: token,
-                until_us: (now.saturating_add(lease_us))
+                until_us: now
+                    .saturating_add(lease_us)
                     .saturating_add(lease::grace_us(read.row.rows)),
                 host: lease::host(),
                 pid: std::process::id(),

@@ -273,7 +273,8 @@ fn scan<S: Store>(
     let mut pages = PLAN_PAGES;
     let mut out = Vec::new();
     plans.retain(|n| (nodes.iter()).any(|(name, r)| name == n && n != me && lost(&r.lease)));
-    let mine = |owner: OwnerId, lost: &str, live: &[&str]| rule.adopter(owner, lost, live) == mine;
+    let is_mine =
+        |owner: OwnerId, lost: &str, live: &[&str]| rule.adopter(owner, lost, live) == mine;
     for (name, read) in &nodes {
         if budget == 0 {
             break;
@@ -287,7 +288,7 @@ fn scan<S: Store>(
         let plan = plans.plan_for::<S>(tx, name, read.row.committed, &live)?;
         let mut adopted = Vec::new();
         while budget > 0 {
-            let Some((owner, epoch)) = plan.next::<S>(tx, name, &mine, (budget, &mut pages))?
+            let Some((owner, epoch)) = plan.next::<S>(tx, name, &is_mine, (budget, &mut pages))?
             else {
                 break;
             };

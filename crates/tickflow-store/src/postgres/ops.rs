@@ -29,10 +29,10 @@ fn refused(e: &postgres::Error) -> bool {
     !e.is_closed() && db.severity() == "ERROR" && class != "08" && class != "57"
 }
 
-/// Now on the server's clock, in microseconds since the Unix epoch.
 /// How long a commit waits for the row of a node it adopts from (see `try_lock_nodes_in`).
 const TRY_LOCK_MS: u32 = 50;
 
+/// Now on the server's clock, in microseconds since the Unix epoch.
 const NOW_US: &str = "(extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT";
 
 impl Store for Postgres {
@@ -58,7 +58,8 @@ impl Store for Postgres {
     }
 
     fn lock_node_in(tx: &mut Tx<'_>, node: &str) -> Result<i64, StoreError> {
-        // One statement; its start is the time before any wait for the row.
+        // One statement; its start is the time before any wait for the row. The count makes
+        // the locking CTE run (an unreferenced one would not).
         Ok(tx
             .query_typed_one(
                 "WITH l AS (SELECT node FROM tickflow_nodes WHERE node = $1 FOR UPDATE) \

@@ -12,6 +12,12 @@ use crate::store::{wall_ns, Store};
 
 type Tx<'t> = rusqlite::Transaction<'t>;
 
+/// Now on this machine's clock, in microseconds since the Unix epoch: SQLite's store clock
+/// (the processes sharing a file share the machine).
+fn now_us() -> i64 {
+    (wall_ns() / 1000) as i64
+}
+
 impl Store for Sqlite {
     type Tx<'t> = Tx<'t>;
 
@@ -30,16 +36,16 @@ impl Store for Sqlite {
     }
 
     fn now_us_in(_: &mut Tx<'_>) -> Result<i64, StoreError> {
-        Ok((wall_ns() / 1000) as i64)
+        Ok(now_us())
     }
 
     fn clock_us(&mut self) -> Option<i64> {
-        Some((wall_ns() / 1000) as i64)
+        Some(now_us())
     }
 
     fn lock_node_in(_: &mut Tx<'_>, _: &str) -> Result<i64, StoreError> {
         // A write transaction holds the whole database (`BEGIN IMMEDIATE`): nothing to lock.
-        Ok((wall_ns() / 1000) as i64)
+        Ok(now_us())
     }
 
     fn node_in(tx: &mut Tx<'_>, node: &str, _lock: bool) -> Result<Option<NodeRead>, StoreError> {
@@ -110,7 +116,7 @@ impl Store for Sqlite {
         lease_us: i64,
     ) -> Result<bool, StoreError> {
         let c = &row.clocks;
-        let until = ((wall_ns() / 1000) as i64).saturating_add(lease_us);
+        let until = now_us().saturating_add(lease_us);
         let n = tx
             .prepare_cached(
                 "UPDATE tickflow_nodes SET game = ?1, real = ?2, frames = ?3, frame = ?4, \
