@@ -32,8 +32,10 @@ pub trait Store: Send {
     type Tx<'t>;
 
     /// Opens a transaction: `write` for one that will write (SQLite takes the write lock at
-    /// once, so two writers never deadlock on an upgrade). A backend that lost its connection
-    /// makes a new one here.
+    /// once, so two writers never deadlock on an upgrade). One that does not write reads one
+    /// snapshot of the database from its first statement to its end (PostgreSQL: repeatable
+    /// read, read only): what it reads in several statements agrees. A backend that lost its
+    /// connection makes a new one here.
     fn begin(&mut self, write: bool) -> Result<Self::Tx<'_>, StoreError>;
 
     /// Commits. A failure whose outcome is unknown is [`StoreError::Uncertain`].

@@ -3,6 +3,7 @@
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
+use postgres::IsolationLevel;
 
 use super::rows::{
     col, flags, node_of, owner_at, owners_of, parcel_of, parcels_of, send_parcels, write_rows,
@@ -38,8 +39,22 @@ const NOW_US: &str = "(extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT"
 impl Store for Postgres {
     type Tx<'t> = Tx<'t>;
 
-    fn begin(&mut self, _write: bool) -> Result<Tx<'_>, StoreError> {
-        Ok(self.client()?.transaction()?)
+    fn begin(&mut self, write: bool) -> Result<Tx<'_>, StoreError> {
+        let client = self.client()?;
+        if write {
+            // Read committed: a writer's reads that must agree with each other take row locks
+            // (its node's row first), and its compare-and-sets check what they change.
+            return Ok(client.transaction()?);
+        }
+        // A reader reads one snapshot, as SQLite's does: under read committed each statement
+        // sees the commits made since the one before, and a resume that read the registry
+        // before a receiver's commit and the outbox after it would lose its parcel in flight
+        // (and run the owner on two nodes). Read only, this level never fails to serialize.
+        Ok(client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?)
     }
 
     fn finish(tx: Tx<'_>) -> Result<(), StoreError> {

@@ -158,6 +158,7 @@ macro_rules! all_store_tests {
             moves::batches_move_many_owners_once,
             moves::an_owner_walks_between_durable_nodes,
             moves::a_sender_restarted_mid_handover_runs_the_owner_once,
+            moves::a_resume_reads_one_snapshot,
             moves::a_refused_parcel_leaves_the_owner_with_its_sender,
             moves::a_receiver_restarted_before_its_commit_takes_the_parcel_again,
             moves::an_owner_sent_as_it_fired_resumes_from_its_freeze,

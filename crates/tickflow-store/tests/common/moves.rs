@@ -7,6 +7,7 @@ use tickflow_store::{
     Accepted, Durable, Handover, Handovers, Holder, Inspect, Parcel, Settled, Store, StoreError,
 };
 
+use super::resume::{Flaky, AFTER_OWNERS};
 use super::{populate, registry, resume, set, Log, DT};
 
 fn holder(node: &str, epoch: u64) -> Holder {
@@ -279,6 +280,50 @@ pub fn a_sender_restarted_mid_handover_runs_the_owner_once<S: Store>(open: impl 
     // The frames the parcel waited, the owner ran nowhere: its calls come late on b, never
     // twice and none skipped.
     once_each(p.log, orc, alone(89));
+}
+
+/// A resume reads one snapshot. A sender restarted with its owner in flight reads the
+/// registry (the owner is its own), the receiver's commit takes the owner, and only then does
+/// the sender read its outbox: it must still find its parcel there, resume the owner frozen and
+/// settle it as moved. Read a statement at a time (PostgreSQL's read committed), the parcel was
+/// gone and the owner ran on both nodes, until the sender's next send of it was refused.
+pub fn a_resume_reads_one_snapshot<S: Store + 'static>(open: impl Fn() -> S) {
+    let orc = OwnerId::new(3);
+    let (mut a, mut sa) = resume(&open, "a");
+    populate(&mut sa, 40, 7);
+    let mut log = Log::new();
+    sa.tick(DT, &mut log);
+    a.end_frame(&mut sa, |_, _| Ok(())).unwrap();
+    a.send(&mut sa, orc, "b", Vec::new()).unwrap();
+    sa.tick(DT, &mut log);
+    a.end_frame(&mut sa, |_, _| Ok(())).unwrap();
+    drop((a, sa)); // a crashes with the parcel on its way
+    let mut receiver = open();
+    let p = receiver.inbox("b", 10).unwrap().remove(0);
+    *AFTER_OWNERS.lock().unwrap() = Some(Box::new(move || {
+        assert_eq!(receiver.accept(&p, |_| Ok(())).unwrap(), Accepted::Taken(1));
+    }));
+    let mut a = Durable::new(Flaky(open()), "a");
+    a.set_lease(std::time::Duration::from_millis(30));
+    let (mut sa, resumed) = a.resume(&mut registry()).unwrap();
+    assert!(AFTER_OWNERS.lock().unwrap().is_none(), "taken mid-read");
+    assert_eq!(
+        resumed.in_flight,
+        [orc],
+        "the parcel read with the registry"
+    );
+    assert!(sa.is_frozen(orc));
+    for _ in 0..3 {
+        sa.tick(DT, &mut log);
+        a.end_frame(&mut sa, |_, _| Ok(())).unwrap();
+    }
+    let moved = Handover::Moved {
+        owner: orc,
+        to: "b".into(),
+    };
+    assert_eq!(a.handovers(), [moved]);
+    assert_eq!(a.epoch(orc), None);
+    assert!(sa.timers().list().iter().all(|t| t.owner != Some(orc)));
 }
 
 /// A parcel the receiver cannot import is refused: the sender keeps the owner and runs it

@@ -2,6 +2,7 @@
 //! nodes, offline catch-up, commits whose outcome is unknown, and damage.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
@@ -152,6 +153,10 @@ pub fn lapsed_catch_up_timers_make_every_missed_call<S: Store>(open: impl Fn() -
 static FLAKE: AtomicU8 = AtomicU8::new(0);
 static ADVANCED: AtomicBool = AtomicBool::new(false);
 
+/// What the flaky store does once right after its next read of a node's registry rows (inside
+/// that read's transaction): another connection's commit landing between two reads.
+pub static AFTER_OWNERS: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
+
 /// A real store whose `COMMIT` answer can be lost on purpose: what a connection that dies at
 /// `COMMIT` does to its caller.
 pub struct Flaky<S>(pub S);
@@ -193,7 +198,6 @@ impl<S: Store> Store for Flaky<S> {
         node_in(node: &str, lock: bool) -> Option<NodeRead>;
         put_node_in(node: &str, row: &NodeRead) -> ();
         owners_in(owners: &[i64], lock: bool) -> Vec<OwnerRead>;
-        owners_of_in(node: &str) -> Vec<OwnerRead>;
         all_owners_in() -> Vec<OwnerRead>;
         insert_owners_in(rows: &[OwnerRead]) -> Vec<bool>;
         take_parcels_in(swaps: &[OwnerSwap<'_>]) -> Vec<bool>;
@@ -207,6 +211,14 @@ impl<S: Store> Store for Flaky<S> {
         remove_parcels_in(keys: &[(i64, i64)]) -> Vec<bool>;
         parcels_in(keys: &[(i64, i64)]) -> Vec<Option<ParcelRead>>;
         parcels_of_in(node: &str, to: bool, limit: usize) -> Vec<ParcelRead>;
+    }
+    fn owners_of_in(tx: &mut Self::Tx<'_>, node: &str) -> Result<Vec<OwnerRead>, StoreError> {
+        let read = S::owners_of_in(tx, node)?;
+        let hook = AFTER_OWNERS.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        Ok(read)
     }
     fn advance_node_in(
         tx: &mut Self::Tx<'_>,
