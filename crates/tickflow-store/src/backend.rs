@@ -24,6 +24,10 @@ pub struct NodeRow {
     pub rows: u64,
     /// XOR of their checksums.
     pub xsum: u64,
+    /// The time it spent offline, all restarts together (flicks): rows of timers that count
+    /// offline time are stored that much later than they are due, so that a restart moves
+    /// them all by moving this alone.
+    pub shift: u64,
 }
 
 /// Who runs a node: one live process at a time ([`Durable`](crate::Durable)'s lease).
@@ -67,13 +71,13 @@ pub struct NodeRead {
 }
 
 /// The columns of a node's row as the backends read them, in the order of
-/// [`NodeRead::from_columns`] (the host, a string, is column 11, between the lease's end and
+/// [`NodeRead::from_columns`] (the host, a string, is column 12, between the lease's end and
 /// the process id).
-pub const NODE_COLUMNS: &str = "game, real, frames, frame, wall_ns, committed, rows, xsum, sum, \
-     holder, lease_until, host, pid";
+pub const NODE_COLUMNS: &str = "game, real, frames, frame, wall_ns, committed, rows, xsum, \
+     shift, sum, holder, lease_until, host, pid";
 
 /// The names of [`NODE_COLUMNS`]' integer columns, in order (for errors that name one).
-pub const NODE_INTS: [&str; 12] = [
+pub const NODE_INTS: [&str; 13] = [
     "game",
     "real",
     "frames",
@@ -82,6 +86,7 @@ pub const NODE_INTS: [&str; 12] = [
     "committed",
     "rows",
     "xsum",
+    "shift",
     "sum",
     "holder",
     "lease_until",
@@ -90,7 +95,7 @@ pub const NODE_INTS: [&str; 12] = [
 
 impl NodeRead {
     /// A node's row from its integer columns (in the order of [`NODE_INTS`]) and its host.
-    pub fn from_columns(v: [i64; 12], host: String) -> NodeRead {
+    pub fn from_columns(v: [i64; 13], host: String) -> NodeRead {
         let u = |x: i64| x as u64;
         NodeRead {
             row: NodeRow {
@@ -104,13 +109,14 @@ impl NodeRead {
                 committed: u(v[5]),
                 rows: u(v[6]),
                 xsum: u(v[7]),
+                shift: u(v[8]),
             },
-            sum: v[8],
+            sum: v[9],
             lease: Lease {
-                holder: u(v[9]),
-                until_us: v[10],
+                holder: u(v[10]),
+                until_us: v[11],
                 host,
-                pid: v[11] as u32,
+                pid: v[12] as u32,
             },
         }
     }
@@ -180,7 +186,7 @@ pub enum Outcome {
 
 /// The schema version this build writes and reads (the `tickflow_schema` table). A database of
 /// another version is refused with [`StoreError::Version`].
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The store's own tables, for a backend's schema: the same on both databases but for three
 /// type names (a 64-bit integer, a small integer, a byte string) and what follows the timers'
@@ -193,7 +199,7 @@ CREATE TABLE IF NOT EXISTS tickflow_schema (
 CREATE TABLE IF NOT EXISTS tickflow_nodes (
     node TEXT PRIMARY KEY, game {I} NOT NULL, real {I} NOT NULL, frames {I} NOT NULL,
     frame {I} NOT NULL, wall_ns {I} NOT NULL, committed {I} NOT NULL, rows {I} NOT NULL,
-    xsum {I} NOT NULL, sum {I} NOT NULL,
+    xsum {I} NOT NULL, shift {I} NOT NULL DEFAULT 0, sum {I} NOT NULL,
     holder {I} NOT NULL, lease_until {I} NOT NULL, host TEXT NOT NULL, pid {I} NOT NULL);
 CREATE TABLE IF NOT EXISTS tickflow_owners (
     owner {I} PRIMARY KEY, epoch {I} NOT NULL, node TEXT NOT NULL, sum {I} NOT NULL);
@@ -243,6 +249,19 @@ pub fn check_tables(have: &[&str]) -> Result<(), StoreError> {
         });
     }
     Ok(())
+}
+
+/// The statements that upgrade a database whose `tickflow_schema` says `found` to this build's
+/// version, where there are some: a schema-2 database gains the nodes' offline shift (a column,
+/// 0 for every node, which its checksum then leaves out). `int` is the backend's 64-bit type.
+pub fn upgrade(found: &[i64], int: &str) -> Option<String> {
+    match found {
+        [2] => Some(format!(
+            "ALTER TABLE tickflow_nodes ADD COLUMN shift {int} NOT NULL DEFAULT 0; \
+             UPDATE tickflow_schema SET version = {SCHEMA_VERSION};"
+        )),
+        _ => None,
+    }
 }
 
 /// Checks the rows of `tickflow_schema`: exactly one, of this build's version.

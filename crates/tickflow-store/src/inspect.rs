@@ -30,7 +30,7 @@ pub trait Inspect: Store + Sized {
             let read = read.checked(node)?;
             let mut timers = Vec::new();
             let mut failed = None;
-            Self::rows_in(tx, node, &mut |row| match row.timer(node) {
+            Self::rows_in(tx, node, &mut |row| match row.timer(node, read.row.shift) {
                 Ok(t) => {
                     timers.push(t);
                     Ok(true)

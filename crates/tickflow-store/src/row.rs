@@ -181,8 +181,15 @@ const fn unbits(v: i64) -> u64 {
 
 impl Row {
     /// The row of `t` in the node whose [`prefix`](Row::prefix) is `node`, written at owner
-    /// epoch `epoch`, with its checksum.
-    pub(crate) fn of(t: &DurableTimer, node: Sum, epoch: u64) -> Row {
+    /// epoch `epoch`, with its checksum. `shift` is the node's offline time so far (flicks):
+    /// a timer that [counts it](DurableTimer::counts_offline) is stored that much later than
+    /// it is due, so that a restart moves it by moving the node's shift alone. (A due time
+    /// within `shift` of the end of time is stored at its last flick before never.)
+    pub(crate) fn of(t: &DurableTimer, node: Sum, epoch: u64, shift: u64) -> Row {
+        let time = match t.counts_offline() {
+            true => t.time.saturating_add(shift).min(u64::MAX - 1),
+            false => t.time,
+        };
         let mut r = Row {
             owner: bits(t.owner.get()),
             name: t.name.clone(),
@@ -193,7 +200,7 @@ impl Row {
                 DurablePhase::Scheduled => 1,
                 DurablePhase::Paused => 2,
             },
-            time: bits(t.time),
+            time: bits(time),
             period: bits(t.period),
             looping: i16::from(t.looping),
             catch_up: t.catch_up as i16,
@@ -247,13 +254,14 @@ impl Row {
         format!("(owner {}, name {})", unbits(self.owner), short(&self.name))
     }
 
-    /// Checks every column and the checksum (as a row of `node`) and builds the timer.
-    pub(crate) fn timer(self, node: &str) -> Result<DurableTimer, StoreError> {
-        self.timer_with(Row::prefix(node))
+    /// Checks every column and the checksum (as a row of `node`, whose offline time so far is
+    /// `shift`: see [`of`](Self::of)) and builds the timer.
+    pub(crate) fn timer(self, node: &str, shift: u64) -> Result<DurableTimer, StoreError> {
+        self.timer_with(Row::prefix(node), shift)
     }
 
     /// [`timer`](Self::timer) with the node's [`prefix`](Self::prefix).
-    pub(crate) fn timer_with(self, node: Sum) -> Result<DurableTimer, StoreError> {
+    pub(crate) fn timer_with(self, node: Sum, shift: u64) -> Result<DurableTimer, StoreError> {
         // The key only for an error: formatting it for every row would cost more than the row.
         let bad = |field, reason: String| {
             StoreError::bad_row("tickflow_timers", self.key(), field, reason)
@@ -297,7 +305,7 @@ impl Row {
         if self.seq < 0 || self.seq >= i64::from(u32::MAX) {
             return Err(bad("seq", format!("is {}, outside 0..2^32-1", self.seq)));
         }
-        Ok(DurableTimer {
+        let mut t = DurableTimer {
             owner: OwnerId::new(unbits(self.owner)),
             name: self.name,
             domain,
@@ -313,7 +321,16 @@ impl Row {
             tag: self.tag.map(unbits),
             payload: self.payload,
             seq: unbits(self.seq),
-        })
+        };
+        if t.counts_offline() {
+            let Some(time) = t.time.checked_sub(shift) else {
+                let key = format!("(owner {}, name {})", t.owner.get(), short(&t.name));
+                let why = format!("is before the node's offline time {shift}: damaged or edited");
+                return Err(StoreError::bad_row("tickflow_timers", key, "time", why));
+            };
+            t.time = time;
+        }
+        Ok(t)
     }
 }
 
@@ -344,38 +361,75 @@ mod tests {
     #[test]
     fn a_row_round_trips_every_value() {
         assert_eq!(
-            Row::of(&timer(), Row::prefix("n"), 3).timer("n").unwrap(),
+            Row::of(&timer(), Row::prefix("n"), 3, 0)
+                .timer("n", 0)
+                .unwrap(),
             timer()
         );
-        let e = Row::of(&timer(), Row::prefix("n"), 3)
-            .timer("m")
+        let e = Row::of(&timer(), Row::prefix("n"), 3, 0)
+            .timer("m", 0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("sum"), "a row of another node: {e}");
     }
 
+    /// A timer that counts offline time is stored later by the node's shift and read back as
+    /// it was; others are stored as they are; a stored time before the shift is damage.
+    #[test]
+    fn the_offline_shift_is_kept_in_counting_rows_only() {
+        let mut t = timer();
+        t.time = 1_000;
+        let row = Row::of(&t, Row::prefix("n"), 0, 250);
+        assert_eq!(row.time, 1_250);
+        assert_eq!(row.clone().timer("n", 250).unwrap(), t);
+        let e = row.timer("n", 2_000).unwrap_err().to_string();
+        assert!(e.contains("time") && e.contains("offline"), "{e}");
+        for (phase, offline, domain) in [
+            (DurablePhase::Paused, Offline::Skip, Domain::Real),
+            (DurablePhase::Scheduled, Offline::Freeze, Domain::Real),
+            (DurablePhase::Scheduled, Offline::Skip, Domain::Frames),
+        ] {
+            let u = DurableTimer {
+                phase,
+                offline,
+                domain,
+                ..t.clone()
+            };
+            let row = Row::of(&u, Row::prefix("n"), 0, 250);
+            assert_eq!(row.time, 1_000, "{phase:?} {offline:?} {domain:?}");
+            assert_eq!(row.timer("n", 250).unwrap(), u);
+        }
+        // Never stays never.
+        let row = Row::of(&timer(), Row::prefix("n"), 0, 250);
+        assert_eq!(row.timer("n", 250).unwrap(), timer());
+    }
+
     #[test]
     fn a_damaged_column_is_named() {
-        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0, 0);
         row.offline = 9;
         row.sum = row.sum_for("n");
-        let e = row.timer("n").unwrap_err().to_string();
+        let e = row.timer("n", 0).unwrap_err().to_string();
         assert!(e.contains("offline") && e.contains("\"build\""), "{e}");
-        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0, 0);
         row.times_left = Some(0);
         row.sum = row.sum_for("n");
         assert!(row
-            .timer("n")
+            .timer("n", 0)
             .unwrap_err()
             .to_string()
             .contains("times_left"));
-        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0, 0);
         row.payload = vec![0; MAX_PAYLOAD + 1];
-        assert!(row.timer("n").unwrap_err().to_string().contains("payload"));
+        assert!(row
+            .timer("n", 0)
+            .unwrap_err()
+            .to_string()
+            .contains("payload"));
         // A long name with a character across byte 64: the error quotes its start only.
-        let mut row = Row::of(&timer(), Row::prefix("n"), 0);
+        let mut row = Row::of(&timer(), Row::prefix("n"), 0, 0);
         row.name = format!("{}é{}", "x".repeat(63), "y".repeat(1 << 20));
-        let e = row.timer("n").unwrap_err().to_string();
+        let e = row.timer("n", 0).unwrap_err().to_string();
         assert!(
             e.len() < 300 && e.contains("column name is 1048641 bytes"),
             "{e}"

@@ -10,10 +10,12 @@ use crate::sum::Sum;
 use crate::vocab::{Holder, Parcel, MAX_PARCEL};
 
 impl NodeRow {
-    /// The checksum of a node's row (the lease is not covered: see [`NodeRead`]).
+    /// The checksum of a node's row (the lease is not covered: see [`NodeRead`]). The offline
+    /// shift is covered when it is not 0, so that the rows of a schema-2 database (which had no
+    /// shift) still check after its upgrade.
     pub fn sum_for(&self, node: &str) -> i64 {
         let c = &self.clocks;
-        Sum::of("tickflow_nodes")
+        let sum = Sum::of("tickflow_nodes")
             .bytes(node.as_bytes())
             .u64(c.game)
             .u64(c.real)
@@ -22,8 +24,11 @@ impl NodeRow {
             .u64(c.wall_ns)
             .u64(self.committed)
             .u64(self.rows)
-            .u64(self.xsum)
-            .finish()
+            .u64(self.xsum);
+        match self.shift {
+            0 => sum.finish(),
+            s => sum.bytes(b"shift").u64(s).finish(),
+        }
     }
 }
 
@@ -205,6 +210,7 @@ mod tests {
             committed: 3,
             rows: 2,
             xsum: 77,
+            shift: 0,
         };
         let lease = crate::backend::Lease {
             holder: 1,
@@ -223,6 +229,14 @@ mod tests {
         damaged.rows ^= 1 << 40;
         let e = read(damaged, sum).checked("n").unwrap_err().to_string();
         assert!(e.contains("tickflow_nodes") && e.contains("sum"), "{e}");
+        let mut shifted = row.clone();
+        shifted.shift = 1 << 20;
+        assert!(
+            read(shifted.clone(), sum).checked("n").is_err(),
+            "shift covered"
+        );
+        let sum = shifted.sum_for("n");
+        assert!(read(shifted, sum).checked("n").is_ok());
 
         let mut o = owner_row(OwnerId::new(9), "n", 4);
         assert!(o.clone().holder().is_ok());

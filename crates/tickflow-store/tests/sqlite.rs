@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use tickflow::prelude::*;
-use tickflow_store::{Durable, Sqlite, StoreError};
+use tickflow_store::{Durable, Inspect, Sqlite, StoreError, SCHEMA_VERSION};
 
 /// A fresh directory for one test, removed with the guard.
 struct Dir(PathBuf);
@@ -100,11 +100,43 @@ fn damaged_rows_are_refused_by_name_and_column() {
             err,
             StoreError::Version {
                 found: 99,
-                supported: 2
+                supported: SCHEMA_VERSION
             }
         ),
         "{err}"
     );
+}
+
+/// A store of schema 2 (before the nodes' offline shift) is upgraded as it is opened: its
+/// nodes resume as they were and commit on.
+#[test]
+fn a_schema_2_store_is_upgraded_in_place() {
+    let d = dir("upgrade");
+    let path = d.0.join("old.db");
+    let open = || Sqlite::create(&path).unwrap();
+    let (mut node, mut sched) = common::resume(&open, "n");
+    common::set(&mut sched, 3, "a", 60);
+    node.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    let want = sched.timers().durable_timers();
+    drop((node, sched));
+    // What a schema-2 build left: no shift column, version 2.
+    Sqlite::open(&path)
+        .unwrap()
+        .connection()
+        .execute_batch(
+            "ALTER TABLE tickflow_nodes DROP COLUMN shift; UPDATE tickflow_schema SET version = 2",
+        )
+        .unwrap();
+    let mut store = Sqlite::open(&path).unwrap();
+    let version: i64 = (store.connection())
+        .query_row("SELECT version FROM tickflow_schema", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(store.saved("n").unwrap().timers, want);
+    let (mut node, mut sched) = common::resume(&open, "n");
+    assert_eq!(sched.timers().durable_timers(), want);
+    sched.tick(common::DT, &mut common::Log::new());
+    node.end_frame(&mut sched, |_, _| Ok(())).unwrap();
 }
 
 #[test]

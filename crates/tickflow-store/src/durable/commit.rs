@@ -296,7 +296,7 @@ impl<S: Store> Durable<S> {
                 }
                 DurableChange::Set(t) => {
                     let epoch = epoch_of(t.owner, &held).unwrap_or(0);
-                    let row = Row::of(t, prefix, epoch);
+                    let row = Row::of(t, prefix, epoch, self.shift);
                     tally.set(Rows::key(t.owner, &t.name), Some(row.sum));
                     rows.push(row);
                 }
@@ -350,6 +350,7 @@ impl<S: Store> Durable<S> {
             committed: commit.number,
             rows: landing.count(),
             xsum: landing.xsum(),
+            shift: self.shift,
         };
         let lease_us = self.lease.as_micros().min(i64::MAX as u128) as i64;
         let sum = row.sum_for(node);

@@ -183,6 +183,10 @@ pub struct Durable<S: Store> {
     /// The last landed commit's wall-clock stamp (ns) and the real clock's reading (flicks)
     /// it stands for: how an adoption maps this node's clocks to the wall clock.
     stamp: Option<(u64, u64)>,
+    /// The node's offline time over all its restarts (flicks), as its next commit writes it:
+    /// rows of timers that count offline time are stored this much later than they are due
+    /// (see `Row::of`), so a restart moves them all by moving this alone.
+    shift: u64,
 }
 
 impl<S: Store> Durable<S> {
@@ -210,6 +214,7 @@ impl<S: Store> Durable<S> {
             plans: Default::default(),
             wall: None,
             stamp: None,
+            shift: 0,
         }
     }
 

@@ -77,9 +77,10 @@ impl<S: Store> Durable<S> {
         let now_ns = self.wall.map_or(now_us.max(0) as u64 * 1000, |f| f());
         self.renewed = std::time::Instant::now();
         let (store, node) = (&mut self.store, self.node.as_str());
+        let shift = found.as_ref().map_or(0, |r| r.row.shift);
         let (read, out) = std::thread::scope(|s| {
             let (tx, rx) = mpsc::sync_channel(4);
-            let reader = s.spawn(move || read_node(store, node, &tx));
+            let reader = s.spawn(move || read_node(store, node, shift, &tx));
             let out = load(rx, node, found.as_ref(), now_ns, resolver);
             let read = reader
                 .join()
@@ -123,6 +124,9 @@ impl<S: Store> Durable<S> {
         self.rows = rows;
         self.epochs = held.into_iter().map(|(o, h)| (o, h.epoch)).collect();
         self.committed = found.as_ref().map_or(0, |r| r.row.committed);
+        // The offline time moved every timer that counts it; the rows stay as they are, and
+        // the next commit writes the node's new shift.
+        self.shift = shift.saturating_add(resumed.offline.flicks());
         self.landed_frame = resumed.frame;
         self.frames_since = 0;
         self.queue = Default::default();
@@ -152,6 +156,7 @@ impl<S: Store> Durable<S> {
 fn read_node<S: Store>(
     store: &mut S,
     node: &str,
+    shift: u64,
     out: &mpsc::SyncSender<Part>,
 ) -> Result<Rows, StoreError> {
     let mut sums = Rows::default();
@@ -168,7 +173,7 @@ fn read_node<S: Store>(
     let prefix = crate::row::Row::prefix(node);
     S::rows_in(&mut tx, node, &mut |row| {
         let sum = row.sum;
-        match row.timer_with(prefix) {
+        match row.timer_with(prefix, shift) {
             Ok(t) => {
                 sums.push(Rows::key(t.owner, &t.name), sum);
                 part.push(t);
@@ -256,6 +261,7 @@ fn load<C: 'static>(
     let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
     let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
     let mut loader = sched.timers().durable_loader(clocks.raw(), offline)?;
+    loader.keep_shift();
     loader.reserve(count.min(1 << 24) as usize);
     let mut outsiders: Vec<OwnerId> = Vec::new();
     for part in parts {

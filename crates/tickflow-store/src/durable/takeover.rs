@@ -321,9 +321,9 @@ fn scan<S: Store>(
         let ids: Vec<i64> = adopted.iter().map(|(o, _)| o.get() as i64).collect();
         let mut rows = Vec::new();
         if !ids.is_empty() {
-            let prefix = Row::prefix(name);
+            let (prefix, shift) = (Row::prefix(name), read.row.shift);
             S::owner_rows_in(tx, name, &ids, &mut |row| {
-                rows.push(row.timer_with(prefix)?);
+                rows.push(row.timer_with(prefix, shift)?);
                 Ok(true)
             })?;
         }

@@ -182,9 +182,13 @@ impl Postgres {
             return Ok(tx.commit()?);
         }
         crate::backend::check_tables(&have)?;
-        let found: Vec<i64> = (tx.query("SELECT version FROM tickflow_schema", &[])?.iter())
+        let mut found: Vec<i64> = (tx.query("SELECT version FROM tickflow_schema", &[])?.iter())
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()?;
+        if let Some(sql) = crate::backend::upgrade(&found, "BIGINT") {
+            tx.batch_execute(&sql)?;
+            found = vec![SCHEMA_VERSION];
+        }
         crate::backend::check_version(&found)?;
         Ok(tx.commit()?)
     }

@@ -126,7 +126,7 @@ impl Store for Postgres {
         )?;
         (rows.iter())
             .map(|r| {
-                let name: String = col(r, 13, "tickflow_nodes", || "?".into(), "node")?;
+                let name: String = col(r, 14, "tickflow_nodes", || "?".into(), "node")?;
                 Ok((name.clone(), node_of(r, &name)?))
             })
             .collect()
@@ -143,6 +143,7 @@ impl Store for Postgres {
             n.row.committed,
             n.row.rows,
             n.row.xsum,
+            n.row.shift,
         ]
         .map(|x| x as i64);
         let (holder, pid) = (n.lease.holder as i64, i64::from(n.lease.pid));
@@ -157,11 +158,12 @@ impl Store for Postgres {
         ]);
         tx.execute_typed(
             "INSERT INTO tickflow_nodes (node, game, real, frames, frame, wall_ns, committed, \
-             rows, xsum, sum, holder, lease_until, host, pid) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             rows, xsum, shift, sum, holder, lease_until, host, pid) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
              ON CONFLICT (node) DO UPDATE SET game = excluded.game, real = excluded.real, \
              frames = excluded.frames, frame = excluded.frame, wall_ns = excluded.wall_ns, \
              committed = excluded.committed, rows = excluded.rows, xsum = excluded.xsum, \
+             shift = excluded.shift, \
              sum = excluded.sum, holder = excluded.holder, lease_until = excluded.lease_until, \
              host = excluded.host, pid = excluded.pid",
             &p,
@@ -188,6 +190,7 @@ impl Store for Postgres {
             row.committed,
             row.rows,
             row.xsum,
+            row.shift,
         ]
         .map(|x| x as i64);
         let (holder, committed) = (holder as i64, committed as i64);
@@ -205,8 +208,8 @@ impl Store for Postgres {
         let n = tx.execute_typed(
             &format!(
                 "UPDATE tickflow_nodes SET game = $1, real = $2, frames = $3, frame = $4, \
-                 wall_ns = $5, committed = $6, rows = $7, xsum = $8, sum = $9, \
-                 lease_until = {NOW_US} + $10 WHERE node = $11 AND holder = $12 AND committed = $13"
+                 wall_ns = $5, committed = $6, rows = $7, xsum = $8, shift = $9, sum = $10, \
+                 lease_until = {NOW_US} + $11 WHERE node = $12 AND holder = $13 AND committed = $14"
             ),
             &p,
         )?;

@@ -28,13 +28,13 @@ pub(super) const NODE: &str = NODE_COLUMNS;
 
 pub(super) fn node_of(r: &PgRow, node: &str) -> Result<NodeRead, StoreError> {
     let key = || format!("{node:?}");
-    let mut v = [0i64; 12];
+    let mut v = [0i64; 13];
     for (i, slot) in v.iter_mut().enumerate() {
-        // The host (column 11) is the one text column: the process id comes after it.
-        let at = if i == 11 { 12 } else { i };
+        // The host (column 12) is the one text column: the process id comes after it.
+        let at = if i == 12 { 13 } else { i };
         *slot = col(r, at, "tickflow_nodes", key, NODE_INTS[i])?;
     }
-    let host = col(r, 11, "tickflow_nodes", key, "host")?;
+    let host = col(r, 12, "tickflow_nodes", key, "host")?;
     Ok(NodeRead::from_columns(v, host))
 }
 

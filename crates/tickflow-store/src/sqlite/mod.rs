@@ -58,7 +58,8 @@ impl std::fmt::Debug for Sqlite {
 impl Sqlite {
     /// Opens the store in the file at `path`. A file that is missing, is not a SQLite
     /// database, lacks tickflow's tables (an empty file among them) or holds another schema
-    /// version is refused: a world is never made up in place of one that is gone. Use
+    /// version is refused: a world is never made up in place of one that is gone (a store of
+    /// schema 2, the one before, is upgraded in place: a column is added). Use
     /// [`create`](Self::create) for a new store.
     pub fn open(path: impl AsRef<Path>) -> Result<Sqlite, StoreError> {
         let path = path.as_ref();
@@ -155,11 +156,15 @@ impl Sqlite {
             return Ok(tx.commit()?);
         }
         crate::backend::check_tables(&have)?;
-        let found: Vec<i64> = {
+        let mut found: Vec<i64> = {
             let mut stmt = tx.prepare("SELECT version FROM tickflow_schema")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
             rows.collect::<Result<_, _>>()?
         };
+        if let Some(sql) = crate::backend::upgrade(&found, "INTEGER") {
+            tx.execute_batch(&sql)?;
+            found = vec![SCHEMA_VERSION];
+        }
         crate::backend::check_version(&found)?;
         Ok(tx.commit()?)
     }

@@ -66,7 +66,7 @@ impl Store for Sqlite {
         let mut rows = stmt.query([])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
-            let name: String = r.get(13).map_err(|e| {
+            let name: String = r.get(14).map_err(|e| {
                 StoreError::bad_row(
                     "tickflow_nodes",
                     "?",
@@ -84,8 +84,8 @@ impl Store for Sqlite {
         let c = &n.row.clocks;
         tx.prepare_cached(
             "INSERT OR REPLACE INTO tickflow_nodes (node, game, real, frames, frame, wall_ns, \
-             committed, rows, xsum, sum, holder, lease_until, host, pid) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             committed, rows, xsum, sum, holder, lease_until, host, pid, shift) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         )?
         .execute(params![
             node,
@@ -102,6 +102,7 @@ impl Store for Sqlite {
             n.lease.until_us,
             n.lease.host,
             i64::from(n.lease.pid),
+            n.row.shift as i64,
         ])?;
         Ok(())
     }
@@ -120,8 +121,8 @@ impl Store for Sqlite {
         let n = tx
             .prepare_cached(
                 "UPDATE tickflow_nodes SET game = ?1, real = ?2, frames = ?3, frame = ?4, \
-                 wall_ns = ?5, committed = ?6, rows = ?7, xsum = ?8, sum = ?9, lease_until = ?10 \
-                 WHERE node = ?11 AND holder = ?12 AND committed = ?13",
+                 wall_ns = ?5, committed = ?6, rows = ?7, xsum = ?8, sum = ?9, lease_until = ?10, \
+                 shift = ?14 WHERE node = ?11 AND holder = ?12 AND committed = ?13",
             )?
             .execute(params![
                 c.game as i64,
@@ -137,6 +138,7 @@ impl Store for Sqlite {
                 node,
                 holder as i64,
                 committed as i64,
+                row.shift as i64,
             ])?;
         Ok(n == 1)
     }

@@ -148,6 +148,7 @@ macro_rules! all_store_tests {
             resume::failed_effects_roll_the_commit_back,
             resume::a_resume_in_many_parts_is_whole,
             resume::lapsed_catch_up_timers_make_every_missed_call,
+            resume::a_restart_moves_timers_without_rewriting_them,
             resume::a_commit_whose_outcome_is_unknown_is_never_written_twice,
             resume::vanished_rows_and_nodes_are_refused,
             nodes::a_restarted_node_keeps_its_owners,

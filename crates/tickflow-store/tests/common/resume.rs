@@ -148,6 +148,73 @@ pub fn lapsed_catch_up_timers_make_every_missed_call<S: Store>(open: impl Fn() -
     }
 }
 
+static SHIFT_WALL: AtomicU64 = AtomicU64::new(1_900_000_000_000_000_000);
+
+fn shift_wall() -> u64 {
+    SHIFT_WALL.load(Ordering::Relaxed)
+}
+
+/// Timers that count offline time and are still on time after a restart are moved without
+/// being rewritten: the node keeps its offline time once, in its row, and its rows read back
+/// with it are due where the restarts moved them (here over two restarts); frozen timers do not
+/// move. Without the node's shift, the first commit after a restart rewrote every such row.
+pub fn a_restart_moves_timers_without_rewriting_them<S: Store>(open: impl Fn() -> S) {
+    let mut d = super::node(&open, "shift");
+    d.set_wall_clock(shift_wall);
+    let (mut sched, _) = d.resume(&mut registry()).unwrap();
+    for o in 1..=50 {
+        for (name, offline) in [("catch", Offline::CatchUp), ("freeze", Offline::Freeze)] {
+            (sched
+                .timers()
+                .every(secs(100.0))
+                .owner(OwnerId::new(o))
+                .name(name))
+            .durable(offline)
+            .call(record);
+        }
+    }
+    let mut log = Log::new();
+    sched.tick(DT, &mut log);
+    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    let by_seq = |mut v: Vec<tickflow::timer::DurableTimer>| {
+        v.sort_by_key(|t| t.seq);
+        v
+    };
+    let before = by_seq(sched.timers().durable_timers());
+    drop((sched, d));
+    let mut total = 0.0;
+    for offline_s in [3u64, 7] {
+        SHIFT_WALL.fetch_add(offline_s * 1_000_000_000, Ordering::Relaxed);
+        total += offline_s as f64;
+        let mut d = super::node(&open, "shift");
+        d.set_wall_clock(shift_wall);
+        let (mut sched, resumed) = d.resume(&mut registry()).unwrap();
+        assert_eq!(resumed.timers.on_time, 100);
+        assert!(
+            sched.timers().durable_changes().is_empty(),
+            "nothing for the first commit to rewrite"
+        );
+        let now = by_seq(sched.timers().durable_timers());
+        for (b, n) in before.iter().zip(&now) {
+            let moved = if b.name == "catch" {
+                secs(total).flicks()
+            } else {
+                0
+            };
+            assert_eq!(n.time + moved, b.time, "{} of {:?}", b.name, b.owner);
+        }
+        sched.tick(DT, &mut log);
+        d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+        let saved = by_seq(d.store().saved("shift").unwrap().timers);
+        assert_eq!(
+            saved,
+            by_seq(sched.timers().durable_timers()),
+            "rows read back"
+        );
+    }
+    assert!(log.is_empty());
+}
+
 /// How the flaky store's next commit (a transaction that advanced a node) ends: 0 as it
 /// should, 1 committed but reported uncertain, 2 rolled back and reported uncertain.
 static FLAKE: AtomicU8 = AtomicU8::new(0);

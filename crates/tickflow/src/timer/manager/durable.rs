@@ -81,6 +81,21 @@ pub struct DurableTimer {
     pub seq: u64,
 }
 
+impl DurableTimer {
+    /// Whether the time a node spent offline moves this timer's due time on a restart: it
+    /// counts down ([`DurablePhase::Scheduled`], not never), its [`Offline`] policy counts the
+    /// time ([`Offline::Freeze`] does not) and its clock is not the frame clock (frames do not
+    /// pass offline). A store that keeps a node's offline time once, in place of moving every
+    /// such row (see [`DurableLoad::keep_shift`](crate::timer::DurableLoad::keep_shift)), adds it to
+    /// exactly these rows' `time` as it writes them and takes it off as it reads them.
+    pub fn counts_offline(&self) -> bool {
+        self.phase == DurablePhase::Scheduled
+            && self.time != u64::MAX
+            && self.offline != Offline::Freeze
+            && self.domain != Domain::Frames
+    }
+}
+
 /// A change a store writes: a durable timer's row, or the key of one that ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DurableChange {

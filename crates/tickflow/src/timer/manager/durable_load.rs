@@ -128,6 +128,7 @@ impl<C: 'static> Timers<C> {
             offline: offline.flicks(),
             report: LoadReport::default(),
             failed: false,
+            shift_kept: false,
         })
     }
 
@@ -156,6 +157,8 @@ pub struct DurableLoad<'a, C: 'static> {
     /// The manager's next set-order number before the load, and then past every row's.
     next_seq: u32,
     failed: bool,
+    /// The store keeps the offline time once per node ([`keep_shift`](Self::keep_shift)).
+    shift_kept: bool,
 }
 
 impl<C: 'static> std::fmt::Debug for DurableLoad<'_, C> {
@@ -197,6 +200,17 @@ impl<C: 'static> DurableLoad<'_, C> {
         self.timers.reserve_durable(rows.min(1 << 24));
     }
 
+    /// Says that the store keeps the offline time once for all the node's rows, rather than in
+    /// each: it adds the node's whole offline time to the `time` of every row that
+    /// [counts it](DurableTimer::counts_offline) as it writes one, and takes it off as it
+    /// reads one back. A timer that the offline time only moved (it is still on time) is then
+    /// not journaled as changed: its row is right as it stands, and a node of 100,000 such
+    /// timers does not rewrite them all in its first commit after a restart. Without this,
+    /// every such timer is journaled.
+    pub fn keep_shift(&mut self) {
+        self.shift_kept = true;
+    }
+
     /// Ends the load: what it did.
     pub fn finish(self) -> LoadReport {
         self.report
@@ -209,7 +223,14 @@ impl<C: 'static> DurableLoad<'_, C> {
             self.timers.journal.dropped(row.owner, row.name);
             return Ok(());
         };
-        let (seq, phase, time) = (row.seq as u32, row.phase, row.time);
+        let (seq, phase) = (row.seq as u32, row.phase);
+        // The row as it will stand: moved by the offline time, where the store keeps that.
+        let shifted =
+            self.shift_kept && row.counts_offline() && matches!(start.outcome, Outcome::OnTime);
+        let time = match shifted {
+            true => row.time.saturating_sub(self.offline),
+            false => row.time,
+        };
         let (moved, cb) = bind(row, &start, bind_cb)?;
         let t = &mut *self.timers;
         let held = t.journal.held();
