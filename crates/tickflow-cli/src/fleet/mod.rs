@@ -12,6 +12,7 @@ mod args;
 mod check;
 mod db;
 mod nemesis;
+mod pace;
 mod plot;
 mod proxy;
 mod tables;

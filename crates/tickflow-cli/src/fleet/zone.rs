@@ -17,6 +17,7 @@ use tickflow::snapshot::Registry;
 use tickflow::timer::Offline;
 use tickflow_store::{Durable, Handover, Rendezvous, Store, StoreError};
 
+use super::pace::AdoptPace;
 use super::tables::{self, Buffer, Effect, Event, Load};
 use crate::sql::Sql;
 
@@ -64,39 +65,6 @@ impl World {
         self.buf.effects.retain(|e| e.owner != owner);
         self.buf.events.retain(|e| e.owner != owner);
         self.first.remove(&owner);
-    }
-}
-
-/// How many actors a frame adopts: a lost zone of 50,000 actors costs its adopters about
-/// 0.12 ms an actor on PostgreSQL (read and load its rows; in the next commit, write them,
-/// delete the lost zone's and move its registry row), so a fixed number is either slow for a
-/// small zone or a long frame for a large one. A takeover starts at 64 a frame; the number
-/// halves after a frame that took more than three quarters of its period, and grows by half
-/// after one that used it all in less than half, between 8 and `--adopt-limit`.
-struct AdoptPace {
-    limit: usize,
-    max: usize,
-}
-
-impl AdoptPace {
-    const START: usize = 64;
-
-    fn new(max: usize) -> AdoptPace {
-        let max = max.max(1);
-        AdoptPace {
-            limit: Self::START.min(max),
-            max,
-        }
-    }
-
-    fn after_frame(&mut self, adopted: usize, took: Duration, period: Duration) {
-        if took > period * 3 / 4 {
-            self.limit = (self.limit / 2).max(8.min(self.max));
-        } else if adopted == 0 {
-            self.limit = self.limit.min(Self::START.min(self.max));
-        } else if adopted >= self.limit && took < period / 2 {
-            self.limit = (self.limit + self.limit / 2 + 1).min(self.max);
-        }
     }
 }
 
@@ -157,7 +125,14 @@ where
     d.set_lease(Duration::from_millis(a.world.lease_ms.max(1)));
     d.set_takeover(Rendezvous);
     let mut reg = registry();
+    let began = Instant::now();
     let (mut sched, resumed) = resume(&mut d, &mut reg)?;
+    eprintln!(
+        "{name}: resumed {} timers, {} owners in {} ms",
+        resumed.timers.loaded,
+        resumed.owners,
+        began.elapsed().as_millis()
+    );
     let mut rng = Pcg64::seed_from_u64(a.world.seed ^ (a.index as u64) << 32 ^ resumed.frame);
     let mut w = World::default();
     let dt = Span::frames(1, a.world.hz.max(1));
@@ -218,9 +193,11 @@ where
                 let _ = d.send(&mut sched, o, &super::args::zone_name(to), Vec::new());
             }
         }
+        let sent_at = t0.elapsed();
         if frame > 0 {
             commit(&mut d, &mut sched, &mut w, &mut changes)?;
         }
+        let committed_at = t0.elapsed();
         w.frame = frame + 1;
         if let Ok(arrivals) = d.receive(&mut sched, &mut reg, 5000) {
             for x in arrivals {
@@ -230,7 +207,7 @@ where
             }
         }
         let mut adopting = 0;
-        if let Ok(adopted) = d.adopt(&mut sched, &mut reg, pace.limit) {
+        if let Ok(adopted) = d.adopt(&mut sched, &mut reg, pace.limit()) {
             adopting = adopted.len();
             for x in adopted {
                 let kind = if x.adopted { "adopt" } else { "arrive" };
@@ -242,7 +219,21 @@ where
                 }
             }
         }
+        let adopted_at = t0.elapsed();
         sched.tick(dt, &mut w);
+        if t0.elapsed() > 4 * period {
+            // Where a long frame went, for the zone's log.
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            eprintln!(
+                "{name}: frame {frame} took {:.0} ms: sends {:.0}, commit {:.0}, receive and \
+                 adopt {:.0} ({adopting} adopted), tick {:.0}",
+                ms(t0.elapsed()),
+                ms(sent_at),
+                ms(committed_at - sent_at),
+                ms(adopted_at - committed_at),
+                ms(t0.elapsed() - adopted_at)
+            );
+        }
         let ran = w.frame;
         w.first.retain(|_, f| f.1 > ran);
         pace.after_frame(adopting, t0.elapsed(), period);

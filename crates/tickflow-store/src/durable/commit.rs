@@ -149,6 +149,7 @@ impl<S: Store> Durable<S> {
             )));
         }
         self.resolve(sched)?;
+        self.queue.compact();
         for change in &self.queue.changes {
             if let DurableChange::Set(t) = change {
                 check_sizes(t.owner.get(), &t.name, t.payload.len())?;

@@ -20,16 +20,29 @@ pub(super) struct Queue {
     pub(super) drops: Vec<OwnerId>,
     /// Owners of lost nodes this node imported, to take in the registry.
     pub(super) adopts: Vec<super::takeover::Adopt>,
+    /// `changes` may hold a key more than once: see [`compact`](Self::compact).
+    mixed: bool,
 }
 
 impl Queue {
-    /// Adds a frame's changes: a later change of a key replaces an earlier one (a timer set
-    /// and then cleared leaves only its removal).
+    /// Adds changes after those queued. A later change of a key replaces an earlier one (a
+    /// timer set and then cleared leaves only its removal) once [`compact`](Self::compact)
+    /// runs, which the commit does: each add is then O(its own changes), where sorting out
+    /// the whole queue on every add made a frame of many sends (each adds its owner's
+    /// changes) cost the queue's length times the sends (4.4 s for 1,700 sends after a
+    /// restart whose first tick queued 15,000 changes).
     pub(super) fn add_changes(&mut self, changes: Vec<DurableChange>) {
         if self.changes.is_empty() {
             self.changes = changes;
         } else if !changes.is_empty() {
             self.changes.extend(changes);
+            self.mixed = true;
+        }
+    }
+
+    /// Keeps the last change of each key, in the order of those last changes.
+    pub(super) fn compact(&mut self) {
+        if std::mem::take(&mut self.mixed) {
             self.changes = latest_per_key(std::mem::take(&mut self.changes));
         }
     }
@@ -67,5 +80,47 @@ impl Queue {
         self.sends.retain(|p| p.owner != owner);
         self.accepts.retain(|p| p.owner != owner);
         self.adopts.retain(|a| a.owner != owner);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickflow::time::Domain;
+    use tickflow::timer::{CatchUp, DurablePhase, DurableTimer, Offline};
+
+    fn set(owner: u64, name: &str, calls: u64) -> DurableChange {
+        DurableChange::Set(DurableTimer {
+            owner: OwnerId::new(owner),
+            name: name.into(),
+            domain: Domain::Game,
+            phase: DurablePhase::Scheduled,
+            time: 1,
+            period: 1,
+            looping: true,
+            catch_up: CatchUp::Burst,
+            offline: Offline::Freeze,
+            calls,
+            times_left: None,
+            first_delay: None,
+            tag: None,
+            payload: Vec::new(),
+            seq: 0,
+        })
+    }
+
+    #[test]
+    fn the_last_change_of_each_key_is_kept_in_its_order() {
+        let mut q = Queue::default();
+        q.add_changes(vec![set(1, "a", 0), set(2, "b", 0)]);
+        q.add_changes(vec![set(1, "a", 1)]);
+        let gone = DurableChange::Removed {
+            owner: OwnerId::new(2),
+            name: "b".into(),
+        };
+        q.add_changes(vec![gone.clone(), set(3, "c", 0)]);
+        assert_eq!(q.changes.len(), 5, "adds only append");
+        q.compact();
+        assert_eq!(q.changes, [set(1, "a", 1), gone, set(3, "c", 0)]);
     }
 }
