@@ -182,11 +182,11 @@ const fn unbits(v: i64) -> u64 {
 impl Row {
     /// The row of `t` in the node whose [`prefix`](Row::prefix) is `node`, written at owner
     /// epoch `epoch`, with its checksum. `shift` is the node's offline time so far (flicks):
-    /// a timer that [counts it](DurableTimer::counts_offline) is stored that much later than
+    /// a timer that [moves by it](DurableTimer::shifts_offline) is stored that much later than
     /// it is due, so that a restart moves it by moving the node's shift alone. (A due time
     /// within `shift` of the end of time is stored at its last flick before never.)
     pub(crate) fn of(t: &DurableTimer, node: Sum, epoch: u64, shift: u64) -> Row {
-        let time = match t.counts_offline() {
+        let time = match t.shifts_offline() {
             true => t.time.saturating_add(shift).min(u64::MAX - 1),
             false => t.time,
         };
@@ -322,7 +322,7 @@ impl Row {
             payload: self.payload,
             seq: unbits(self.seq),
         };
-        if t.counts_offline() {
+        if t.shifts_offline() {
             let Some(time) = t.time.checked_sub(shift) else {
                 let key = format!("(owner {}, name {})", t.owner.get(), short(&t.name));
                 let why = format!("is before the node's offline time {shift}: damaged or edited");
@@ -373,21 +373,24 @@ mod tests {
         assert!(e.contains("sum"), "a row of another node: {e}");
     }
 
-    /// A timer that counts offline time is stored later by the node's shift and read back as
-    /// it was; others are stored as they are; a stored time before the shift is damage.
+    /// A game-clock timer that counts offline time is stored later by the node's shift and
+    /// read back as it was; others are stored as they are; a stored time before the shift is
+    /// damage.
     #[test]
-    fn the_offline_shift_is_kept_in_counting_rows_only() {
+    fn the_offline_shift_is_kept_in_game_clock_rows_that_count_it_only() {
         let mut t = timer();
         t.time = 1_000;
+        t.domain = Domain::Game;
         let row = Row::of(&t, Row::prefix("n"), 0, 250);
         assert_eq!(row.time, 1_250);
         assert_eq!(row.clone().timer("n", 250).unwrap(), t);
         let e = row.timer("n", 2_000).unwrap_err().to_string();
         assert!(e.contains("time") && e.contains("offline"), "{e}");
         for (phase, offline, domain) in [
-            (DurablePhase::Paused, Offline::Skip, Domain::Real),
-            (DurablePhase::Scheduled, Offline::Freeze, Domain::Real),
+            (DurablePhase::Paused, Offline::Skip, Domain::Game),
+            (DurablePhase::Scheduled, Offline::Freeze, Domain::Game),
             (DurablePhase::Scheduled, Offline::Skip, Domain::Frames),
+            (DurablePhase::Scheduled, Offline::Skip, Domain::Real),
         ] {
             let u = DurableTimer {
                 phase,

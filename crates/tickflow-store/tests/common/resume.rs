@@ -157,7 +157,8 @@ fn shift_wall() -> u64 {
 /// Timers that count offline time and are still on time after a restart are moved without
 /// being rewritten: the node keeps its offline time once, in its row, and its rows read back
 /// with it are due where the restarts moved them (here over two restarts); frozen timers do not
-/// move. Without the node's shift, the first commit after a restart rewrote every such row.
+/// move, nor do real-clock ones (the clock moved). Without the node's shift, the first commit
+/// after a restart rewrote every game-clock timer that counts offline time.
 pub fn a_restart_moves_timers_without_rewriting_them<S: Store>(open: impl Fn() -> S) {
     let mut d = super::node(&open, "shift");
     d.set_wall_clock(shift_wall);
@@ -172,6 +173,12 @@ pub fn a_restart_moves_timers_without_rewriting_them<S: Store>(open: impl Fn() -
             .durable(offline)
             .call(record);
         }
+        // On the real clock, which itself moves by the time offline: due when it was.
+        (sched.timers().every(secs(100.0)).real())
+            .owner(OwnerId::new(o))
+            .name("real")
+            .durable(Offline::CatchUp)
+            .call(record);
     }
     let mut log = Log::new();
     sched.tick(DT, &mut log);
@@ -189,7 +196,7 @@ pub fn a_restart_moves_timers_without_rewriting_them<S: Store>(open: impl Fn() -
         let mut d = super::node(&open, "shift");
         d.set_wall_clock(shift_wall);
         let (mut sched, resumed) = d.resume(&mut registry()).unwrap();
-        assert_eq!(resumed.timers.on_time, 100);
+        assert_eq!(resumed.timers.on_time, 150);
         assert!(
             sched.timers().durable_changes().is_empty(),
             "nothing for the first commit to rewrite"

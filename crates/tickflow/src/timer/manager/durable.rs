@@ -82,17 +82,19 @@ pub struct DurableTimer {
 }
 
 impl DurableTimer {
-    /// Whether the time a node spent offline moves this timer's due time on a restart: it
-    /// counts down ([`DurablePhase::Scheduled`], not never), its [`Offline`] policy counts the
-    /// time ([`Offline::Freeze`] does not) and its clock is not the frame clock (frames do not
-    /// pass offline). A store that keeps a node's offline time once, in place of moving every
-    /// such row (see [`DurableLoad::keep_shift`](crate::timer::DurableLoad::keep_shift)), adds it to
-    /// exactly these rows' `time` as it writes them and takes it off as it reads them.
-    pub fn counts_offline(&self) -> bool {
+    /// Whether the time a node spent offline moves this timer's due time on its clock when the
+    /// node restarts: it counts down ([`DurablePhase::Scheduled`], not never), its [`Offline`]
+    /// policy counts the time ([`Offline::Freeze`] does not), and its clock is the game clock,
+    /// which goes on from where it stood (the real clock itself moves by the time offline, so
+    /// a real-clock due time stays where it is; frames do not pass offline). A store that
+    /// keeps a node's offline time once, in place of moving every such row (see
+    /// [`DurableLoad::keep_shift`](crate::timer::DurableLoad::keep_shift)), adds it to exactly
+    /// these rows' `time` as it writes them and takes it off as it reads them.
+    pub fn shifts_offline(&self) -> bool {
         self.phase == DurablePhase::Scheduled
             && self.time != u64::MAX
             && self.offline != Offline::Freeze
-            && self.domain != Domain::Frames
+            && self.domain == Domain::Game
     }
 }
 

@@ -202,7 +202,7 @@ impl<C: 'static> DurableLoad<'_, C> {
 
     /// Says that the store keeps the offline time once for all the node's rows, rather than in
     /// each: it adds the node's whole offline time to the `time` of every row that
-    /// [counts it](DurableTimer::counts_offline) as it writes one, and takes it off as it
+    /// [moves by it](DurableTimer::shifts_offline) as it writes one, and takes it off as it
     /// reads one back. A timer that the offline time only moved (it is still on time) is then
     /// not journaled as changed: its row is right as it stands, and a node of 100,000 such
     /// timers does not rewrite them all in its first commit after a restart. Without this,
@@ -226,7 +226,7 @@ impl<C: 'static> DurableLoad<'_, C> {
         let (seq, phase) = (row.seq as u32, row.phase);
         // The row as it will stand: moved by the offline time, where the store keeps that.
         let shifted =
-            self.shift_kept && row.counts_offline() && matches!(start.outcome, Outcome::OnTime);
+            self.shift_kept && row.shifts_offline() && matches!(start.outcome, Outcome::OnTime);
         let time = match shifted {
             true => row.time.saturating_sub(self.offline),
             false => row.time,
