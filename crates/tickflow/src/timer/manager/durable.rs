@@ -90,6 +90,27 @@ impl DurableTimer {
     /// keeps a node's offline time once, in place of moving every such row (see
     /// [`DurableLoad::keep_shift`](crate::timer::DurableLoad::keep_shift)), adds it to exactly
     /// these rows' `time` as it writes them and takes it off as it reads them.
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    /// use tickflow::timer::Offline;
+    ///
+    /// let mut sched: Scheduler<()> = Scheduler::new();
+    /// (sched.timers().every(secs(60.0)).name("regen"))
+    ///     .durable(Offline::CatchUp)
+    ///     .call(|_, _| {});
+    /// (sched.timers().every(secs(60.0)).real().name("auction"))
+    ///     .durable(Offline::CatchUp)
+    ///     .call(|_, _| {});
+    /// (sched.timers().every(secs(60.0)).name("crops"))
+    ///     .durable(Offline::Freeze)
+    ///     .call(|_, _| {});
+    /// let rows = sched.timers().durable_timers();
+    /// let moves = |name: &str| rows.iter().find(|t| t.name == name).unwrap().shifts_offline();
+    /// assert!(moves("regen")); // the game clock stood still: the timer comes nearer
+    /// assert!(!moves("auction")); // the real clock moved by itself
+    /// assert!(!moves("crops")); // frozen: offline time does not count
+    /// ```
     pub fn shifts_offline(&self) -> bool {
         self.phase == DurablePhase::Scheduled
             && self.time != u64::MAX
