@@ -24,9 +24,10 @@ pub struct NodeRow {
     pub rows: u64,
     /// XOR of their checksums.
     pub xsum: u64,
-    /// The time it spent offline, all restarts together (flicks): rows of timers that count
-    /// offline time are stored that much later than they are due, so that a restart moves
-    /// them all by moving this alone.
+    /// The time it spent offline, all restarts together (flicks): the rows of timers that this
+    /// time moves ([`shifts_offline`](tickflow::timer::DurableTimer::shifts_offline)) are
+    /// stored that much later than they are due, so that a restart moves them all by moving
+    /// this alone.
     pub shift: u64,
 }
 

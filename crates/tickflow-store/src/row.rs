@@ -171,6 +171,11 @@ macro_rules! read_row {
 }
 pub(crate) use read_row;
 
+/// A row's key as an error names it.
+fn key_of(owner: u64, name: &str) -> String {
+    format!("(owner {owner}, name {})", short(name))
+}
+
 const fn bits(v: u64) -> i64 {
     v as i64
 }
@@ -251,7 +256,7 @@ impl Row {
 
     /// The key as an error names it.
     pub(crate) fn key(&self) -> String {
-        format!("(owner {}, name {})", unbits(self.owner), short(&self.name))
+        key_of(unbits(self.owner), &self.name)
     }
 
     /// Checks every column and the checksum (as a row of `node`, whose offline time so far is
@@ -324,7 +329,7 @@ impl Row {
         };
         if t.shifts_offline() {
             let Some(time) = t.time.checked_sub(shift) else {
-                let key = format!("(owner {}, name {})", t.owner.get(), short(&t.name));
+                let key = key_of(t.owner.get(), &t.name);
                 let why = format!("is before the node's offline time {shift}: damaged or edited");
                 return Err(StoreError::bad_row("tickflow_timers", key, "time", why));
             };

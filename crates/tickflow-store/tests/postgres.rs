@@ -120,6 +120,41 @@ fn damaged_rows_and_versions_are_refused() {
     );
 }
 
+/// A store of schema 2 (before the nodes' offline shift) is upgraded as it is opened: its
+/// nodes resume as they were and commit on.
+#[test]
+fn a_schema_2_store_is_upgraded_in_place() {
+    let Some((s, open)) = fresh("a_schema_2_store_is_upgraded_in_place") else {
+        return;
+    };
+    let (mut d, mut sched) = common::resume(&open, "n");
+    common::set(&mut sched, 3, "a", 60);
+    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    let want = sched.timers().durable_timers();
+    drop((d, sched));
+    // What a schema-2 build left: no shift column, version 2.
+    (s.admin())
+        .batch_execute(&format!(
+            "SET search_path TO {}; ALTER TABLE tickflow_nodes DROP COLUMN shift; \
+             UPDATE tickflow_schema SET version = 2",
+            s.name
+        ))
+        .unwrap();
+    Postgres::connect_in(&s.url, &s.name).unwrap();
+    let version: i64 = (s.admin())
+        .query_one(
+            &format!("SELECT version FROM {}.tickflow_schema", s.name),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(version, tickflow_store::SCHEMA_VERSION);
+    let (mut d, mut sched) = common::resume(&open, "n");
+    assert_eq!(sched.timers().durable_timers(), want);
+    sched.tick(common::DT, &mut common::Log::new());
+    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+}
+
 /// A connection that the server ends is made again by the next operation, the queued changes
 /// are kept, and the server's own message and SQLSTATE reach the error text.
 #[test]

@@ -77,8 +77,8 @@ pub(crate) struct Workload {
     #[arg(long, default_value_t = 500)]
     pub(crate) lease_ms: u64,
     /// Actors a zone adopts from lost zones per frame at most: a lost zone of many actors is
-    /// taken over in several frames, each of them short (a zone starts at 64 a frame, and
-    /// paces the number by its frames' time up to this).
+    /// taken over in several frames, each of them short (a zone adopts what its measured cost
+    /// fits in 60 % of a frame, up to this: see `fleet/pace.rs`).
     #[arg(long, default_value_t = 2000)]
     pub(crate) adopt_limit: usize,
     #[arg(long, default_value_t = 1)]

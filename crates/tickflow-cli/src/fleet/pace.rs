@@ -16,9 +16,9 @@
 use std::time::Duration;
 
 /// The share of a frame's period a frame with adoptions aims to stay under.
-pub(crate) const TARGET: f64 = 0.6;
+const TARGET: f64 = 0.6;
 /// The fewest a frame adopts while a takeover lasts: a takeover always moves on.
-pub(crate) const MIN: usize = 8;
+const MIN: usize = 8;
 /// The cost of an actor assumed before one was measured (µs).
 const FIRST_COST_US: f64 = 120.0;
 

@@ -221,23 +221,24 @@ where
         }
         let adopted_at = t0.elapsed();
         sched.tick(dt, &mut w);
-        if t0.elapsed() > 4 * period {
+        let took = t0.elapsed();
+        if took > 4 * period {
             // Where a long frame went, for the zone's log.
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             eprintln!(
                 "{name}: frame {frame} took {:.0} ms: sends {:.0}, commit {:.0}, receive and \
                  adopt {:.0} ({adopting} adopted), tick {:.0}",
-                ms(t0.elapsed()),
+                ms(took),
                 ms(sent_at),
                 ms(committed_at - sent_at),
                 ms(adopted_at - committed_at),
-                ms(t0.elapsed() - adopted_at)
+                ms(took - adopted_at)
             );
         }
         let ran = w.frame;
         w.first.retain(|_, f| f.1 > ran);
-        pace.after_frame(adopting, t0.elapsed(), period);
-        times.push(t0.elapsed().as_micros() as u64);
+        pace.after_frame(adopting, took, period);
+        times.push(took.as_micros() as u64);
         if second.elapsed() >= Duration::from_secs(1) {
             times.sort_unstable();
             let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];

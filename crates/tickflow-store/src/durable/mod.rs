@@ -184,8 +184,9 @@ pub struct Durable<S: Store> {
     /// it stands for: how an adoption maps this node's clocks to the wall clock.
     stamp: Option<(u64, u64)>,
     /// The node's offline time over all its restarts (flicks), as its next commit writes it:
-    /// rows of timers that count offline time are stored this much later than they are due
-    /// (see `Row::of`), so a restart moves them all by moving this alone.
+    /// the rows of timers this time moves (`DurableTimer::shifts_offline`) are stored this
+    /// much later than they are due (see `Row::of`), so a restart moves them all by moving
+    /// this alone.
     shift: u64,
 }
 

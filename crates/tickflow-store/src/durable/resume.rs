@@ -124,8 +124,8 @@ impl<S: Store> Durable<S> {
         self.rows = rows;
         self.epochs = held.into_iter().map(|(o, h)| (o, h.epoch)).collect();
         self.committed = found.as_ref().map_or(0, |r| r.row.committed);
-        // The offline time moved every timer that counts it; the rows stay as they are, and
-        // the next commit writes the node's new shift.
+        // The offline time moved every game-clock timer that counts it; their rows stay as
+        // they are, and the next commit writes the node's new shift.
         self.shift = shift.saturating_add(resumed.offline.flicks());
         self.landed_frame = resumed.frame;
         self.frames_since = 0;
