@@ -187,7 +187,7 @@ pub enum Outcome {
 
 /// The schema version this build writes and reads (the `tickflow_schema` table). A database of
 /// another version is refused with [`StoreError::Version`].
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The store's own tables, for a backend's schema: the same on both databases but for three
 /// type names (a 64-bit integer, a small integer, a byte string) and what follows the timers'
@@ -218,25 +218,53 @@ CREATE TABLE IF NOT EXISTS tickflow_outbox (
     PRIMARY KEY (owner, epoch));
 CREATE INDEX IF NOT EXISTS tickflow_outbox_receiver ON tickflow_outbox (receiver, sent);
 CREATE INDEX IF NOT EXISTS tickflow_outbox_sender ON tickflow_outbox (sender);
-"
-    .replace("{I}", int)
-    .replace("{S}", small)
-    .replace("{B}", bytes)
-    .replace("{W}", clustered)
+{IMAGES}"
+        .replace("{IMAGES}", &images(int, bytes))
+        .replace("{I}", int)
+        .replace("{S}", small)
+        .replace("{B}", bytes)
+        .replace("{W}", clustered)
 }
 
-/// The tables a store must have, for the refusal of a database that lacks one.
-pub const TABLES: [&str; 5] = [
+/// The table of the nodes' images (schema 4): a node that commits with
+/// [`Durable::commit_image`](crate::Durable::commit_image) keeps its whole scheduler and your
+/// state there, one row per node, tagged with the commit that wrote it.
+fn images(int: &str, bytes: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS tickflow_images (
+    node TEXT PRIMARY KEY, committed {int} NOT NULL, bytes {bytes} NOT NULL, sum {int} NOT NULL);
+"
+    )
+}
+
+/// A node's image as read back ([`Durable::commit_image`](crate::Durable::commit_image)): the
+/// commit that wrote it, its bytes and its stored checksum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageRead {
+    /// The number of the commit that wrote it.
+    pub committed: i64,
+    /// The encoded scheduler snapshot and state.
+    pub bytes: Vec<u8>,
+    /// The stored checksum.
+    pub sum: i64,
+}
+
+/// The tables a store must have, for the refusal of a database that lacks one (the last came
+/// with schema 4: an older store gains it as it is opened).
+pub const TABLES: [&str; 6] = [
     "tickflow_schema",
     "tickflow_nodes",
     "tickflow_owners",
     "tickflow_timers",
     "tickflow_outbox",
+    "tickflow_images",
 ];
 
 /// Refuses a database that has some of the store's tables but not all (`have`: the ones it
-/// has), or none.
-pub fn check_tables(have: &[&str]) -> Result<(), StoreError> {
+/// has), or none; `all: false` leaves out the tables an upgrade adds (checked again, with
+/// `all`, when the store needs none).
+pub fn check_tables(have: &[&str], all: bool) -> Result<(), StoreError> {
+    let need = if all { &TABLES[..] } else { &TABLES[..5] };
     if have.is_empty() {
         return Err(StoreError::Missing {
             what: "the database has none of tickflow's tables: it is not a store (the \
@@ -244,7 +272,7 @@ pub fn check_tables(have: &[&str]) -> Result<(), StoreError> {
                 .into(),
         });
     }
-    if let Some(gone) = TABLES.iter().find(|t| !have.contains(t)) {
+    if let Some(gone) = need.iter().find(|t| !have.contains(t)) {
         return Err(StoreError::Missing {
             what: format!("the store's table {gone} is missing: the database is damaged"),
         });
@@ -254,15 +282,18 @@ pub fn check_tables(have: &[&str]) -> Result<(), StoreError> {
 
 /// The statements that upgrade a database whose `tickflow_schema` says `found` to this build's
 /// version, where there are some: a schema-2 database gains the nodes' offline shift (a column,
-/// 0 for every node, which its checksum then leaves out). `int` is the backend's 64-bit type.
-pub fn upgrade(found: &[i64], int: &str) -> Option<String> {
-    match found {
-        [2] => Some(format!(
-            "ALTER TABLE tickflow_nodes ADD COLUMN shift {int} NOT NULL DEFAULT 0; \
-             UPDATE tickflow_schema SET version = {SCHEMA_VERSION};"
-        )),
-        _ => None,
-    }
+/// 0 for every node, which its checksum then leaves out), and a schema-2 or 3 one the table of
+/// images. `int` and `bytes` are the backend's 64-bit and byte-string types.
+pub fn upgrade(found: &[i64], int: &str, bytes: &str) -> Option<String> {
+    let shift = match found {
+        [2] => format!("ALTER TABLE tickflow_nodes ADD COLUMN shift {int} NOT NULL DEFAULT 0;"),
+        [3] => String::new(),
+        _ => return None,
+    };
+    Some(format!(
+        "{shift}\n{}UPDATE tickflow_schema SET version = {SCHEMA_VERSION};",
+        images(int, bytes)
+    ))
 }
 
 /// Checks the rows of `tickflow_schema`: exactly one, of this build's version.

@@ -17,7 +17,7 @@
 //!   while the `COMMIT` or its answer was on the way) as [`StoreError::Uncertain`], and every
 //!   other failure as what it is.
 
-use crate::backend::{NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
+use crate::backend::{ImageRead, NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
 use crate::error::StoreError;
 
 /// A database that keeps durable timers, the owner registry and the handover outbox:
@@ -239,6 +239,28 @@ pub trait Store: Send {
         to: bool,
         limit: usize,
     ) -> Result<Vec<ParcelRead>, StoreError>;
+
+    /// Writes `node`'s image (insert or replace): the bytes
+    /// [`Durable::commit_image`](crate::Durable::commit_image) encoded, tagged with the number
+    /// of the commit that writes it. The default refuses: a store without images.
+    fn put_image_in(
+        tx: &mut Self::Tx<'_>,
+        node: &str,
+        committed: i64,
+        bytes: &[u8],
+        sum: i64,
+    ) -> Result<(), StoreError> {
+        let _ = (tx, committed, bytes, sum);
+        Err(StoreError::Setting(format!(
+            "node {node:?}: this store keeps no images"
+        )))
+    }
+
+    /// `node`'s image, if it has one. The default: none.
+    fn image_in(tx: &mut Self::Tx<'_>, node: &str) -> Result<Option<ImageRead>, StoreError> {
+        let _ = (tx, node);
+        Ok(None)
+    }
 
     /// [`send_parcels_in`](Self::send_parcels_in) on its own, committed without waiting for
     /// the disk where the database can (see [`Handovers::send`](crate::Handovers::send) for why

@@ -120,11 +120,11 @@ fn damaged_rows_and_versions_are_refused() {
     );
 }
 
-/// A store of schema 2 (before the nodes' offline shift) is upgraded as it is opened: its
-/// nodes resume as they were and commit on.
+/// A store of schema 2 (before the nodes' offline shift) or 3 (before images) is upgraded as it
+/// is opened: its nodes resume as they were and commit on, with images too.
 #[test]
-fn a_schema_2_store_is_upgraded_in_place() {
-    let Some((s, open)) = fresh("a_schema_2_store_is_upgraded_in_place") else {
+fn older_stores_are_upgraded_in_place() {
+    let Some((s, open)) = fresh("older_stores_are_upgraded_in_place") else {
         return;
     };
     let (mut d, mut sched) = common::resume(&open, "n");
@@ -132,27 +132,32 @@ fn a_schema_2_store_is_upgraded_in_place() {
     d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
     let want = sched.timers().durable_timers();
     drop((d, sched));
-    // What a schema-2 build left: no shift column, version 2.
-    (s.admin())
-        .batch_execute(&format!(
-            "SET search_path TO {}; ALTER TABLE tickflow_nodes DROP COLUMN shift; \
-             UPDATE tickflow_schema SET version = 2",
-            s.name
-        ))
-        .unwrap();
-    Postgres::connect_in(&s.url, &s.name).unwrap();
-    let version: i64 = (s.admin())
-        .query_one(
-            &format!("SELECT version FROM {}.tickflow_schema", s.name),
-            &[],
-        )
-        .unwrap()
-        .get(0);
-    assert_eq!(version, tickflow_store::SCHEMA_VERSION);
-    let (mut d, mut sched) = common::resume(&open, "n");
-    assert_eq!(sched.timers().durable_timers(), want);
-    sched.tick(common::DT, &mut common::Log::new());
-    d.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    // What a schema-2 build left (no shift column, no images), then a schema-3 one (no images).
+    for old in [
+        "ALTER TABLE tickflow_nodes DROP COLUMN shift; DROP TABLE tickflow_images; \
+         UPDATE tickflow_schema SET version = 2",
+        "DROP TABLE tickflow_images; UPDATE tickflow_schema SET version = 3",
+    ] {
+        (s.admin())
+            .batch_execute(&format!("SET search_path TO {}; {old}", s.name))
+            .unwrap();
+        Postgres::connect_in(&s.url, &s.name).unwrap();
+        let version: i64 = (s.admin())
+            .query_one(
+                &format!("SELECT version FROM {}.tickflow_schema", s.name),
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(version, tickflow_store::SCHEMA_VERSION);
+        let (mut d, mut sched) = common::resume(&open, "n");
+        assert_eq!(sched.timers().durable_timers(), want);
+        d.commit_image(&mut sched, b"state", |_, _| Ok(())).unwrap();
+        drop((d, sched));
+        let mut d = common::node(&open, "n");
+        let (_, resumed) = d.resume(&mut common::registry()).unwrap();
+        assert_eq!(resumed.state.as_deref(), Some(&b"state"[..]));
+    }
 }
 
 /// A connection that the server ends is made again by the next operation, the queued changes

@@ -107,10 +107,10 @@ fn damaged_rows_are_refused_by_name_and_column() {
     );
 }
 
-/// A store of schema 2 (before the nodes' offline shift) is upgraded as it is opened: its
-/// nodes resume as they were and commit on.
+/// A store of schema 2 (before the nodes' offline shift) or 3 (before images) is upgraded as it
+/// is opened: its nodes resume as they were and commit on, with images too.
 #[test]
-fn a_schema_2_store_is_upgraded_in_place() {
+fn older_stores_are_upgraded_in_place() {
     let d = dir("upgrade");
     let path = d.0.join("old.db");
     let open = || Sqlite::create(&path).unwrap();
@@ -119,24 +119,40 @@ fn a_schema_2_store_is_upgraded_in_place() {
     node.end_frame(&mut sched, |_, _| Ok(())).unwrap();
     let want = sched.timers().durable_timers();
     drop((node, sched));
-    // What a schema-2 build left: no shift column, version 2.
-    Sqlite::open(&path)
-        .unwrap()
-        .connection()
-        .execute_batch(
-            "ALTER TABLE tickflow_nodes DROP COLUMN shift; UPDATE tickflow_schema SET version = 2",
-        )
+    // What a schema-2 build left (no shift column, no images), then a schema-3 one (no images).
+    for old in [
+        "ALTER TABLE tickflow_nodes DROP COLUMN shift; DROP TABLE tickflow_images; \
+         UPDATE tickflow_schema SET version = 2",
+        "DROP TABLE tickflow_images; UPDATE tickflow_schema SET version = 3",
+    ] {
+        Sqlite::open(&path)
+            .unwrap()
+            .connection()
+            .execute_batch(old)
+            .unwrap();
+        let mut store = Sqlite::open(&path).unwrap();
+        let version: i64 = (store.connection())
+            .query_row("SELECT version FROM tickflow_schema", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(store.saved("n").unwrap().timers, want);
+        let (mut node, mut sched) = common::resume(&open, "n");
+        assert_eq!(sched.timers().durable_timers(), want);
+        node.commit_image(&mut sched, b"state", |_, _| Ok(()))
+            .unwrap();
+        drop((node, sched));
+        let mut node = common::node(&open, "n");
+        let (_, resumed) = node.resume(&mut common::registry()).unwrap();
+        assert_eq!(resumed.state.as_deref(), Some(&b"state"[..]));
+    }
+    // A store of this version that lost a table is refused, not mended.
+    (Sqlite::open(&path).unwrap().connection())
+        .execute_batch("DROP TABLE tickflow_images")
         .unwrap();
-    let mut store = Sqlite::open(&path).unwrap();
-    let version: i64 = (store.connection())
-        .query_row("SELECT version FROM tickflow_schema", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, SCHEMA_VERSION);
-    assert_eq!(store.saved("n").unwrap().timers, want);
-    let (mut node, mut sched) = common::resume(&open, "n");
-    assert_eq!(sched.timers().durable_timers(), want);
-    sched.tick(common::DT, &mut common::Log::new());
-    node.end_frame(&mut sched, |_, _| Ok(())).unwrap();
+    assert!(matches!(
+        Sqlite::open(&path),
+        Err(StoreError::Missing { .. })
+    ));
 }
 
 #[test]

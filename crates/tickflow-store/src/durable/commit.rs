@@ -371,6 +371,7 @@ impl<S: Store> Durable<S> {
                 self.committed,
             )?));
         }
+        super::image::put::<S>(&mut tx, node, self.image.as_deref(), commit.number)?;
         effects(&mut tx, commit)?;
         let done = Done {
             landing,

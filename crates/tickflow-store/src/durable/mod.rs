@@ -8,6 +8,7 @@
 
 mod attempt;
 mod commit;
+mod image;
 mod lease;
 mod moves;
 mod plan;
@@ -52,6 +53,10 @@ pub struct Resumed {
     /// settle by themselves in the commits to come ([`Handover::Moved`] or
     /// [`Handover::Kept`]).
     pub in_flight: Vec<OwnerId>,
+    /// Your state from the node's image, when its last commit was
+    /// [`commit_image`](Durable::commit_image): the scheduler is then the image's, exactly as
+    /// it was committed (and `timers` is empty: no row was loaded into it).
+    pub state: Option<Vec<u8>>,
 }
 
 /// One commit: its number and the frames it makes durable. Your effects hook gets it, so
@@ -188,6 +193,8 @@ pub struct Durable<S: Store> {
     /// much later than they are due (see `Row::of`), so a restart moves them all by moving
     /// this alone.
     shift: u64,
+    /// The image the commit under way writes ([`Durable::commit_image`]).
+    image: Option<Vec<u8>>,
 }
 
 impl<S: Store> Durable<S> {
@@ -216,6 +223,7 @@ impl<S: Store> Durable<S> {
             wall: None,
             stamp: None,
             shift: 0,
+            image: None,
         }
     }
 

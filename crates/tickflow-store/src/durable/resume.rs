@@ -26,7 +26,7 @@ use tickflow::{OwnerId, Scheduler};
 
 use super::tally::Rows;
 use super::{lease, Durable, Handover, Resumed};
-use crate::backend::{NodeRead, OwnerRead, ParcelRead};
+use crate::backend::{ImageRead, NodeRead, OwnerRead, ParcelRead};
 use crate::error::StoreError;
 use crate::handover::{holders_in, Holder};
 use crate::store::{in_tx, Store};
@@ -43,6 +43,8 @@ enum Part {
         owners: Vec<OwnerRead>,
         sent: Vec<ParcelRead>,
         rows: u64,
+        /// The node's image, if it has one ([`Durable::commit_image`]).
+        image: Option<ImageRead>,
     },
     /// Checked rows. (A row's epoch is not looked at: one of an older epoch of this node's
     /// is its all the same.)
@@ -126,13 +128,20 @@ impl<S: Store> Durable<S> {
         self.committed = found.as_ref().map_or(0, |r| r.row.committed);
         // The offline time moved every game-clock timer that counts it; their rows stay as
         // they are, and the next commit writes the node's new shift.
-        self.shift = shift.saturating_add(resumed.offline.flicks());
+        // (An image is the scheduler as committed: no offline time moved anything.)
+        self.shift = match resumed.state {
+            Some(_) => shift,
+            None => shift.saturating_add(resumed.offline.flicks()),
+        };
         self.landed_frame = resumed.frame;
         self.frames_since = 0;
         self.queue = Default::default();
         self.attempt = None;
         self.in_flight.clear();
         for (owner, to) in moved {
+            if resumed.state.is_some() {
+                sched.remove_owner(owner); // (an image holds every owner it had)
+            }
             self.queue.drops.push(owner);
             self.events.push(Handover::Moved { owner, to });
         }
@@ -164,7 +173,14 @@ fn read_node<S: Store>(
     let owners = S::owners_of_in(&mut tx, node)?;
     let sent = S::parcels_of_in(&mut tx, node, false, usize::MAX)?;
     let rows = S::count_rows_in(&mut tx, node)?;
-    if out.send(Part::Head { owners, sent, rows }).is_err() {
+    let image = S::image_in(&mut tx, node)?;
+    let head = Part::Head {
+        owners,
+        sent,
+        rows,
+        image,
+    };
+    if out.send(head).is_err() {
         return Ok(sums);
     }
     sums.reserve(rows as usize);
@@ -224,6 +240,7 @@ fn load<C: 'static>(
         owners,
         sent,
         rows: count,
+        image,
     }) = parts.recv()
     else {
         return Err(out_of_order());
@@ -257,6 +274,38 @@ fn load<C: 'static>(
     };
     let clocks = row.clocks;
     let offline = Span::from(Duration::from_nanos(now_ns.saturating_sub(clocks.wall_ns)));
+    let image = image.filter(|i| i.committed == row.committed as i64);
+    if let Some(image) = image {
+        // The scheduler is the image's; the rows are only looked through for owners that
+        // moved on while the node was down.
+        let (snap, state) = super::image::decode(node, &image)?;
+        let (sched, _) = Scheduler::restore(&snap, resolver)?;
+        let mut outsiders = Vec::new();
+        for part in parts {
+            let Part::Rows(part) = part else {
+                return Err(out_of_order());
+            };
+            (part.iter())
+                .filter(|t| t.owner.get() != 0 && !epoch_of.contains_key(&t.owner))
+                .for_each(|t| outsiders.push(t.owner));
+        }
+        outsiders.sort_unstable();
+        outsiders.dedup();
+        let resumed = Resumed {
+            resumed: true,
+            frame: clocks.frame,
+            offline,
+            state: Some(state),
+            ..Resumed::default()
+        };
+        return Ok(Loaded {
+            sched,
+            resumed,
+            held,
+            outsiders,
+            sent: sent_ok,
+        });
+    }
     let real = Time::from_flicks(clocks.real).checked_add(offline);
     let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
     let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
@@ -287,6 +336,7 @@ fn load<C: 'static>(
         timers: report,
         owners: 0,
         in_flight: Vec::new(),
+        state: None,
     };
     Ok(Loaded {
         sched,

@@ -170,7 +170,7 @@ impl Postgres {
             .iter()
             .map(|r| r.get(0))
             .collect();
-        let have: Vec<&str> = (TABLES.iter().copied())
+        let mut have: Vec<&str> = (TABLES.iter().copied())
             .filter(|t| tables.iter().any(|x| x == t))
             .collect();
         if have.is_empty() && create {
@@ -181,15 +181,17 @@ impl Postgres {
             )?;
             return Ok(tx.commit()?);
         }
-        crate::backend::check_tables(&have)?;
+        crate::backend::check_tables(&have, false)?;
         let mut found: Vec<i64> = (tx.query("SELECT version FROM tickflow_schema", &[])?.iter())
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()?;
-        if let Some(sql) = crate::backend::upgrade(&found, "BIGINT") {
+        if let Some(sql) = crate::backend::upgrade(&found, "BIGINT", "BYTEA") {
             tx.batch_execute(&sql)?;
             found = vec![SCHEMA_VERSION];
+            have = crate::backend::TABLES.to_vec();
         }
         crate::backend::check_version(&found)?;
+        crate::backend::check_tables(&have, true)?;
         Ok(tx.commit()?)
     }
 }

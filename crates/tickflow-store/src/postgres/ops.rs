@@ -10,7 +10,7 @@ use super::rows::{
     NODE, OUTBOX_CHANNEL, PARCEL,
 };
 use super::Postgres;
-use crate::backend::{NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
+use crate::backend::{ImageRead, NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
 use crate::error::StoreError;
 use crate::row::{read_row, COLUMNS};
 use crate::store::Store;
@@ -395,6 +395,45 @@ impl Store for Postgres {
         (rows.iter())
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
             .collect()
+    }
+
+    fn put_image_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        committed: i64,
+        bytes: &[u8],
+        sum: i64,
+    ) -> Result<(), StoreError> {
+        tx.execute_typed(
+            "INSERT INTO tickflow_images (node, committed, bytes, sum) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (node) DO UPDATE SET committed = EXCLUDED.committed, \
+             bytes = EXCLUDED.bytes, sum = EXCLUDED.sum",
+            &[
+                (&node, Type::TEXT),
+                (&committed, Type::INT8),
+                (&bytes, Type::BYTEA),
+                (&sum, Type::INT8),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn image_in(tx: &mut Tx<'_>, node: &str) -> Result<Option<ImageRead>, StoreError> {
+        let rows = tx.query_typed(
+            "SELECT committed, bytes, sum FROM tickflow_images WHERE node = $1",
+            &[(&node, Type::TEXT)],
+        )?;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        let bad = |field: &'static str, e: postgres::Error| {
+            StoreError::bad_row("tickflow_images", format!("{node:?}"), field, e.to_string())
+        };
+        Ok(Some(ImageRead {
+            committed: r.try_get(0).map_err(|e| bad("committed", e))?,
+            bytes: r.try_get(1).map_err(|e| bad("bytes", e))?,
+            sum: r.try_get(2).map_err(|e| bad("sum", e))?,
+        }))
     }
 
     fn put_parcels_in(tx: &mut Tx<'_>, parcels: &[ParcelRead]) -> Result<Vec<bool>, StoreError> {

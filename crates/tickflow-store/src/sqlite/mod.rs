@@ -155,17 +155,19 @@ impl Sqlite {
             )?;
             return Ok(tx.commit()?);
         }
-        crate::backend::check_tables(&have)?;
+        crate::backend::check_tables(&have, false)?;
         let mut found: Vec<i64> = {
             let mut stmt = tx.prepare("SELECT version FROM tickflow_schema")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
             rows.collect::<Result<_, _>>()?
         };
-        if let Some(sql) = crate::backend::upgrade(&found, "INTEGER") {
+        if let Some(sql) = crate::backend::upgrade(&found, "INTEGER", "BLOB") {
             tx.execute_batch(&sql)?;
             found = vec![SCHEMA_VERSION];
+            have = crate::backend::TABLES.to_vec();
         }
         crate::backend::check_version(&found)?;
+        crate::backend::check_tables(&have, true)?;
         Ok(tx.commit()?)
     }
 }

@@ -5,7 +5,7 @@ use rusqlite::{params, TransactionBehavior};
 
 use super::rows::{node_of, owner_of, parcel_of, NODE, PARCEL};
 use super::Sqlite;
-use crate::backend::{NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
+use crate::backend::{ImageRead, NodeRead, NodeRow, OwnerRead, OwnerSwap, ParcelRead, Row};
 use crate::error::StoreError;
 use crate::row::{read_row, COLUMNS};
 use crate::store::{wall_ns, Store};
@@ -355,6 +355,38 @@ impl Store for Sqlite {
             }
         }
         Ok(out)
+    }
+
+    fn put_image_in(
+        tx: &mut Tx<'_>,
+        node: &str,
+        committed: i64,
+        bytes: &[u8],
+        sum: i64,
+    ) -> Result<(), StoreError> {
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO tickflow_images (node, committed, bytes, sum) \
+             VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![node, committed, bytes, sum])?;
+        Ok(())
+    }
+
+    fn image_in(tx: &mut Tx<'_>, node: &str) -> Result<Option<ImageRead>, StoreError> {
+        let mut stmt =
+            tx.prepare_cached("SELECT committed, bytes, sum FROM tickflow_images WHERE node = ?1")?;
+        let mut rows = stmt.query([node])?;
+        let Some(r) = rows.next()? else {
+            return Ok(None);
+        };
+        let bad = |field: &'static str, e: rusqlite::Error| {
+            StoreError::bad_row("tickflow_images", format!("{node:?}"), field, e.to_string())
+        };
+        Ok(Some(ImageRead {
+            committed: r.get(0).map_err(|e| bad("committed", e))?,
+            bytes: r.get(1).map_err(|e| bad("bytes", e))?,
+            sum: r.get(2).map_err(|e| bad("sum", e))?,
+        }))
     }
 
     fn put_parcels_in(tx: &mut Tx<'_>, parcels: &[ParcelRead]) -> Result<Vec<bool>, StoreError> {

@@ -2,6 +2,7 @@
 //! (`store_tests!` makes one test per function for a backend).
 #![allow(dead_code)]
 
+pub mod image;
 pub mod moves;
 pub mod nodes;
 pub mod resume;
@@ -151,6 +152,8 @@ macro_rules! all_store_tests {
             resume::a_restart_moves_timers_without_rewriting_them,
             resume::a_commit_whose_outcome_is_unknown_is_never_written_twice,
             resume::vanished_rows_and_nodes_are_refused,
+            image::an_image_resumes_the_whole_scheduler,
+            image::a_later_plain_commit_outdates_the_image,
             nodes::a_restarted_node_keeps_its_owners,
             nodes::unowned_timers_belong_to_their_node,
             nodes::a_node_writes_only_owners_it_holds,
