@@ -60,7 +60,7 @@ pub(crate) struct Settings {
     pub(crate) shards: u32,
     /// Run each shard as a process of its own (`tickflow shard`), meeting in --store: frames
     /// in lockstep through the store, actors handed over through its owner registry and
-    /// outbox, a killed shard started again from its checkpoint.
+    /// outbox, a killed shard started again and resumed from its image in the store.
     #[arg(long, requires = "shards")]
     pub(crate) processes: bool,
     /// The store of --processes: `sqlite:PATH` (default: arena.db in --out, a fresh file) or a

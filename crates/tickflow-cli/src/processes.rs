@@ -70,7 +70,7 @@ impl ProcessSummary {
 
     pub(crate) fn print(&self, handovers: u64) {
         println!(
-            "  shard processes     store {}; {} restarted after a kill ({} recoveries from a checkpoint)",
+            "  shard processes     store {}; {} restarted after a kill ({} resumed from their image)",
             self.store, self.restarts, self.recoveries
         );
         let (r, i) = (self.refused, self.injected);

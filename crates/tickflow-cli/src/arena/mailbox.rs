@@ -1,6 +1,6 @@
-//! The store as the arena's medium between processes: a frame's inputs and outputs, the
-//! arrivals each shard took (kept for a replay), and each shard's checkpoint, in two tables
-//! beside `tickflow-store`'s; actors move through its owner registry and outbox.
+//! The store as the arena's medium between processes: a frame's inputs and outputs in a table
+//! beside `tickflow-store`'s; actors move through its owner registry and outbox, and each
+//! shard's image is the store's own (`Durable::commit_image`).
 //!
 //! Nothing here waits on a signal: a reader polls (`POLL`) on both databases, which on a
 //! frame barrier costs at most that much latency per frame.
@@ -18,24 +18,19 @@ pub(crate) const POLL: Duration = Duration::from_micros(200);
 /// Kinds of rows in `arena_frames`.
 const INPUT: i64 = 0;
 const OUTPUT: i64 = 1;
-const ARRIVALS: i64 = 2;
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS arena_frames (
     shard BIGINT NOT NULL, frame BIGINT NOT NULL, kind BIGINT NOT NULL, bytes BLOB NOT NULL,
     PRIMARY KEY (shard, frame, kind));
-CREATE TABLE IF NOT EXISTS arena_checkpoints (
-    shard BIGINT PRIMARY KEY, frame BIGINT NOT NULL, bytes BLOB NOT NULL);
 ";
 
-/// What a shard's frame commits, in one transaction.
+/// What a shard's frame commits, in its `Durable` commit's transaction.
 pub(crate) struct FrameWrite<'a> {
     pub(crate) shard: usize,
     pub(crate) frame: u64,
     pub(crate) node: &'a str,
     pub(crate) output: &'a [u8],
-    /// The arrivals' bytes, encoded as one value (for a replay).
-    pub(crate) arrivals: &'a [u8],
     pub(crate) spawned: &'a [OwnerId],
     pub(crate) sends: &'a [Parcel],
     pub(crate) accepts: &'a [Parcel],
@@ -156,96 +151,11 @@ impl Mailbox {
         self.get(shard, frame, OUTPUT)
     }
 
-    pub(crate) fn arrivals(&mut self, shard: usize, frame: u64) -> Result<Option<Vec<u8>>, String> {
-        self.get(shard, frame, ARRIVALS)
-    }
-
-    /// A shard's frame: its output, its arrivals, the owners it spawned, the parcels it sends
-    /// and the ones it takes, in one transaction. Returns the epochs the taken owners are at.
-    pub(crate) fn commit_frame(&mut self, w: &FrameWrite<'_>) -> Result<Vec<u64>, String> {
-        in_tx!(self, |tx, S| {
-            (|| -> Result<Vec<u64>, String> {
-                for &(kind, bytes) in &[(OUTPUT, w.output), (ARRIVALS, w.arrivals)] {
-                    tx.exec(
-                        "INSERT INTO arena_frames VALUES (?1, ?2, ?3, ?4)",
-                        &[
-                            V::I(w.shard as i64),
-                            V::I(w.frame as i64),
-                            V::I(kind),
-                            V::B(bytes),
-                        ],
-                    )?;
-                }
-                for &owner in w.spawned {
-                    S::register_in(&mut tx, owner, w.node).map_err(err)?;
-                }
-                // Taken before sent: an actor that arrives and walks on in one frame.
-                let mut epochs = Vec::with_capacity(w.accepts.len());
-                for p in w.accepts {
-                    match S::accept_in(&mut tx, p).map_err(err)? {
-                        Accepted::Taken(e) => epochs.push(e),
-                        Accepted::Stale(h) => {
-                            return Err(format!("the parcel of {:?} is stale: {h:?}", p.owner))
-                        }
-                    }
-                }
-                for p in w.sends {
-                    S::send_in(&mut tx, p).map_err(err)?;
-                }
-                for p in w.refuses {
-                    S::refuse_in(&mut tx, p).map_err(err)?;
-                }
-                Ok(epochs)
-            })()
-        })
-    }
-
-    /// Keeps a shard's checkpoint, and drops the frame rows a replay from it will not read.
-    pub(crate) fn checkpoint(
-        &mut self,
-        shard: usize,
-        frame: u64,
-        bytes: &[u8],
-    ) -> Result<(), String> {
-        in_tx!(self, |tx, _S| {
-            (|| -> Result<u64, String> {
-                let (k, f) = (V::I(shard as i64), V::I(frame as i64));
-                tx.exec(
-                    "DELETE FROM arena_checkpoints WHERE shard = ?1",
-                    &[V::I(shard as i64)],
-                )?;
-                tx.exec(
-                    "INSERT INTO arena_checkpoints VALUES (?1, ?2, ?3)",
-                    &[k, f, V::B(bytes)],
-                )?;
-                tx.exec(
-                    "DELETE FROM arena_frames WHERE shard = ?1 AND frame < ?2",
-                    &[V::I(shard as i64), V::I(frame as i64)],
-                )
-            })()
-        })
-        .map(drop)
-    }
-
-    pub(crate) fn load_checkpoint(&mut self, shard: usize) -> Result<Option<Vec<u8>>, String> {
-        in_tx!(self, |tx, _S| tx.bytes(
-            "SELECT bytes FROM arena_checkpoints WHERE shard = ?1",
-            &[V::I(shard as i64)],
-        ))
-    }
-
-    /// Whether the store holds nothing of a run yet (no frame, checkpoint or owner).
+    /// Whether the store holds nothing of a run yet (no frame or owner).
     pub(crate) fn is_fresh(&mut self) -> Result<bool, String> {
         let arena: Result<bool, String> = in_tx!(&mut *self, |tx, _S| {
-            (|| -> Result<bool, String> {
-                for table in ["arena_frames", "arena_checkpoints"] {
-                    let any = tx.pairs(&format!("SELECT 0, '' FROM {table} LIMIT 1"), &[])?;
-                    if !any.is_empty() {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            })()
+            let any = tx.pairs("SELECT 0, '' FROM arena_frames LIMIT 1", &[]);
+            any.map(|rows| rows.is_empty())
         });
         Ok(arena? && self.owners()?.is_empty())
     }
@@ -299,4 +209,40 @@ impl Mailbox {
         .map_err(err));
         Ok(put?[0])
     }
+}
+
+/// A shard's frame in its commit's transaction `tx`: its output, the owners it spawned, and
+/// the parcels it takes, sends and refuses.
+pub(crate) fn write_frame<S: Handovers>(
+    tx: &mut S::Tx<'_>,
+    w: &FrameWrite<'_>,
+) -> Result<(), String>
+where
+    for<'t> S::Tx<'t>: Sql,
+{
+    tx.exec(
+        "INSERT INTO arena_frames VALUES (?1, ?2, ?3, ?4)",
+        &[
+            V::I(w.shard as i64),
+            V::I(w.frame as i64),
+            V::I(OUTPUT),
+            V::B(w.output),
+        ],
+    )?;
+    for &owner in w.spawned {
+        S::register_in(tx, owner, w.node).map_err(err)?;
+    }
+    // Taken before sent: an actor that arrives and walks on in one frame.
+    for p in w.accepts {
+        if let Accepted::Stale(h) = S::accept_in(tx, p).map_err(err)? {
+            return Err(format!("the parcel of {:?} is stale: {h:?}", p.owner));
+        }
+    }
+    for p in w.sends {
+        S::send_in(tx, p).map_err(err)?;
+    }
+    for p in w.refuses {
+        S::refuse_in(tx, p).map_err(err)?;
+    }
+    Ok(())
 }

@@ -124,7 +124,7 @@ pub(crate) struct Hit {
 
 /// A shard's game state (`C` of its scheduler). `Clone` so that a rollback can keep a copy.
 ///
-/// Serialized for a shard process's checkpoint, between frames: the view and the hits to
+/// Serialized in a shard process's image, between frames: the view and the hits to
 /// deliver are a frame's inputs and outputs, not state, and are not kept.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Arena {

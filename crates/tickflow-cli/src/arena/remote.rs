@@ -1,27 +1,29 @@
 //! A shard as a process of its own (`tickflow shard`): it reads each frame's inputs from the
 //! store, runs the frame, and commits its outputs, the actors it hands over and the ones it
-//! takes in one transaction. Every `CHECKPOINT` frames it keeps its whole state; started
-//! again after a crash, it loads that and replays the frames it had committed since from their
-//! stored inputs, which a deterministic shard turns into the same state.
+//! takes in one transaction — a [`Durable`] commit that also keeps the shard's image (its
+//! whole scheduler and game state). Started again after a crash, it asks `Durable::resume`
+//! for that image and goes on from the frame after it: the library's resume is all its
+//! recovery, with no replay of its own.
 //!
 //! An actor moves through the owner registry and the outbox (`tickflow-store`'s handover):
 //! the sender freezes it and sends a parcel; the receiver imports it and takes it in the
 //! registry (compare-and-set on the epoch) in its frame's commit; the sender commits the move
-//! when the registry names the receiver, two frames later at most.
+//! when the registry names the receiver, two frames later at most. (The shard writes these
+//! steps itself, in the commit's transaction, rather than through `Durable::send`: a lockstep
+//! shard takes an actor in the very frame its director routes it there, not when its parcel
+//! lands.)
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use tickflow::prelude::*;
-use tickflow_store::{Parcel, Settled};
+use tickflow_store::{Durable, Handovers, Parcel, Postgres, Settled, Sqlite, Store, StoreError};
 
-use super::mailbox::{FrameWrite, Mailbox, POLL};
+use super::mailbox::{write_frame, FrameWrite, Mailbox, POLL};
 use super::owner;
 use super::shard::{rebind, Departure, Shard};
-use super::wire::{Checkpoint, End, FrameIn, FrameOut};
-
-/// Frames between two checkpoints of a shard.
-pub(crate) const CHECKPOINT: u64 = 30;
+use super::wire::{End, FrameIn, FrameOut, ShardState};
+use super::Arena;
+use crate::sql::{err, Sql};
 
 /// A shard's name in the registry.
 pub(crate) fn node(shard: usize) -> String {
@@ -59,8 +61,31 @@ pub(crate) fn serve(
     store: &str,
     schema: Option<&str>,
 ) -> Result<(), String> {
-    let mut mb = Mailbox::open(store, schema)?;
-    let mut st = recover(&mut mb, index, shards, seed)?;
+    let mb = Mailbox::open(store, schema)?;
+    if let Some(path) = store.strip_prefix("sqlite:") {
+        let db = Sqlite::create(path).map_err(err)?;
+        serve_on(db, mb, index, shards, seed)
+    } else {
+        let db = match schema {
+            Some(schema) => Postgres::create_in(store, schema),
+            None => Postgres::create(store),
+        };
+        serve_on(db.map_err(err)?, mb, index, shards, seed)
+    }
+}
+
+fn serve_on<S: Store + Handovers>(
+    db: S,
+    mut mb: Mailbox,
+    index: usize,
+    shards: usize,
+    seed: u64,
+) -> Result<(), String>
+where
+    for<'t> S::Tx<'t>: Sql,
+{
+    let mut d = Durable::new(db, node(index));
+    let mut st = recover(&mut d, index, shards, seed)?;
     loop {
         let f = st.frame + 1;
         let input = wait(|| {
@@ -72,31 +97,36 @@ pub(crate) fn serve(
             mb.input(index, f)
         })?;
         let fin: FrameIn = postcard::from_bytes(&input).map_err(|e| e.to_string())?;
-        if run_frame(&mut mb, &mut st, fin, true)? {
+        if run_frame(&mut mb, &mut d, &mut st, fin)? {
+            let _ = d.close();
             return Ok(());
         }
     }
 }
 
-/// The state after the last committed frame: from the checkpoint, then replayed.
-fn recover(mb: &mut Mailbox, index: usize, shards: usize, seed: u64) -> Result<State, String> {
-    let mut st = match mb.load_checkpoint(index)? {
+/// The state after the last committed frame: the image `resume` gives back, or a new shard.
+fn recover<S: Store>(
+    d: &mut Durable<S>,
+    index: usize,
+    shards: usize,
+    seed: u64,
+) -> Result<State, String> {
+    let (sched, resumed) = d.resume(&mut rebind()).map_err(err)?;
+    let mut st = match resumed.state {
         Some(bytes) => {
-            let cp: Checkpoint = postcard::from_bytes(&bytes).map_err(|e| e.to_string())?;
-            let (sched, report) =
-                Scheduler::restore(&cp.sched, &mut rebind()).map_err(|e| e.to_string())?;
-            if !report.is_complete() {
-                return Err(format!("shard {index}: checkpoint: {report}"));
-            }
+            let s: ShardState = postcard::from_bytes(&bytes).map_err(|e| e.to_string())?;
             State {
                 index,
                 node: node(index),
-                shard: Shard::from_parts(index, shards, seed, sched, cp.arena),
-                frame: cp.frame,
-                held: cp.held,
-                sent: cp.sent,
-                recoveries: cp.recoveries + 1,
+                shard: Shard::from_parts(index, shards, seed, sched, s.arena),
+                frame: s.frame,
+                held: s.held,
+                sent: s.sent,
+                recoveries: s.recoveries + 1,
             }
+        }
+        None if resumed.resumed => {
+            return Err(format!("{}: committed, but without an image", node(index)))
         }
         None => State {
             index,
@@ -109,36 +139,23 @@ fn recover(mb: &mut Mailbox, index: usize, shards: usize, seed: u64) -> Result<S
         },
     };
     st.shard.two_phase = true;
-    // Frames committed after the checkpoint: their inputs and arrivals are stored.
-    while mb.output(index, st.frame + 1)?.is_some() {
-        let f = st.frame + 1;
-        let input = mb
-            .input(index, f)?
-            .ok_or("a committed frame has its input")?;
-        let fin: FrameIn = postcard::from_bytes(&input).map_err(|e| e.to_string())?;
-        run_frame(mb, &mut st, fin, false)?;
-    }
     Ok(st)
 }
 
-/// Runs frame `st.frame + 1` (live: reading the outbox and committing; a replay reads the
-/// arrivals it stored and commits nothing). Returns `true` after the finishing frame.
-fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Result<bool, String> {
+/// Runs frame `st.frame + 1` and commits it. Returns `true` after the finishing frame.
+fn run_frame<S: Store + Handovers>(
+    mb: &mut Mailbox,
+    d: &mut Durable<S>,
+    st: &mut State,
+    fin: FrameIn,
+) -> Result<bool, String>
+where
+    for<'t> S::Tx<'t>: Sql,
+{
     let f = st.frame + 1;
-    settle(mb, st, f, fin.finish && live)?;
+    settle(mb, st, f, fin.finish)?;
     let mut refused = Refused::default();
-    let mut taken: Vec<Parcel> = if live {
-        take(mb, st, &fin.arriving, &mut refused)?
-    } else {
-        let stored = mb
-            .arrivals(st.index, f)?
-            .ok_or("a committed frame has its arrivals")?;
-        let stored: Vec<(u64, u64, Vec<u8>)> =
-            postcard::from_bytes(&stored).map_err(|e| e.to_string())?;
-        (stored.into_iter())
-            .map(|(owner, epoch, bytes)| parcel(owner, epoch, "", &st.node, bytes))
-            .collect()
-    };
+    let mut taken: Vec<Parcel> = take(mb, st, &fin.arriving, &mut refused)?;
     for p in &taken {
         st.held.insert(p.owner.get() as u32, p.epoch + 1);
     }
@@ -147,12 +164,6 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
         st.held.insert(s.id, 0);
     }
     let (finish, dt) = (fin.finish, Span::from_flicks(fin.dt));
-    // The arrivals as the frame's commit keeps them for a replay (the same encoding as the
-    // `(u64, u64, Vec<u8>)` a replay reads); then their bytes move into the frame.
-    let stored: Vec<(u64, u64, &[u8])> = (taken.iter())
-        .map(|p| (p.owner.get(), p.epoch, p.bytes.as_slice()))
-        .collect();
-    let arrivals = postcard::to_stdvec(&stored).map_err(|e| e.to_string())?;
     let bytes = taken.iter_mut().map(|p| std::mem::take(&mut p.bytes));
     let inbound = fin.inbound(bytes.collect(), Vec::new());
     let (out, end) = if finish {
@@ -174,26 +185,39 @@ fn run_frame(mb: &mut Mailbox, st: &mut State, fin: FrameIn, live: bool) -> Resu
         ));
     }
     st.frame = f;
-    if live {
-        let mut wire = FrameOut::of(&out, end);
-        wire.refused = refused.counts;
-        let output = postcard::to_stdvec(&wire).map_err(|e| e.to_string())?;
-        mb.commit_frame(&FrameWrite {
-            shard: st.index,
-            frame: f,
-            node: &st.node,
-            output: &output,
-            arrivals: &arrivals,
-            spawned: &spawned,
-            sends: &sends,
-            accepts: &taken,
-            refuses: &refused.parcels,
-        })?;
-        if f % CHECKPOINT == 0 && !finish {
-            checkpoint(mb, st)?;
-        }
-    }
+    let mut wire = FrameOut::of(&out, end);
+    wire.refused = refused.counts;
+    let output = postcard::to_stdvec(&wire).map_err(|e| e.to_string())?;
+    let image = image(st)?;
+    let w = FrameWrite {
+        shard: st.index,
+        frame: f,
+        node: &st.node,
+        output: &output,
+        spawned: &spawned,
+        sends: &sends,
+        accepts: &taken,
+        refuses: &refused.parcels,
+    };
+    d.commit_image(&mut st.shard.sched, &image, |tx, _| {
+        write_frame::<S>(tx, &w).map_err(|e| StoreError::Effects(e.into()))
+    })
+    .map_err(err)?;
     Ok(finish)
+}
+
+/// The shard's own state as its image keeps it (its scheduler goes in beside it).
+fn image(st: &mut State) -> Result<Vec<u8>, String> {
+    let s = ShardState {
+        frame: st.frame,
+        arena: std::mem::replace(&mut st.shard.arena, Arena::new()),
+        held: std::mem::take(&mut st.held),
+        sent: std::mem::take(&mut st.sent),
+        recoveries: st.recoveries,
+    };
+    let bytes = postcard::to_stdvec(&s).map_err(|e| e.to_string());
+    (st.shard.arena, st.held, st.sent) = (s.arena, s.held, s.sent);
+    bytes
 }
 
 fn parcel(owner: u64, epoch: u64, sender: &str, receiver: &str, bytes: Vec<u8>) -> Parcel {
@@ -298,26 +322,4 @@ fn end(st: &mut State) -> End {
         counts,
         recoveries: st.recoveries,
     }
-}
-
-fn checkpoint(mb: &mut Mailbox, st: &mut State) -> Result<(), String> {
-    let start = Instant::now();
-    st.shard.sched.apply_commands();
-    let cp = Checkpoint {
-        frame: st.frame,
-        sched: st.shard.sched.snapshot(),
-        arena: st.shard.arena.clone(),
-        held: st.held.clone(),
-        sent: st.sent.clone(),
-        recoveries: st.recoveries,
-    };
-    let bytes = postcard::to_stdvec(&cp).map_err(|e| e.to_string())?;
-    mb.checkpoint(st.index, st.frame, &bytes)?;
-    tracing::debug!(
-        shard = st.index,
-        frame = st.frame,
-        us = start.elapsed().as_micros() as u64,
-        "checkpoint"
-    );
-    Ok(())
 }

@@ -1,5 +1,5 @@
 //! What a shard process and the director say to each other through the store, as plain data
-//! (postcard): a frame's inputs, a frame's outputs, and a shard's checkpoint.
+//! (postcard): a frame's inputs, a frame's outputs, and a shard's own state in its image.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tickflow::prelude::*;
-use tickflow::snapshot::SchedulerSnapshot;
 
 use super::shard::{Inbound, Outbound, Spawn};
 use super::{Arena, Hit, Seen, Stats, View};
@@ -120,7 +119,7 @@ pub(crate) struct End {
     pub(crate) actors: Vec<u32>,
     /// Tick functions, timers and latent actions.
     pub(crate) counts: (usize, usize, usize),
-    /// Times this shard started from a checkpoint.
+    /// Times this shard was started again and resumed from its image.
     pub(crate) recoveries: u64,
 }
 
@@ -174,11 +173,12 @@ impl Report {
     }
 }
 
-/// A shard process's state after a frame: enough to go on from there after a restart.
+/// A shard process's own state after a frame, kept in its node's image beside its scheduler
+/// ([`Durable::commit_image`](tickflow_store::Durable::commit_image)): with the scheduler,
+/// all it needs to go on from there after a restart.
 #[derive(Serialize, Deserialize)]
-pub(crate) struct Checkpoint {
+pub(crate) struct ShardState {
     pub(crate) frame: u64,
-    pub(crate) sched: SchedulerSnapshot,
     pub(crate) arena: Arena,
     /// The registry epoch of each actor this shard holds.
     pub(crate) held: BTreeMap<u32, u64>,
