@@ -177,3 +177,17 @@ fn a_fleet_survives_a_primary_failover() {
     );
     println!("failover: first commit {ms} ms after the primary's death");
 }
+
+/// Shifted clocks are a PostgreSQL fault: SQLite's zones share their machine's clock, and the
+/// flag is refused with a reason (exit 2) before any zone starts.
+#[test]
+fn clock_skew_on_sqlite_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::cargo_bin("tickflow").unwrap();
+    cmd.args(["fleet", "--skew-ms", "5000", "--out"])
+        .arg(dir.path());
+    let out = cmd.assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("share its clock"), "{err}");
+    assert!(!dir.path().join("zone-0.log").exists());
+}

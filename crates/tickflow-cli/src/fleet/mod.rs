@@ -53,6 +53,17 @@ pub(crate) fn run(a: &FleetArgs) -> Result<(), CliError> {
         )));
     }
     let pg = matches!(db, Db::Postgres(_));
+    if !pg && a.skew_ms > 0 {
+        // On SQLite the store's clock (leases, stamps, offline time) is the machine's, which
+        // every process of it shares: no namespace separates CLOCK_REALTIME, so zones that
+        // disagree on it exist only under LD_PRELOAD, and would judge each other's leases by
+        // clocks 2 x MS apart. On PostgreSQL the server's clock is the store's.
+        return Err(usage(
+            "--skew-ms: SQLite's zones are processes of one machine, which share its clock; \
+             shift clocks on PostgreSQL, whose server's clock the store uses"
+                .into(),
+        ));
+    }
     let stop = a.out.join("stop");
     let _ = std::fs::remove_file(&stop);
     let exe = std::env::current_exe().map_err(|e| CliError::io("the tool's path", e))?;
