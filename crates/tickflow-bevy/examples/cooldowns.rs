@@ -44,7 +44,9 @@ fn draw_bar(fireball: Option<Res<Fireball>>, timers: TickflowTimers, mut lines: 
     let Some(fraction) = timers.fraction(fireball.0) else {
         return; // fired: its entity is gone
     };
-    let left = timers.remaining(fireball.0).unwrap_or_default();
+    let left = (timers.remaining(fireball.0))
+        .and_then(Amount::time)
+        .unwrap_or_default();
     let filled = (fraction * 10.0).round() as usize;
     let bar = format!(
         "[{}{}] {:.1} s left{}",
@@ -126,7 +128,7 @@ fn main() {
     app.insert_resource(mana);
     let cooldown = app
         .world_mut()
-        .run_system_once(move |t: TickflowTimers| t.remaining(fireball))
+        .run_system_once(move |t: TickflowTimers| t.remaining(fireball).and_then(Amount::time))
         .unwrap();
     say(
         app.world_mut(),

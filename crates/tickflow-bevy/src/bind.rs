@@ -70,21 +70,23 @@ fn run_entity(
     true
 }
 
-/// After a restore: an entity holding a timer the restore did not bind to it (its timer is
-/// not in the save) loses its handle, which may name another timer now, and is despawned.
-/// Entities not set yet (no handle) stay queued.
-pub(crate) fn detach_stale(world: &mut World, bound: &EntityHashSet) {
+/// After a restore (or an install): an entity holding a timer the new scheduler did not bind
+/// to it (its timer is not in the save) loses its handle, which may name another timer now,
+/// and is despawned. Entities not set yet (no handle) stay queued. Returns how many went.
+pub(crate) fn detach_stale(world: &mut World, bound: &EntityHashSet) -> usize {
     let mut q = world.query::<(Entity, &TickflowTimer)>();
     let stale: Vec<Entity> = (q.iter(world))
         .filter(|(e, t)| t.handle().is_some() && !bound.contains(e))
         .map(|(e, _)| e)
         .collect();
+    let gone = stale.len();
     for entity in stale {
         if let Some(mut timer) = world.get_mut::<TickflowTimer>(entity) {
             timer.detach();
         }
         world.despawn(entity);
     }
+    gone
 }
 
 /// Binds the timers of `commands.tickflow()` on restore (a timer whose tag names an entity

@@ -189,7 +189,11 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
     }
 
     /// Makes the timer's entity a child of `entity` (`ChildOf`): despawning `entity` despawns
-    /// the timer's entity, which cancels the timer.
+    /// the timer's entity, which cancels the timer. An owner already despawned when the
+    /// command is applied (killed earlier in the same frame, say) leaves the timer an orphan
+    /// that never runs: its entity goes at the next tickflow frame, and reads as no timer
+    /// meanwhile — the rule [`OwnerCheck::Register`](crate::OwnerCheck::Register) keeps for
+    /// scheduler items.
     pub fn owner(mut self, entity: Entity) -> Self {
         self.owner = Some(entity);
         self
@@ -202,13 +206,23 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
             times: self.spec.times,
             first_delay: self.spec.first_delay,
         };
-        // One spawn each way: the options only on the timers that take them.
-        match (self.owner, options.is_empty()) {
-            (None, true) => self.commands.spawn(timer),
-            (Some(parent), true) => self.commands.spawn((timer, ChildOf(parent))),
-            (None, false) => self.commands.spawn((timer, options)),
-            (Some(parent), false) => self.commands.spawn((timer, options, ChildOf(parent))),
+        // The options only on the timers that take them.
+        let mut e = match options.is_empty() {
+            true => self.commands.spawn(timer),
+            false => self.commands.spawn((timer, options)),
+        };
+        if let Some(parent) = self.owner {
+            // Checked as it is applied: `ChildOf` of a despawned entity would be dropped with
+            // a log line, and the timer run for ever.
+            e.queue(move |mut timer: EntityWorldMut| {
+                if timer.world().get_entity(parent).is_ok() {
+                    timer.insert(ChildOf(parent));
+                } else if let Some(mut t) = timer.get_mut::<TickflowTimer>() {
+                    t.mark_orphan();
+                }
+            });
         }
+        e
     }
 
     /// At each call, triggers `event` for its observers.

@@ -2,6 +2,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![doc(test(attr(deny(warnings))))]
 
+mod amount;
 mod bind;
 mod clock;
 mod commands;
@@ -16,10 +17,11 @@ mod spec;
 mod target;
 mod timer_entity;
 
+pub use amount::Amount;
 pub use commands::TickflowCommands;
 pub use control::TickflowTimerCommands;
 pub use later::{Later, LaterTimer, TickflowCommandsExt};
-pub use owner::{owner, OwnerCheck, TickflowOwner};
+pub use owner::{owner, owner_entity, OwnerCheck, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
 pub use read::{TickflowRead, TickflowTimers};
 pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow};
@@ -32,7 +34,7 @@ pub use timer_entity::{TickflowTimer, TimerFired};
 /// `tickflow::Time`).
 pub mod prelude {
     pub use crate::{
-        owner, Target, Tickflow, TickflowCommands, TickflowCommandsExt, TickflowOwner,
+        owner, Amount, Target, Tickflow, TickflowCommands, TickflowCommandsExt, TickflowOwner,
         TickflowPlugin, TickflowSystems, TickflowTimerCommands, TickflowTimers, TimerFired,
     };
     pub use tickflow::prelude::{

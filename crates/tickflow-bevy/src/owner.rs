@@ -19,8 +19,35 @@ use crate::commands::TickflowCommands;
 /// or the component inserted for you). For a timer of
 /// [`commands.tickflow()`](crate::TickflowCommandsExt), [`LaterTimer::owner`](crate::LaterTimer::owner)
 /// makes the timer's entity a child of the owner, which Bevy despawns with it.
+///
+/// The id is the entity's bits with the top bit flipped, so that the small numbers other
+/// owners are given (`OwnerId::new(1)` for a zone) never read as entities: an id with the top
+/// bit clear is not checked. (An entity whose generation reached 2^31 gets an id with it clear:
+/// still its own and removed with it, only not checked.)
+///
+/// ```
+/// use bevy_ecs::prelude::*;
+/// use tickflow_bevy::prelude::*;
+///
+/// let mut world = World::new();
+/// let e = world.spawn_empty().id();
+/// assert_ne!(owner(e), OwnerId::new(e.to_bits()));
+/// assert_eq!(tickflow_bevy::owner_entity(owner(e)), Some(e));
+/// assert_eq!(tickflow_bevy::owner_entity(OwnerId::new(1)), None);
+/// ```
 pub fn owner(entity: Entity) -> OwnerId {
-    OwnerId::new(entity.to_bits())
+    OwnerId::new(entity.to_bits() ^ ENTITY)
+}
+
+/// The top bit of [`owner`]'s ids.
+const ENTITY: u64 = 1 << 63;
+
+/// The entity an owner id stands for, when it is one [`owner`] made (`None` for other ids).
+pub fn owner_entity(id: OwnerId) -> Option<Entity> {
+    let bits = id.get();
+    (bits & ENTITY != 0)
+        .then(|| Entity::try_from_bits(bits ^ ENTITY))
+        .flatten()
 }
 
 /// Marks an entity that owns tickflow timers, tick functions, tickables, latent actions or
@@ -77,10 +104,9 @@ fn remove_owned(world: DeferredWorld, ctx: HookContext) {
 /// tickflow frame (or [`flush`](crate::flush)); set with
 /// [`TickflowPlugin::owner_check`](crate::TickflowPlugin::owner_check).
 ///
-/// An owner id is only a number: one that is not an entity's (`OwnerId::new(7)` for a zone,
-/// say) can look like one. `Warn` (the default) never changes anything; `Register` is for apps
-/// whose owner ids all come from [`owner`]; `Off` for apps that number their owners
-/// otherwise. Owners a scheduler already had when [`install`](crate::install)ed or
+/// Only ids [`owner`] made are checked (their top bit is set): a plain number
+/// (`OwnerId::new(7)` for a zone, say) is left alone. `Warn` (the default) never changes
+/// anything; `Register` inserts what is missing; `Off` does no tracking at all. Owners a scheduler already had when [`install`](crate::install)ed or
 /// [`restore`](crate::restore)d are not checked (their ids may be another run's entities).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OwnerCheck {
@@ -103,8 +129,8 @@ pub(crate) fn check_new_owners(world: &mut World, sched: &mut Scheduler<World>, 
     fresh.sort_unstable();
     fresh.dedup();
     for o in fresh {
-        let Some(entity) = Entity::try_from_bits(o.get()) else {
-            continue;
+        let Some(entity) = owner_entity(o) else {
+            continue; // not an entity's id
         };
         match world.get_entity_mut(entity) {
             Ok(e) if e.contains::<TickflowOwner>() => {}

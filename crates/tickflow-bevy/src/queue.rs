@@ -125,8 +125,9 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
         let Ok((mut timer, mut options)) = batch.get_mut(entity) else {
             continue; // despawned before its frame
         };
-        if options.as_deref().is_some_and(LaterOptions::never) {
-            // No call will ever come, so no last call would despawn it.
+        if options.as_deref().is_some_and(LaterOptions::never) || timer.is_orphan() {
+            // No call will ever come (`times(0)`, or its owner was gone before it was set), so
+            // no last call would despawn it.
             never.push(entity);
         } else if timer.handle().is_none() {
             let spec = timer.settings(options.as_deref());

@@ -9,6 +9,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
 use tickflow::prelude::{Clocks, Scheduler, Span, TimerHandle, Timers};
 
+use crate::amount::Amount;
 use crate::resource::Tickflow;
 use crate::spec::LaterOptions;
 use crate::timer_entity::TickflowTimer;
@@ -165,12 +166,14 @@ impl TickflowTimers<'_, '_> {
         self.timers.get(entity).ok()?.0.handle()
     }
 
-    fn find(&self, entity: Entity) -> Option<Found> {
+    /// Where `entity`'s timer is, and whether it counts frames.
+    fn find(&self, entity: Entity) -> Option<(Found, bool)> {
         let (timer, options) = self.timers.get(entity).ok()?;
-        match timer.handle() {
-            Some(h) => Some(Found::Set(h)),
-            None => (timer.waiting(options)).map(|(len, rate)| Found::Waiting(len, rate)),
-        }
+        let found = match timer.handle() {
+            Some(h) => Found::Set(h),
+            None => (timer.waiting(options)).map(|(len, rate)| Found::Waiting(len, rate))?,
+        };
+        Some((found, timer.counts_frames()))
     }
 
     fn query<T>(
@@ -179,24 +182,36 @@ impl TickflowTimers<'_, '_> {
         set: impl FnOnce(&Timers<World>, TimerHandle) -> Option<T>,
         waiting: impl FnOnce(u64, u64) -> T,
     ) -> Option<T> {
-        match self.find(entity)? {
+        match self.find(entity)?.0 {
             Found::Set(h) => set(self.tickflow.read().timers(), h),
             Found::Waiting(len, rate) => Some(waiting(len, rate)),
         }
     }
 
-    /// Time left until its next call ([`Timers::remaining`]; frames for a frame timer).
-    pub fn remaining(&self, entity: Entity) -> Option<Span> {
-        self.query(
-            entity,
-            |t, h| t.remaining(h),
-            |len, _| Span::from_flicks(len),
-        )
+    /// An amount the scheduler reads as a `Span` (of frames, for a frame timer), in the
+    /// timer's own unit.
+    fn amount(
+        &self,
+        entity: Entity,
+        set: impl FnOnce(&Timers<World>, TimerHandle) -> Option<Span>,
+        waiting: impl FnOnce(u64, u64) -> u64,
+    ) -> Option<Amount> {
+        let (found, frames) = self.find(entity)?;
+        let n = match found {
+            Found::Set(h) => set(self.tickflow.read().timers(), h)?.flicks(),
+            Found::Waiting(len, rate) => waiting(len, rate),
+        };
+        Some(Amount::of(frames, n))
     }
 
-    /// Time since its current countdown began ([`Timers::elapsed`]).
-    pub fn elapsed(&self, entity: Entity) -> Option<Span> {
-        self.query(entity, |t, h| t.elapsed(h), |_, _| Span::ZERO)
+    /// Time (or frames, for a frame timer) left until its next call ([`Timers::remaining`]).
+    pub fn remaining(&self, entity: Entity) -> Option<Amount> {
+        self.amount(entity, |t, h| t.remaining(h), |len, _| len)
+    }
+
+    /// Time (or frames) since its current countdown began ([`Timers::elapsed`]).
+    pub fn elapsed(&self, entity: Entity) -> Option<Amount> {
+        self.amount(entity, |t, h| t.elapsed(h), |_, _| 0)
     }
 
     /// How far its countdown has come, 0 to 1 ([`Timers::fraction`]): a progress bar.
@@ -205,9 +220,15 @@ impl TickflowTimers<'_, '_> {
         self.query(entity, |t, h| t.fraction(h), waiting)
     }
 
-    /// Its period or delay ([`Timers::rate`]).
-    pub fn rate(&self, entity: Entity) -> Option<Span> {
-        self.query(entity, |t, h| t.rate(h), |_, rate| Span::from_flicks(rate))
+    /// How much of its countdown is left, 1 to 0: `1 - fraction` (a cooldown overlay that
+    /// shrinks).
+    pub fn fraction_remaining(&self, entity: Entity) -> Option<f64> {
+        self.fraction(entity).map(|f| 1.0 - f)
+    }
+
+    /// Its period or delay ([`Timers::rate`]), in its own unit.
+    pub fn rate(&self, entity: Entity) -> Option<Amount> {
+        self.amount(entity, |t, h| t.rate(h), |_, rate| rate)
     }
 
     /// `true` while it is paused

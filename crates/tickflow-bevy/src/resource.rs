@@ -306,9 +306,12 @@ pub fn restore(
 /// Puts a scheduler you built in place of the app's: one resumed from a store of durable
 /// timers (`tickflow_store::Durable::resume`), say. It keeps the settings the plugin gave the
 /// one it replaces (stage timing, and frames that do not count while the app is paused), and
-/// [`TickflowCommands`] reaches it. Timers of the replaced scheduler, those set with
-/// [`commands.tickflow()`](crate::TickflowCommandsExt) included, are dropped with it: install
-/// at start, before setting any. From inside a frame, it takes effect when that frame ends.
+/// [`TickflowCommands`] reaches it. Timers of the replaced scheduler are dropped with it:
+/// install at start, before setting any. The entities of the
+/// [`commands.tickflow()`](crate::TickflowCommandsExt) timers it had set are despawned with
+/// their timers (as a [`restore`] does, with a warning that says how many); those still
+/// queued for the next frame are set in the new scheduler. From inside a frame, it takes
+/// effect when that frame ends.
 ///
 /// # Panics
 ///
@@ -325,6 +328,14 @@ pub fn install(world: &mut World, mut sched: Scheduler<World>) {
     let commands = sched.commands();
     tf.replace(sched);
     world.insert_resource(TickflowCommands(commands));
+    let gone = detach_stale(world, &Default::default());
+    if gone > 0 {
+        tracing::warn!(
+            "tickflow_bevy::install: {gone} timer(s) of commands.tickflow() set in the replaced \
+             scheduler went with it, and their entities were despawned (install before setting \
+             any)"
+        );
+    }
 }
 
 /// Runs `f` with the scheduler taken out of the world, and puts it back even when `f`

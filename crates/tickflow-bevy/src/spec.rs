@@ -81,6 +81,7 @@ pub(crate) struct Packed {
 const EVERY: u8 = 1;
 const FRAMES: u8 = 1 << 1;
 const REAL: u8 = 1 << 2;
+const ORPHAN: u8 = 1 << 3;
 const CATCH_UP_SHIFT: u32 = 4;
 const CATCH_UP_MASK: u8 = 0b11 << CATCH_UP_SHIFT;
 const FIRE: u8 = 1 << 6;
@@ -153,6 +154,16 @@ impl Packed {
     /// Marks that a control waits for it to be set.
     pub(crate) fn set_controlled(&mut self) {
         self.bits |= CONTROLLED;
+    }
+
+    /// `true` once its owner was found despawned before the timer was set: it never will be.
+    pub(crate) fn orphan(&self) -> bool {
+        self.has(ORPHAN)
+    }
+
+    /// Marks that its owner was despawned before the timer was set.
+    pub(crate) fn set_orphan(&mut self) {
+        self.bits |= ORPHAN;
     }
 
     fn has(&self, bit: u8) -> bool {

@@ -75,7 +75,11 @@ impl TickflowTimer {
     /// that countdown, untouched: nothing can have changed it (a control sets the batch
     /// first). `None` once set, or for a timer that will never be set (`times(0)`).
     pub(crate) fn waiting(&self, options: Option<&LaterOptions>) -> Option<(u64, u64)> {
-        if self.handle.is_some() || self.spec.controlled() || options.is_some_and(|o| o.never()) {
+        if self.handle.is_some()
+            || self.spec.controlled()
+            || self.spec.orphan()
+            || options.is_some_and(|o| o.never())
+        {
             return None;
         }
         let rate = self.spec.amount();
@@ -101,6 +105,17 @@ impl TickflowTimer {
     /// It holds no timer any more (its last call, or a restore that did not bind it).
     pub(crate) fn detach(&mut self) {
         self.handle = None;
+    }
+
+    /// Its owner was despawned before it was set: it never will be (the next batch despawns
+    /// its entity).
+    pub(crate) fn mark_orphan(&mut self) {
+        self.spec.set_orphan();
+    }
+
+    /// `true` when its owner was despawned before it was set.
+    pub(crate) fn is_orphan(&self) -> bool {
+        self.spec.orphan()
     }
 
     /// A control waits for it to be set.

@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::{assert_is_read_only_system, RunSystemOnce};
 use tickflow_bevy::prelude::*;
 
-fn reads(world: &mut World, e: Entity) -> (Option<Span>, Option<bool>, Option<u64>) {
+fn reads(world: &mut World, e: Entity) -> (Option<Amount>, Option<bool>, Option<u64>) {
     world
         .run_system_once(move |t: TickflowTimers| (t.remaining(e), t.is_paused(e), t.calls_made(e)))
         .unwrap()
@@ -45,7 +45,7 @@ fn an_entity_timer_is_controlled_from_the_frame_it_is_set() {
         .unwrap();
     assert_eq!(
         reads(app.world_mut(), e),
-        (Some(secs(0.7)), Some(true), Some(0))
+        (Some(Amount::Time(secs(0.7))), Some(true), Some(0))
     );
     run(&mut app, 10);
     assert!(lines(&app).is_empty(), "paused");
@@ -53,7 +53,7 @@ fn an_entity_timer_is_controlled_from_the_frame_it_is_set() {
     app.world_mut().flush();
     run(&mut app, 7);
     assert_eq!(lines(&app), ["call"]);
-    assert_eq!(reads(app.world_mut(), e).0, Some(secs(1.0)));
+    assert_eq!(reads(app.world_mut(), e).0, Some(Amount::Time(secs(1.0))));
     // Restart after 0.5 s: the next call a full second later.
     run(&mut app, 5);
     app.world_mut()
@@ -62,7 +62,7 @@ fn an_entity_timer_is_controlled_from_the_frame_it_is_set() {
         .restart_timer()
         .set_timer_rate(secs(0.5));
     app.world_mut().flush();
-    assert_eq!(reads(app.world_mut(), e).0, Some(secs(0.5)));
+    assert_eq!(reads(app.world_mut(), e).0, Some(Amount::Time(secs(0.5))));
     app.world_mut()
         .commands()
         .entity(e)
@@ -72,7 +72,7 @@ fn an_entity_timer_is_controlled_from_the_frame_it_is_set() {
     assert_eq!(lines(&app), ["call", "call"]);
     assert_eq!(
         reads(app.world_mut(), e),
-        (Some(secs(0.5)), Some(false), Some(2))
+        (Some(Amount::Time(secs(0.5))), Some(false), Some(2))
     );
 }
 
@@ -92,7 +92,7 @@ fn frame_timers_take_frames_and_mismatched_units_are_ignored() {
             t.id()
         })
         .unwrap();
-    assert_eq!(reads(app.world_mut(), e).0, Some(Span::from_flicks(3)));
+    assert_eq!(reads(app.world_mut(), e).0, Some(Amount::Frames(Frames(3))));
     run(&mut app, 3);
     assert_eq!(lines(&app), ["done"]);
     app.world_mut().commands().entity(e).pause_timer(); // gone after its last call
@@ -148,7 +148,7 @@ fn controls_given_inside_a_frame_wait_for_it() {
     run(&mut app, 1);
     assert_eq!(
         reads(app.world_mut(), id),
-        (Some(secs(0.3)), Some(true), Some(0))
+        (Some(Amount::Time(secs(0.3))), Some(true), Some(0))
     );
     // And controlled from an observer of another timer's call, inside a frame.
     app.world_mut()
@@ -267,7 +267,48 @@ fn a_named_timer_keeps_its_name_through_a_save() {
     assert_eq!(names(&mut app), [Some("regen".to_string())]);
     assert_eq!(
         reads(app.world_mut(), e).0,
-        Some(secs(1.0)),
+        Some(Amount::Time(secs(1.0))),
         "bound to its entity again"
     );
+}
+
+/// A frame timer reads in frames, a time one in time, queued or set: 20 frames left is
+/// `Amount::Frames(Frames(20))`, not a `Span` of 20 flicks (2.8e-8 s).
+#[test]
+fn frame_timers_read_in_frames() {
+    let mut app = app();
+    let (frames, time) = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            let f = commands.tickflow().after(Frames(20)).fire().id();
+            let t = commands.tickflow().every(secs(2.0)).fire().id();
+            (f, t)
+        })
+        .unwrap();
+    let read = move |world: &mut World| {
+        world
+            .run_system_once(move |t: TickflowTimers| {
+                [frames, time].map(|e| (t.remaining(e), t.elapsed(e), t.rate(e)))
+            })
+            .unwrap()
+    };
+    let queued = read(app.world_mut());
+    assert_eq!(
+        queued[0],
+        (
+            Some(Amount::Frames(Frames(20))),
+            Some(Amount::Frames(Frames(0))),
+            Some(Amount::Frames(Frames(20)))
+        )
+    );
+    assert_eq!(queued[1].0, Some(Amount::Time(secs(2.0))));
+    run(&mut app, 5);
+    let set = read(app.world_mut());
+    assert_eq!(set[0].0, Some(Amount::Frames(Frames(15))));
+    assert_eq!(set[0].1, Some(Amount::Frames(Frames(5))));
+    assert_eq!(set[1].0, Some(Amount::Time(secs(1.5))));
+    assert_eq!(set[1].0.and_then(Amount::time), Some(secs(1.5)));
+    assert_eq!(set[0].0.and_then(Amount::frames), Some(Frames(15)));
+    assert_eq!(format!("{}", set[0].0.unwrap()), "15 frames");
+    assert_eq!(format!("{}", set[1].0.unwrap()), "1.5s");
 }

@@ -7,6 +7,7 @@ use app::capture;
 
 use bevy_app::App;
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::RunSystemOnce;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use tickflow_bevy::prelude::*;
 use tickflow_bevy::OwnerCheck;
@@ -100,4 +101,64 @@ fn off_checks_nothing() {
             .is_empty(),
         "not tracked"
     );
+}
+
+/// A timer of `commands.tickflow()` whose `.owner(entity)` was despawned before the timer was
+/// set never runs, and its entity goes (the rule `OwnerCheck::Register` keeps for scheduler
+/// items): before, Bevy dropped the invalid `ChildOf` with a log line and the timer ran for
+/// ever, an orphan.
+#[test]
+fn an_entity_timer_of_a_despawned_owner_never_runs() {
+    let mut app = app_with(OwnerCheck::default());
+    let enemy = app.world_mut().spawn_empty().id();
+    let live = app.world_mut().spawn_empty().id();
+    app.world_mut().despawn(enemy);
+    let (orphan, kept) = app
+        .world_mut()
+        .run_system_once(move |mut commands: Commands| {
+            let mut set = |who: Entity| {
+                (commands.tickflow().every(Frames(1)))
+                    .owner(who)
+                    .call(|world| world.resource_mut::<Calls>().0 += 1)
+                    .id()
+            };
+            (set(enemy), set(live))
+        })
+        .unwrap();
+    app::run(&mut app, 3);
+    assert_eq!(calls(&app), 3, "only the live owner's timer runs");
+    assert!(app.world().get_entity(orphan).is_err(), "the orphan went");
+    assert_eq!(
+        app.world().get::<ChildOf>(kept).map(ChildOf::parent),
+        Some(live)
+    );
+    let reads = app
+        .world_mut()
+        .run_system_once(move |t: TickflowTimers| (t.remaining(orphan), t.remaining(kept)))
+        .unwrap();
+    assert!(reads.0.is_none() && reads.1.is_some(), "{reads:?}");
+}
+
+/// Owner ids that are not entities' (`OwnerId::new(1)`, a zone's number) draw no warning
+/// from the default check, whatever entities the app has; `owner(entity)` still does.
+#[test]
+fn plain_owner_ids_are_not_taken_for_entities() {
+    let mut app = app_with(OwnerCheck::default());
+    let (seen, _guard) = capture();
+    for _ in 0..4 {
+        app.world_mut().spawn_empty(); // entities 0.. exist: a plain 1 could name one
+    }
+    for id in [0, 1, 2, 3, 7, u64::from(u32::MAX)] {
+        owned_timer(&mut app, OwnerId::new(id));
+    }
+    app::run(&mut app, 2);
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    let enemy = app.world_mut().spawn_empty().id();
+    owned_timer(&mut app, owner(enemy));
+    app::run(&mut app, 1);
+    assert_eq!(seen.lock().unwrap().len(), 1);
 }

@@ -225,3 +225,30 @@ fn misuse_panics_name_what_is_missing() {
     let err = catch_unwind(AssertUnwindSafe(|| run(&mut app, 2))).unwrap_err();
     assert!(message(err).contains("flush"));
 }
+
+/// `install` puts a new scheduler in place: the `commands.tickflow()` timers set in the one
+/// it replaces go with it, and so do their entities (as a restore's do), where they used to
+/// stay for ever, holding a handle that named nothing; timers still queued are set in the new
+/// one. A warning says how many went.
+#[test]
+fn install_drops_the_entities_of_the_timers_it_replaces() {
+    let mut app = app();
+    let set = spawn_timer(&mut app, "set", 0.3, None);
+    run(&mut app, 1);
+    assert!(held(&app, set).is_some());
+    let queued = spawn_timer(&mut app, "queued", 0.2, Some(1));
+    let (seen, _guard) = capture();
+    tickflow_bevy::install(app.world_mut(), Scheduler::new());
+    assert!(app.world().get_entity(set).is_err(), "gone with its timer");
+    assert!(
+        seen.lock().unwrap().iter().any(|w| w.contains("1 timer")),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    run(&mut app, 3);
+    assert_eq!(lines(&app), ["queued"]);
+    assert!(
+        app.world().get_entity(queued).is_err(),
+        "its last call despawned it"
+    );
+}
