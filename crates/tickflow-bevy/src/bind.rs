@@ -20,13 +20,12 @@ pub(crate) fn fire(world: &mut World, cx: &mut TimerCx<'_, World>) {
     let Some(entity) = cx.tag().and_then(Entity::try_from_bits) else {
         return;
     };
-    if !run_entity(
-        world,
-        entity,
-        cx.handle(),
-        cx.call_index(),
-        cx.is_last_call(),
-    ) {
+    let (handle, call, last) = (cx.handle(), cx.call_index(), cx.is_last_call());
+    // What the target and `TimerFired` set off reads timers through the ones lent here.
+    let ran = crate::lend::lend_timers(cx.timers(), || {
+        run_entity(world, entity, handle, call, last)
+    });
+    if !ran {
         // Its entity is gone, or holds another timer: nothing to run, now or later.
         cx.clear_self();
     }

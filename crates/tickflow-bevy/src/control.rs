@@ -45,14 +45,14 @@ use crate::timer_entity::TickflowTimer;
 ///         .run_system_once(move |t: TickflowTimers| (t.remaining(cooldown), t.is_paused(cooldown)))
 ///         .unwrap()
 /// };
-/// assert_eq!(read(world), (Some(secs(1.5)), Some(true)));
+/// assert_eq!(read(world), (Some(Amount::Time(secs(1.5))), Some(true)));
 /// app.update();
-/// assert_eq!(read(app.world_mut()), (Some(secs(1.5)), Some(true))); // paused
+/// assert_eq!(read(app.world_mut()), (Some(Amount::Time(secs(1.5))), Some(true))); // paused
 /// app.world_mut().commands().entity(cooldown).unpause_timer().set_timer_rate(secs(1.0));
 /// app.world_mut().flush();
 /// app.update();
 /// // The countdown keeps what it ran (0.5 s) and ends at the new length: 0.5 s left, less a step.
-/// assert_eq!(read(app.world_mut()), (Some(secs(0.4)), Some(false)));
+/// assert_eq!(read(app.world_mut()), (Some(Amount::Time(secs(0.4))), Some(false)));
 /// ```
 pub trait TickflowTimerCommands {
     /// Pauses the timer: its countdown stops where it is.

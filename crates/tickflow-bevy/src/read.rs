@@ -29,7 +29,17 @@ impl std::fmt::Debug for TickflowRead<'_> {
     }
 }
 
+const LEND: &str = "TickflowTimers: the scheduler is running a frame, and the callback that set \
+                    this system off lent it no timers (wrap what it triggers or runs in \
+                    tickflow_bevy::lend_timers(cx.timers(), ..); the plugin's own targets and \
+                    TimerFired do)";
+
 impl TickflowRead<'_> {
+    /// The scheduler when no frame runs it.
+    fn idle(&self) -> Option<&Scheduler<World>> {
+        self.guard.as_deref()
+    }
+
     /// The scheduler, for its `&self` methods: clocks, pause, time dilation.
     ///
     /// # Panics
@@ -183,8 +193,19 @@ impl TickflowTimers<'_, '_> {
         waiting: impl FnOnce(u64, u64) -> T,
     ) -> Option<T> {
         match self.find(entity)?.0 {
-            Found::Set(h) => set(self.tickflow.read().timers(), h),
+            Found::Set(h) => self.with_timers(|t| set(t, h)),
             Found::Waiting(len, rate) => Some(waiting(len, rate)),
+        }
+    }
+
+    /// Runs `f` on the timers: the scheduler's between frames, the ones its callback lent
+    /// while a frame runs ([`lend_timers`](crate::lend_timers)).
+    #[track_caller]
+    fn with_timers<T>(&self, f: impl FnOnce(&Timers<World>) -> T) -> T {
+        let read = self.tickflow.read();
+        match read.idle() {
+            Some(sched) => f(sched.timers_ref()),
+            None => crate::lend::lent(f).expect(LEND),
         }
     }
 
@@ -198,7 +219,7 @@ impl TickflowTimers<'_, '_> {
     ) -> Option<Amount> {
         let (found, frames) = self.find(entity)?;
         let n = match found {
-            Found::Set(h) => set(self.tickflow.read().timers(), h)?.flicks(),
+            Found::Set(h) => self.with_timers(|t| set(t, h))?.flicks(),
             Found::Waiting(len, rate) => waiting(len, rate),
         };
         Some(Amount::of(frames, n))

@@ -282,3 +282,46 @@ fn snapshot_and_restore_round_trip() {
         .len();
     assert_eq!(timers, 2);
 }
+
+/// Systems that a timer's call sets off read timers: an observer of the plugin's own
+/// `TimerFired` and a `run_system` target read the buff's time left (they panicked with "the
+/// scheduler is running a frame", and an observer had no other way to read a timer).
+#[test]
+fn what_a_call_sets_off_reads_timers() {
+    #[derive(Resource)]
+    struct Buff(Entity);
+
+    fn hud(buff: Res<Buff>, timers: TickflowTimers, mut log: ResMut<Log>) {
+        let left = timers.remaining(buff.0).unwrap();
+        let paused = timers.is_paused(buff.0).unwrap();
+        log.0.push(format!("system: {left} paused {paused}"));
+    }
+
+    let mut app = app();
+    let buff = (app.world_mut())
+        .run_system_once(|mut commands: Commands| commands.tickflow().after(secs(2.0)).fire().id())
+        .unwrap();
+    app.insert_resource(Buff(buff));
+    let system = app.world_mut().register_system(hud);
+    app.world_mut()
+        .run_system_once(move |mut commands: Commands| {
+            let observer =
+                move |_: On<TimerFired>, timers: TickflowTimers, mut log: ResMut<Log>| {
+                    let left = timers.remaining(buff).unwrap();
+                    let fraction = timers.fraction(buff).unwrap();
+                    log.0.push(format!("observer: {left} {fraction:.2}"));
+                };
+            commands
+                .tickflow()
+                .after(secs(0.5))
+                .fire()
+                .observe(observer);
+            commands.tickflow().after(secs(0.8)).run_system(system);
+        })
+        .unwrap();
+    run(&mut app, 10);
+    assert_eq!(
+        lines(&app),
+        ["observer: 1.5s 0.25", "system: 1.2s paused false"]
+    );
+}
