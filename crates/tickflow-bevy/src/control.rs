@@ -89,8 +89,9 @@ fn queue(entity: &mut EntityCommands<'_>, (op, frames): (Control, Option<bool>))
     entity.queue_handled(
         move |e: EntityWorldMut<'_>| control(e.into_world_mut(), id, op, frames),
         move |_, _| {
+            let op = op.describe(frames == Some(true));
             tracing::warn!(
-                "tickflow: {op:?} for the timer of {id}: the entity is gone (despawned, or its \
+                "tickflow: {op} for the timer of {id}: the entity is gone (despawned, or its \
                  timer made its last call): ignored"
             );
         },
@@ -134,10 +135,11 @@ impl TickflowTimerCommands for EntityCommands<'_> {
 /// Ignored with a warning when the entity holds no timer of `commands.tickflow()`, or the
 /// amount's unit is not the timer's.
 fn control(world: &mut World, entity: Entity, control: Control, frames: Option<bool>) {
+    let said = control.describe(frames == Some(true));
     let Some(timer) = world.get::<TickflowTimer>(entity) else {
         tracing::warn!(
-            "tickflow: {control:?} for {entity}, which holds no timer of commands.tickflow() \
-             (it fired its last call, was despawned, or never had one): ignored"
+            "tickflow: {said} for {entity}, which holds no timer of commands.tickflow() (it \
+             fired its last call, was despawned, or never had one): ignored"
         );
         return;
     };
@@ -147,7 +149,7 @@ fn control(world: &mut World, entity: Entity, control: Control, frames: Option<b
             false => ("frames", "time"),
         };
         tracing::warn!(
-            "tickflow: {control:?} for the timer of {entity} is in {given}, the timer counts \
+            "tickflow: {said} for the timer of {entity} is in {given}, the timer counts \
              {counts}: ignored"
         );
         return;

@@ -35,6 +35,20 @@ pub(crate) enum Control {
 }
 
 impl Control {
+    /// The control as it was called, for a warning: `shorten_timer(0.5s)`,
+    /// `set_timer_rate(20 frames)` (`frames`: its amount counts frames), never raw flicks.
+    pub(crate) fn describe(self, frames: bool) -> String {
+        let amount = |n| crate::Amount::of(frames, n);
+        match self {
+            Control::Pause => "pause_timer".into(),
+            Control::Unpause => "unpause_timer".into(),
+            Control::Restart => "restart_timer".into(),
+            Control::Rate(n) => format!("set_timer_rate({})", amount(n)),
+            Control::Remaining(n) => format!("set_timer_remaining({})", amount(n)),
+            Control::Shorten(n) => format!("shorten_timer({})", amount(n)),
+        }
+    }
+
     /// Applies it to the timer `h`: `false` when the timer is gone or refused it.
     pub(crate) fn apply(self, t: &mut Timers<World>, h: TimerHandle) -> bool {
         let span = Span::from_flicks;

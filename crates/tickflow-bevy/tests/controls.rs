@@ -101,16 +101,21 @@ fn frame_timers_take_frames_and_mismatched_units_are_ignored() {
     app.world_mut().flush();
     let warnings = captured.lock().unwrap().clone();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
+    // Amounts as seconds or frames, never raw flicks.
+    assert!(
+        warnings[0].contains("shorten_timer(1s) for the timer of"),
+        "{warnings:?}"
+    );
     assert!(
         warnings[0].contains("is in time, the timer counts frames"),
         "{warnings:?}"
     );
     assert!(
-        warnings[1].contains("Pause for the timer of"),
+        warnings[1].contains("pause_timer for the timer of"),
         "{warnings:?}"
     );
     assert!(warnings[1].contains("the entity is gone"), "{warnings:?}");
-    assert!(warnings[2].contains("Restart for"), "{warnings:?}");
+    assert!(warnings[2].contains("restart_timer for"), "{warnings:?}");
     assert!(warnings[2].contains("holds no timer"), "{warnings:?}");
 }
 

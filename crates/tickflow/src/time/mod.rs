@@ -65,6 +65,26 @@ impl Time {
         Time(flicks)
     }
 
+    /// The point `span` after the clock started: "30 s of game time" is `Time::at(secs(30.0))`
+    /// (the same as `Time::ZERO + secs(30.0)`).
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// assert_eq!(Time::at(secs(30.0)), Time::ZERO + secs(30.0));
+    /// assert_eq!(Time::from_secs(30.0), Time::at(secs(30.0)));
+    /// ```
+    pub const fn at(span: Span) -> Time {
+        Time(span.flicks())
+    }
+
+    /// The point `secs` seconds after the clock started, as [`secs`] makes the span (its
+    /// rounding and its panics).
+    #[track_caller]
+    pub fn from_secs(secs: f64) -> Time {
+        Time::at(self::secs(secs))
+    }
+
     /// Flicks since the clock started.
     pub const fn flicks(self) -> u64 {
         self.0
@@ -121,7 +141,7 @@ impl fmt::Debug for Time {
         if *self == Time::MAX {
             return f.write_str("Time::MAX");
         }
-        write!(f, "@{}fl({}s)", self.0, self.as_secs_f64())
+        write!(f, "@{}s", self.as_secs_f64())
     }
 }
 

@@ -291,11 +291,20 @@ impl std::iter::Sum for Span {
 }
 
 impl fmt::Debug for Span {
+    /// Seconds, as [`Display`](fmt::Display) prints them (`1.5s`; `Span::MAX`): what an
+    /// assertion or a warning shows is read in seconds, never in raw flicks.
+    ///
+    /// ```
+    /// use tickflow::time::{secs, Span};
+    ///
+    /// assert_eq!(format!("{:?}", Some(secs(1.5))), "Some(1.5s)");
+    /// assert_eq!(format!("{:?}", Span::MAX), "Span::MAX");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if *self == Span::MAX {
             return f.write_str("Span::MAX");
         }
-        write!(f, "{}fl({}s)", self.0, self.as_secs_f64())
+        fmt::Display::fmt(self, f)
     }
 }
 
