@@ -234,6 +234,12 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
         self.target(Target::trigger(event))
     }
 
+    /// At each call, writes a copy of `message` (a Bevy `Message`, registered with
+    /// `App::add_message`): read it with a `MessageReader` in any schedule.
+    pub fn message<M: Message + Clone>(self, message: M) -> EntityCommands<'a> {
+        self.target(Target::message(message))
+    }
+
     /// At each call, runs a registered one-shot system.
     pub fn run_system(self, id: SystemId) -> EntityCommands<'a> {
         self.target(Target::run_system(id))

@@ -25,7 +25,7 @@ pub use later::{Later, LaterTimer, TickflowCommandsExt};
 pub use lend::lend_timers;
 pub use owner::{owner, owner_entity, OwnerCheck, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
-pub use read::{TickflowRead, TickflowTimers};
+pub use read::{read_timer, timer_finished, TickflowRead, TickflowTimers, TimerRead};
 pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow};
 pub use target::Target;
 pub use timer_entity::{TickflowTimer, TimerFired};
@@ -36,8 +36,9 @@ pub use timer_entity::{TickflowTimer, TimerFired};
 /// `tickflow::Time`).
 pub mod prelude {
     pub use crate::{
-        owner, Amount, Target, Tickflow, TickflowCommands, TickflowCommandsExt, TickflowOwner,
-        TickflowPlugin, TickflowSystems, TickflowTimerCommands, TickflowTimers, TimerFired,
+        owner, timer_finished, Amount, Target, Tickflow, TickflowCommands, TickflowCommandsExt,
+        TickflowOwner, TickflowPlugin, TickflowSystems, TickflowTimerCommands, TickflowTimers,
+        TimerFired,
     };
     pub use tickflow::prelude::{
         millis, secs, CatchUp, Clocks, Deferred, Domain, FrameReport, Frames, LatentActions,

@@ -267,8 +267,145 @@ impl TickflowTimers<'_, '_> {
         self.query(entity, |t, h| t.calls_made(h), |_, _| 0)
     }
 
+    /// Everything at once ([`TimerRead`]).
+    pub fn get(&self, entity: Entity) -> Option<TimerRead> {
+        let (timer, options) = self.timers.get(entity).ok()?;
+        read_one(&self.tickflow, timer, options)
+    }
+
     /// The whole scheduler, to read ([`Tickflow::read`]).
     pub fn read(&self) -> TickflowRead<'_> {
         self.tickflow.read()
     }
+}
+
+/// A timer of [`commands.tickflow()`](crate::TickflowCommandsExt) read whole, as
+/// [`TickflowTimers::get`] and [`read_timer`] give it: the same answers as the single reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct TimerRead {
+    /// Time (or frames) left until its next call.
+    pub remaining: Amount,
+    /// Time (or frames) since its countdown began.
+    pub elapsed: Amount,
+    /// Its period or delay.
+    pub rate: Amount,
+    /// How far its countdown has come, 0 to 1.
+    pub fraction: f64,
+    /// `true` while it is paused.
+    pub paused: bool,
+    /// The calls it has made.
+    pub calls: u64,
+}
+
+impl TimerRead {
+    /// How much of its countdown is left, 1 to 0.
+    pub fn fraction_remaining(&self) -> f64 {
+        1.0 - self.fraction
+    }
+}
+
+/// Reads the timer of `entity` from a `&World`, outside any system: tests, input drivers,
+/// load code. The same answers as [`TickflowTimers::get`] (from inside a frame too, through
+/// lent timers); `None` for an entity that holds no such timer.
+///
+/// ```
+/// use bevy_app::App;
+/// use bevy_ecs::prelude::*;
+/// use bevy_time::{TimePlugin, TimeUpdateStrategy};
+/// use tickflow_bevy::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(1));
+/// let boss = app
+///     .world_mut()
+///     .run_system_once(|mut commands: Commands| commands.tickflow().after(secs(30.0)).fire().id())
+///     .unwrap();
+/// for _ in 0..4 {
+///     app.update(); // three steps of 0.1 s
+/// }
+/// let read = tickflow_bevy::read_timer(app.world(), boss).unwrap();
+/// assert_eq!((read.remaining, read.calls), (Amount::Time(secs(29.7)), 0));
+/// # use bevy_ecs::system::RunSystemOnce;
+/// ```
+pub fn read_timer(world: &World, entity: Entity) -> Option<TimerRead> {
+    let e = world.get_entity(entity).ok()?;
+    let timer = e.get::<TickflowTimer>()?;
+    read_one(
+        world.get_resource::<Tickflow>()?,
+        timer,
+        e.get::<LaterOptions>(),
+    )
+}
+
+/// The read-out of one timer, its component and options given.
+fn read_one(
+    tickflow: &Tickflow,
+    timer: &TickflowTimer,
+    options: Option<&LaterOptions>,
+) -> Option<TimerRead> {
+    let amount = |n| Amount::of(timer.counts_frames(), n);
+    let Some(h) = timer.handle() else {
+        let (len, rate) = timer.waiting(options)?;
+        return Some(TimerRead {
+            remaining: amount(len),
+            elapsed: amount(0),
+            rate: amount(rate),
+            fraction: if len == 0 { 1.0 } else { 0.0 },
+            paused: false,
+            calls: 0,
+        });
+    };
+    let read = |t: &Timers<World>| {
+        Some(TimerRead {
+            remaining: amount(t.remaining(h)?.flicks()),
+            elapsed: amount(t.elapsed(h)?.flicks()),
+            rate: amount(t.rate(h)?.flicks()),
+            fraction: t.fraction(h)?,
+            paused: t.is_paused(h),
+            calls: t.calls_made(h)?,
+        })
+    };
+    let guard = tickflow.read();
+    match guard.idle() {
+        Some(sched) => read(sched.timers_ref()),
+        None => crate::lend::lent(read).expect(LEND),
+    }
+}
+
+/// A run condition: `true` once `entity` holds no running timer of
+/// [`commands.tickflow()`](crate::TickflowCommandsExt) — its last call was made (and its
+/// entity went), or it was cancelled or never set. `run_if(timer_finished(cooldown))` runs a
+/// system once the cooldown is over.
+///
+/// ```
+/// use bevy_app::{App, Update};
+/// use bevy_ecs::prelude::*;
+/// use bevy_time::{TimePlugin, TimeUpdateStrategy};
+/// use tickflow_bevy::prelude::*;
+///
+/// #[derive(Resource, Default)]
+/// struct Casts(u32);
+///
+/// let mut app = App::new();
+/// app.add_plugins((TimePlugin, TickflowPlugin::fixed(10)))
+///     .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+///     .init_resource::<Casts>();
+/// let cooldown = app
+///     .world_mut()
+///     .run_system_once(|mut commands: Commands| commands.tickflow().after(secs(0.3)).fire().id())
+///     .unwrap();
+/// app.add_systems(
+///     Update,
+///     (|mut casts: ResMut<Casts>| casts.0 += 1).run_if(timer_finished(cooldown)),
+/// );
+/// for _ in 0..6 {
+///     app.update(); // steps at 0.1 .. 0.5 s: over from the third
+/// }
+/// assert_eq!(app.world().resource::<Casts>().0, 3);
+/// # use bevy_ecs::system::RunSystemOnce;
+/// ```
+pub fn timer_finished(entity: Entity) -> impl FnMut(TickflowTimers) -> bool + Clone {
+    move |timers: TickflowTimers| timers.get(entity).is_none()
 }

@@ -55,6 +55,16 @@ impl Target {
         Target(Box::new(move |world| world.trigger(event.clone())))
     }
 
+    /// Writes a copy of `message` (a Bevy [`Message`], registered with
+    /// `App::add_message`), for systems that read it with a `MessageReader` in their own
+    /// schedule rather than observe an event as it happens. A message of a type that was not
+    /// registered is dropped with Bevy's error log.
+    pub fn message<M: Message + Clone>(message: M) -> Target {
+        Target(Box::new(move |world| {
+            world.write_message(message.clone());
+        }))
+    }
+
     /// Runs a one-shot system registered with `World::register_system` or
     /// `Commands::register_system`. A system that was unregistered is skipped (its id is
     /// stale, as a stale tickflow handle answers nothing).
@@ -82,16 +92,17 @@ impl Target {
         (self.0)(world);
     }
 
-    /// A timer callback that runs this target at every call.
+    /// A timer callback that runs this target at every call, lending the timers to what it
+    /// sets off ([`lend_timers`](crate::lend_timers)).
     pub fn timer(mut self) -> impl FnMut(&mut World, &mut TimerCx<'_, World>) + Send + 'static {
-        move |world, _| self.run(world)
+        move |world, cx| crate::lend_timers(cx.timers(), || self.run(world))
     }
 
-    /// A latent action's completion that runs this target.
+    /// A latent action's completion that runs this target, lending the timers likewise.
     pub fn completion(
         mut self,
     ) -> impl FnMut(&mut World, &mut LatentCx<'_, World>) + Send + 'static {
-        move |world, _| self.run(world)
+        move |world, cx| crate::lend_timers(cx.timers(), || self.run(world))
     }
 }
 

@@ -31,6 +31,11 @@ pub struct TimerFired {
 /// ([`TickflowTimerCommands`](crate::TickflowTimerCommands)). Reads through
 /// [`TickflowTimers`](crate::TickflowTimers) are exact before that too. Removing the component
 /// or despawning the entity cancels it.
+///
+/// Change detection: `Changed<TickflowTimer>` says the component was added or its timer set
+/// or detached, nothing more — the countdown, a pause, a shortened or restarted timer do not
+/// mark it (they live in the scheduler, which a frame changes without touching the entity).
+/// Read those through `TickflowTimers` or [`read_timer`](crate::read_timer) when you draw.
 #[derive(Component)]
 pub struct TickflowTimer {
     /// Its settings, whether it fires `TimerFired`, and whether controls wait for it in the

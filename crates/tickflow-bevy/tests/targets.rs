@@ -325,3 +325,34 @@ fn what_a_call_sets_off_reads_timers() {
         ["observer: 1.5s 0.25", "system: 1.2s paused false"]
     );
 }
+
+/// A timer writes a buffered message, read in a system's own schedule with a
+/// `MessageReader` (beside the observer events, which run as they happen).
+#[test]
+fn a_timer_writes_messages_read_in_their_own_schedule() {
+    #[derive(Message, Clone)]
+    struct Tick(&'static str);
+
+    fn read(mut ticks: MessageReader<Tick>, mut log: ResMut<Log>) {
+        for t in ticks.read() {
+            log.0.push(t.0.to_string());
+        }
+    }
+
+    let mut app = app();
+    app.add_message::<Tick>()
+        .add_systems(bevy_app::Update, read);
+    let e = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            (commands.tickflow().every(secs(0.2)).times(2))
+                .message(Tick("tick"))
+                .id()
+        })
+        .unwrap();
+    run(&mut app, 6);
+    assert_eq!(lines(&app), ["tick", "tick"]);
+    assert!(app.world().get_entity(e).is_err());
+    // From &World, without a system: nothing left to read.
+    assert_eq!(tickflow_bevy::read_timer(app.world(), e), None);
+}
