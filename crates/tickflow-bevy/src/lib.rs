@@ -15,6 +15,7 @@ mod queue;
 mod read;
 mod resource;
 mod spec;
+mod stopwatch;
 mod target;
 mod timer_entity;
 
@@ -27,6 +28,7 @@ pub use owner::{owner, owner_entity, OwnerCheck, TickflowOwner};
 pub use plugin::{TickflowPlugin, TickflowSystems};
 pub use read::{read_timer, timer_finished, TickflowRead, TickflowTimers, TimerRead};
 pub use resource::{flush, install, restore, snapshot, state_hash, Tickflow};
+pub use stopwatch::{TickflowStopwatch, TickflowStopwatchResource};
 pub use target::Target;
 pub use timer_entity::{TickflowTimer, TimerFired};
 

@@ -227,7 +227,8 @@ impl Plugin for TickflowPlugin {
         let commands = TickflowCommands(tickflow.commands());
         app.insert_resource(tickflow)
             .insert_resource(commands)
-            .init_resource::<LaterQueue>();
+            .init_resource::<LaterQueue>()
+            .init_resource::<crate::stopwatch::Stopwatches>();
         register_hooks(app.world_mut());
         match self.mode {
             Mode::Fixed { hz } => {

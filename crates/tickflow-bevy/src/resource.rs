@@ -203,6 +203,8 @@ pub(crate) fn run_frame(world: &mut World, game: GameTime, real: Duration, pause
                 );
             }
             tf.last = Some(report);
+            let clocks = tf.scheduler().clocks();
+            crate::stopwatch::advance_all(world, &clocks);
         }
         Err(payload) => panic::resume_unwind(payload),
     }

@@ -348,3 +348,49 @@ fn the_scheduler_is_busy_inside_its_frame() {
         });
     app.update();
 }
+
+/// Stopwatches as components read without clocks: the game one stands still through a pause
+/// and through a stop, the real one runs on through the pause, and each equals its clock's
+/// reading over the time it ran.
+#[test]
+fn stopwatches_follow_their_clocks() {
+    use tickflow_bevy::TickflowStopwatch;
+    let mut app = app(10, 1);
+    let game = app
+        .world_mut()
+        .spawn(TickflowStopwatch::running(Domain::Game))
+        .id();
+    let real = app
+        .world_mut()
+        .spawn(TickflowStopwatch::running(Domain::Real))
+        .id();
+    let start_real = sched(&mut app).scheduler().clocks().now(Domain::Real);
+    let read = |app: &App, e: Entity| app.world().get::<TickflowStopwatch>(e).unwrap().elapsed();
+    for _ in 0..5 {
+        app.update();
+    }
+    set_paused(&mut app, true);
+    for _ in 0..3 {
+        app.update();
+    }
+    set_paused(&mut app, false);
+    app.world_mut()
+        .get_mut::<TickflowStopwatch>(game)
+        .unwrap()
+        .stop();
+    for _ in 0..2 {
+        app.update();
+    }
+    app.world_mut()
+        .get_mut::<TickflowStopwatch>(game)
+        .unwrap()
+        .start();
+    app.update();
+    assert_eq!(read(&app, game), Amount::Time(secs(0.6)), "5 + 1 steps ran");
+    let now_real = sched(&mut app).scheduler().clocks().now(Domain::Real);
+    assert_eq!(read(&app, real), Amount::Time(now_real - start_real));
+    assert!(
+        read(&app, real).time().unwrap() > secs(0.6),
+        "the pause counted"
+    );
+}
