@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemId;
-use tickflow::prelude::{CatchUp, Domain, Span};
+use tickflow::prelude::{CatchUp, Domain, Span, Time};
 use tickflow::time::Interval;
 
 use crate::spec::{LaterOptions, Spec, When};
@@ -103,6 +103,14 @@ impl<'a, 'w, 's> Later<'a, 'w, 's> {
             (Domain::Frames, n) => When::AfterFrames(n),
             (_, flicks) => When::After(Span::from_flicks(flicks)),
         })
+    }
+
+    /// Once, when the game clock reads `time` (or the real clock, with
+    /// [`real`](LaterTimer::real)): "the boss at 30 s of game time" is
+    /// `at(Time::from_secs(30.0))`. A time already reached fires in the next frame; reads run
+    /// from the time the timer is set (the next frame's start, or a `flush`).
+    pub fn at(self, time: Time) -> LaterTimer<'a, 'w, 's, Span> {
+        self.with(When::At(time))
     }
 
     /// Every `period` (a period of zero fires once per frame), or every `n` tickflow frames

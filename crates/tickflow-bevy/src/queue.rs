@@ -184,6 +184,7 @@ fn set(
         When::Every(p) => time(timers.every(p), spec, entity, name),
         When::AfterFrames(n) => frames(timers.after(Frames(n)), spec, entity, name),
         When::EveryFrames(n) => frames(timers.every(Frames(n)), spec, entity, name),
+        When::At(t) => time(timers.at(t), spec, entity, name),
     }
 }
 

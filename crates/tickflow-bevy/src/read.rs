@@ -181,7 +181,8 @@ impl TickflowTimers<'_, '_> {
         let (timer, options) = self.timers.get(entity).ok()?;
         let found = match timer.handle() {
             Some(h) => Found::Set(h),
-            None => (timer.waiting(options)).map(|(len, rate)| Found::Waiting(len, rate))?,
+            None => (timer.waiting(options, || clocks(&self.tickflow)))
+                .map(|(len, rate)| Found::Waiting(len, rate))?,
         };
         Some((found, timer.counts_frames()))
     }
@@ -339,6 +340,15 @@ pub fn read_timer(world: &World, entity: Entity) -> Option<TimerRead> {
     )
 }
 
+/// The scheduler's clocks: its own between frames, the lent timers' inside one.
+fn clocks(tickflow: &Tickflow) -> Option<Clocks> {
+    let guard = tickflow.read();
+    match guard.idle() {
+        Some(sched) => Some(sched.clocks()),
+        None => crate::lend::lent(Timers::clocks),
+    }
+}
+
 /// The read-out of one timer, its component and options given.
 fn read_one(
     tickflow: &Tickflow,
@@ -347,7 +357,7 @@ fn read_one(
 ) -> Option<TimerRead> {
     let amount = |n| Amount::of(timer.counts_frames(), n);
     let Some(h) = timer.handle() else {
-        let (len, rate) = timer.waiting(options)?;
+        let (len, rate) = timer.waiting(options, || clocks(tickflow))?;
         return Some(TimerRead {
             remaining: amount(len),
             elapsed: amount(0),

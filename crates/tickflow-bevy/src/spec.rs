@@ -10,7 +10,7 @@
 //! own, which only the timers that take them carry.
 
 use bevy_ecs::prelude::Component;
-use tickflow::prelude::{CatchUp, Span};
+use tickflow::prelude::{CatchUp, Span, Time};
 
 /// When a timer fires.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -19,6 +19,8 @@ pub(crate) enum When {
     Every(Span),
     AfterFrames(u64),
     EveryFrames(u64),
+    /// Once, when its clock reads this time.
+    At(Time),
 }
 
 /// A timer's settings, as its builder gathers them.
@@ -71,21 +73,25 @@ impl LaterOptions {
 /// A [`Spec`] without its options, in 16 bytes, with two bits of its entity's state beside it.
 #[derive(Debug)]
 pub(crate) struct Packed {
-    /// The delay or period: flicks, or frames.
+    /// The delay or period: flicks, or frames; for `AT`, the time it is due at.
     amount: u64,
-    /// `EVERY`, `FRAMES`, `REAL`, `FIRE`, `CONTROLLED`, and the catch-up policy in two bits
-    /// (0: none given, else 1 + the policy).
+    /// `EVERY`, `FRAMES`, `REAL`, `AT`, `FIRE`, and the catch-up policy in two bits (0: none
+    /// given, else 1 + the policy).
     bits: u8,
+    /// Its entity's state: `CONTROLLED`, `ORPHAN`.
+    state: u8,
 }
 
 const EVERY: u8 = 1;
 const FRAMES: u8 = 1 << 1;
 const REAL: u8 = 1 << 2;
-const ORPHAN: u8 = 1 << 3;
+const AT: u8 = 1 << 3;
 const CATCH_UP_SHIFT: u32 = 4;
 const CATCH_UP_MASK: u8 = 0b11 << CATCH_UP_SHIFT;
 const FIRE: u8 = 1 << 6;
-const CONTROLLED: u8 = 1 << 7;
+
+const CONTROLLED: u8 = 1;
+const ORPHAN: u8 = 1 << 1;
 
 const _: () = assert!(std::mem::size_of::<Packed>() == 16);
 
@@ -98,12 +104,17 @@ impl Packed {
             When::Every(p) => (p.flicks(), EVERY),
             When::AfterFrames(n) => (n, FRAMES),
             When::EveryFrames(n) => (n, EVERY | FRAMES),
+            When::At(t) => (t.flicks(), AT),
         };
         bits |= (u8::from(spec.real) * REAL) | (u8::from(fire) * FIRE);
         if let Some(c) = spec.catch_up {
             bits |= (1 + c as u8) << CATCH_UP_SHIFT;
         }
-        Packed { amount, bits }
+        Packed {
+            amount,
+            bits,
+            state: 0,
+        }
     }
 
     /// The settings it was made from, with `options` (those its entity carries).
@@ -111,6 +122,7 @@ impl Packed {
     pub(crate) fn spec(&self, options: Option<&LaterOptions>) -> Spec {
         let amount = self.amount;
         let when = match (self.has(EVERY), self.has(FRAMES)) {
+            _ if self.has(AT) => When::At(Time::from_flicks(amount)),
             (false, false) => When::After(Span::from_flicks(amount)),
             (true, false) => When::Every(Span::from_flicks(amount)),
             (false, true) => When::AfterFrames(amount),
@@ -148,22 +160,28 @@ impl Packed {
 
     /// `true` once a control waits for it to be set.
     pub(crate) fn controlled(&self) -> bool {
-        self.has(CONTROLLED)
+        self.state & CONTROLLED != 0
     }
 
     /// Marks that a control waits for it to be set.
     pub(crate) fn set_controlled(&mut self) {
-        self.bits |= CONTROLLED;
+        self.state |= CONTROLLED;
     }
 
     /// `true` once its owner was found despawned before the timer was set: it never will be.
     pub(crate) fn orphan(&self) -> bool {
-        self.has(ORPHAN)
+        self.state & ORPHAN != 0
+    }
+
+    /// `true` for a timer due at a time of its clock (`at`): its first countdown is that time
+    /// less the clock's reading.
+    pub(crate) fn is_at(&self) -> bool {
+        self.has(AT)
     }
 
     /// Marks that its owner was despawned before the timer was set.
     pub(crate) fn set_orphan(&mut self) {
-        self.bits |= ORPHAN;
+        self.state |= ORPHAN;
     }
 
     fn has(&self, bit: u8) -> bool {
@@ -182,6 +200,7 @@ mod tests {
             When::Every(Span::from_flicks(u64::MAX)),
             When::AfterFrames(3),
             When::EveryFrames(u64::MAX),
+            When::At(Time::from_flicks(7)),
         ];
         let catch_ups = [
             None,
@@ -212,9 +231,10 @@ mod tests {
                             let mut p = Packed::new(&spec, fire);
                             assert_eq!(p.spec(options), spec);
                             assert_eq!(p.fire(), fire);
-                            assert!(!p.controlled());
+                            assert!(!p.controlled() && !p.orphan());
                             p.set_controlled();
-                            assert!(p.controlled());
+                            p.set_orphan();
+                            assert!(p.controlled() && p.orphan());
                             assert_eq!((p.spec(options), p.fire()), (spec, fire));
                             assert_eq!(options.is_some_and(|o| o.never()), times == Some(0));
                         }

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use bevy_ecs::prelude::*;
-use tickflow::prelude::TimerHandle;
+use tickflow::prelude::{Clocks, Domain, TimerHandle};
 
 use crate::spec::{LaterOptions, Packed, Spec};
 use crate::target::Target;
@@ -76,16 +76,32 @@ impl TickflowTimer {
     }
 
     /// A timer not set yet (queued for the next frame's batch), with the options its entity
-    /// carries: its first countdown's length and its rate, in flicks or frames. It reads as
-    /// that countdown, untouched: nothing can have changed it (a control sets the batch
-    /// first). `None` once set, or for a timer that will never be set (`times(0)`).
-    pub(crate) fn waiting(&self, options: Option<&LaterOptions>) -> Option<(u64, u64)> {
+    /// carries: its first countdown's length and its rate, in flicks or frames (for a timer
+    /// due `at` a time, that time less its clock's reading, from `clocks`). It reads as that
+    /// countdown, untouched: nothing can have changed it (a control sets the batch first).
+    /// `None` once set, or for a timer that will never be set (`times(0)`, an orphan).
+    pub(crate) fn waiting(
+        &self,
+        options: Option<&LaterOptions>,
+        clocks: impl FnOnce() -> Option<Clocks>,
+    ) -> Option<(u64, u64)> {
         if self.handle.is_some()
             || self.spec.controlled()
             || self.spec.orphan()
             || options.is_some_and(|o| o.never())
         {
             return None;
+        }
+        if self.spec.is_at() {
+            let domain = match self.spec.spec(None).real {
+                true => Domain::Real,
+                false => Domain::Game,
+            };
+            let left = self
+                .spec
+                .amount()
+                .saturating_sub(clocks()?.now(domain).flicks());
+            return Some((left, left));
         }
         let rate = self.spec.amount();
         let first = options.and_then(|o| o.first_delay);

@@ -394,3 +394,49 @@ fn stopwatches_follow_their_clocks() {
         "the pause counted"
     );
 }
+
+/// `commands.tickflow().at(time)`: the boss at 1.0 s of game time comes in the frame that
+/// reaches it, whenever it was set; queued, it reads as that time less the clock's; a time
+/// already past fires in the next frame.
+#[test]
+fn an_entity_timer_at_a_game_time() {
+    use bevy_ecs::system::RunSystemOnce;
+    let mut app = app(10, 1);
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(game_time(&mut app), secs(0.3));
+    let (boss, late) = app
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            let at = |what: &'static str| {
+                move |w: &mut World| {
+                    let frame = w.resource::<TickflowCommands>().clocks().frame();
+                    log(w, format!("{what} at frame {frame}"));
+                }
+            };
+            let boss = (commands.tickflow().at(tickflow::Time::from_secs(1.0)))
+                .call(at("boss"))
+                .id();
+            let late = (commands.tickflow().at(tickflow::Time::from_secs(0.1)))
+                .call(at("late"))
+                .id();
+            (boss, late)
+        })
+        .unwrap();
+    let queued = tickflow_bevy::read_timer(app.world(), boss).unwrap();
+    assert_eq!(queued.remaining, Amount::Time(secs(0.7)));
+    assert_eq!(
+        tickflow_bevy::read_timer(app.world(), late)
+            .unwrap()
+            .remaining,
+        Amount::Time(Span::ZERO)
+    );
+    tickflow_bevy::flush(app.world_mut());
+    assert_eq!(tickflow_bevy::read_timer(app.world(), boss), Some(queued));
+    for _ in 0..8 {
+        app.update();
+    }
+    let lines = app.world().resource::<Log>().0.clone();
+    assert_eq!(lines, ["late at frame 4", "boss at frame 10"]);
+}
