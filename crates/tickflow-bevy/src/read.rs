@@ -7,7 +7,7 @@ use std::sync::MutexGuard;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
-use tickflow::prelude::{Clocks, Scheduler, Span, TimerHandle, Timers};
+use tickflow::prelude::{Clocks, Domain, Scheduler, Span, TimerHandle, Timers};
 
 use crate::amount::Amount;
 use crate::resource::Tickflow;
@@ -274,6 +274,13 @@ impl TickflowTimers<'_, '_> {
         read_one(&self.tickflow, timer, options)
     }
 
+    /// Any timer of the scheduler by its handle — one set through `ResMut<Tickflow>`, or
+    /// resumed from a store — read the same way as an entity's ([`TimerRead`], frames as
+    /// frames); `None` for a stale handle.
+    pub fn of_handle(&self, h: TimerHandle) -> Option<TimerRead> {
+        self.with_timers(|t| read_handle(t, h))
+    }
+
     /// The whole scheduler, to read ([`Tickflow::read`]).
     pub fn read(&self) -> TickflowRead<'_> {
         self.tickflow.read()
@@ -367,21 +374,25 @@ fn read_one(
             calls: 0,
         });
     };
-    let read = |t: &Timers<World>| {
-        Some(TimerRead {
-            remaining: amount(t.remaining(h)?.flicks()),
-            elapsed: amount(t.elapsed(h)?.flicks()),
-            rate: amount(t.rate(h)?.flicks()),
-            fraction: t.fraction(h)?,
-            paused: t.is_paused(h),
-            calls: t.calls_made(h)?,
-        })
-    };
+    let read = |t: &Timers<World>| read_handle(t, h);
     let guard = tickflow.read();
     match guard.idle() {
         Some(sched) => read(sched.timers_ref()),
         None => crate::lend::lent(read).expect(LEND),
     }
+}
+
+/// The read-out of the timer `h` in `t`, whichever kind it is.
+fn read_handle(t: &Timers<World>, h: TimerHandle) -> Option<TimerRead> {
+    let amount = |s: Span| Amount::of(t.domain(h) == Some(Domain::Frames), s.flicks());
+    Some(TimerRead {
+        remaining: amount(t.remaining(h)?),
+        elapsed: amount(t.elapsed(h)?),
+        rate: amount(t.rate(h)?),
+        fraction: t.fraction(h)?,
+        paused: t.is_paused(h),
+        calls: t.calls_made(h)?,
+    })
 }
 
 /// A run condition: `true` once `entity` holds no running timer of

@@ -317,3 +317,29 @@ fn frame_timers_read_in_frames() {
     assert_eq!(format!("{}", set[0].0.unwrap()), "15 frames");
     assert_eq!(format!("{}", set[1].0.unwrap()), "1.5s");
 }
+
+/// A timer set through the scheduler reads by its handle as an entity's reads (the same
+/// `TimerRead`, frames as frames), from a system and from an observer inside a frame.
+#[test]
+fn scheduler_timers_read_as_entity_timers_do() {
+    let mut app = app();
+    let (frames, time) = {
+        let mut tf = app.world_mut().resource_mut::<Tickflow>();
+        let t = tf.scheduler().timers();
+        let frames = t.every(Frames(20)).call(|_, _| {});
+        let time = t.after(secs(3.0)).call(|_, _| {});
+        (frames, time)
+    };
+    run(&mut app, 5);
+    let (f, t) = app
+        .world_mut()
+        .run_system_once(move |t: TickflowTimers| (t.of_handle(frames), t.of_handle(time)))
+        .unwrap();
+    let f = f.unwrap();
+    assert_eq!(
+        (f.remaining, f.elapsed),
+        (Amount::Frames(Frames(15)), Amount::Frames(Frames(5)))
+    );
+    assert_eq!(f.fraction_remaining(), 0.75);
+    assert_eq!(t.unwrap().remaining, Amount::Time(secs(2.5)));
+}

@@ -2,7 +2,7 @@
 //! changes anything; every one answers `None`/`false` for an unknown or stale handle.
 
 use super::Extras;
-use crate::time::{Clocks, Span};
+use crate::time::{Clocks, Domain, Span};
 use crate::timer::slot::{SlotState, TimerEntry, NEVER};
 use crate::timer::wheel::Wheel;
 use crate::timer::{TimerHandle, TimerInfo, TimerState, Timers};
@@ -39,6 +39,22 @@ impl<C: 'static> Timers<C> {
             SlotState::Paused | SlotState::ExecutingPaused => TimerState::Paused,
             SlotState::Free => unreachable!("find() skips free slots"),
         })
+    }
+
+    /// The clock the timer counts on: a `Span` it reads in counts frames on
+    /// [`Domain::Frames`](crate::time::Domain::Frames).
+    ///
+    /// ```
+    /// use tickflow::prelude::*;
+    ///
+    /// let mut timers = TimerManager::<()>::new();
+    /// let h = timers.after(Frames(20)).call(|_, _| {});
+    /// assert_eq!(timers.domain(h), Some(Domain::Frames));
+    /// assert_eq!(timers.remaining(h), Some(Span::from_flicks(20))); // 20 frames
+    /// ```
+    pub fn domain(&self, h: TimerHandle) -> Option<Domain> {
+        let idx = self.find(h)?;
+        Some(self.slots.at(idx).flags().domain())
     }
 
     /// The timer's period (looping) or delay (one-shot); frames for a frame timer.
