@@ -274,59 +274,48 @@ fn load<C: 'static>(
     };
     let clocks = row.clocks;
     let offline = Span::from(Duration::from_nanos(now_ns.saturating_sub(clocks.wall_ns)));
-    let image = image.filter(|i| i.committed == row.committed as i64);
-    if let Some(image) = image {
-        // The scheduler is the image's; the rows are only looked through for owners that
-        // moved on while the node was down.
-        let (snap, state) = super::image::decode(node, &image)?;
-        let (sched, _) = Scheduler::restore(&snap, resolver)?;
-        let mut outsiders = Vec::new();
-        for part in parts {
-            let Part::Rows(part) = part else {
-                return Err(out_of_order());
-            };
-            (part.iter())
-                .filter(|t| t.owner.get() != 0 && !epoch_of.contains_key(&t.owner))
-                .for_each(|t| outsiders.push(t.owner));
+    // An image that is the last commit's is the scheduler; the rows are then only looked
+    // through for owners that moved on while the node was down.
+    let (mut sched, state) = match image.filter(|i| i.committed == row.committed as i64) {
+        Some(image) => {
+            let (snap, state) = super::image::decode(node, &image)?;
+            (Scheduler::restore(&snap, resolver)?.0, Some(state))
         }
-        outsiders.sort_unstable();
-        outsiders.dedup();
-        let resumed = Resumed {
-            resumed: true,
-            frame: clocks.frame,
-            offline,
-            state: Some(state),
-            ..Resumed::default()
-        };
-        return Ok(Loaded {
-            sched,
-            resumed,
-            held,
-            outsiders,
-            sent: sent_ok,
-        });
-    }
-    let real = Time::from_flicks(clocks.real).checked_add(offline);
-    let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
-    let mut sched = Scheduler::resumed(Time::from_flicks(clocks.game), real, clocks.frame);
-    let mut loader = sched.timers().durable_loader(clocks.raw(), offline)?;
-    loader.keep_shift();
-    loader.reserve(count.min(1 << 24) as usize);
+        None => {
+            let real = Time::from_flicks(clocks.real).checked_add(offline);
+            let real = real.unwrap_or(Time::from_flicks(u64::MAX - 1));
+            let game = Time::from_flicks(clocks.game);
+            (Scheduler::resumed(game, real, clocks.frame), None)
+        }
+    };
     let mut outsiders: Vec<OwnerId> = Vec::new();
-    for part in parts {
-        let Part::Rows(mut part) = part else {
-            return Err(out_of_order());
-        };
+    let mut keep_held = |part: &mut Vec<DurableTimer>| {
         part.retain(|t| {
             let held = t.owner.get() == 0 || epoch_of.contains_key(&t.owner);
             if !held {
                 outsiders.push(t.owner);
             }
             held
-        });
-        loader.add(part, resolver)?;
+        })
+    };
+    let mut loader = match state {
+        Some(_) => None,
+        None => Some(sched.timers().durable_loader(clocks.raw(), offline)?),
+    };
+    if let Some(loader) = loader.as_mut() {
+        loader.keep_shift();
+        loader.reserve(count.min(1 << 24) as usize);
     }
-    let report = loader.finish();
+    for part in parts {
+        let Part::Rows(mut part) = part else {
+            return Err(out_of_order());
+        };
+        keep_held(&mut part);
+        if let Some(loader) = loader.as_mut() {
+            loader.add(part, resolver)?;
+        }
+    }
+    let report = loader.map(|l| l.finish()).unwrap_or_default();
     outsiders.sort_unstable();
     outsiders.dedup();
     let resumed = Resumed {
@@ -336,7 +325,7 @@ fn load<C: 'static>(
         timers: report,
         owners: 0,
         in_flight: Vec::new(),
-        state: None,
+        state,
     };
     Ok(Loaded {
         sched,
