@@ -7,7 +7,9 @@
 //! - a save taken while mana regenerates, then the fireball's cooldown ends and two more points
 //!   of mana come, then the save is loaded: the regeneration timer and the mana are back where
 //!   they were (the next point comes when it came the first time), and the cooldown, which
-//!   ended after the save, stays ended: its entity went with its last call.
+//!   ended after the save, stays ended: its entity went with its last call;
+//! - a boss due at 1.5 s of game time (`at`), whose arrival is observed and reads the
+//!   fireball's cooldown from inside the frame (`TickflowTimers` through the lent timers).
 //!
 //! ```sh
 //! cargo run -p tickflow-bevy --example cooldowns
@@ -87,6 +89,25 @@ fn main() {
         })
         .unwrap();
     app.insert_resource(Fireball(fireball));
+    // The boss, at 1.5 s of game time whatever happens to the cooldown; its observer reads the
+    // cooldown while the frame runs.
+    app.world_mut()
+        .run_system_once(|mut commands: Commands| {
+            let arrives = |_: On<TimerFired>, timers: TickflowTimers, fb: Res<Fireball>| {
+                let left = timers.remaining(fb.0).map(|a| a.to_string());
+                let line = format!("the boss arrives; fireball in {}", left.unwrap_or_default());
+                println!("{line}");
+                line
+            };
+            commands
+                .tickflow()
+                .at(tickflow::Time::from_secs(1.5))
+                .fire()
+                .observe(arrives.pipe(|line: In<String>, mut lines: ResMut<Lines>| {
+                    lines.0.push(line.0);
+                }));
+        })
+        .unwrap();
     // Mana: one point every 0.5 s.
     app.world_mut()
         .run_system_once(|mut commands: Commands| {
@@ -157,6 +178,7 @@ fn main() {
         "[#######...] 0.6 s left",
         "[########..] 0.5 s left",
         "[########..] 0.4 s left",
+        "the boss arrives; fireball in 0.3s",
         "mana 3",
         "[#########.] 0.3 s left",
         "[#########.] 0.2 s left",
