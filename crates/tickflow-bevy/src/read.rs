@@ -199,10 +199,16 @@ impl TickflowTimers<'_, '_> {
         }
     }
 
-    /// Runs `f` on the timers: the scheduler's between frames, the ones its callback lent
-    /// while a frame runs ([`lend_timers`](crate::lend_timers)).
+    /// Runs `f` on all the scheduler's timers — [`Timers::list`], `info_of`, any query —
+    /// between frames or inside one (through the timers the callback that set this system off
+    /// lent it: [`lend_timers`](crate::lend_timers)), where
+    /// [`Tickflow::read`]`().timers()` panics while a frame runs.
+    ///
+    /// # Panics
+    ///
+    /// Inside a frame, when no timers were lent.
     #[track_caller]
-    fn with_timers<T>(&self, f: impl FnOnce(&Timers<World>) -> T) -> T {
+    pub fn with_timers<T>(&self, f: impl FnOnce(&Timers<World>) -> T) -> T {
         let read = self.tickflow.read();
         match read.idle() {
             Some(sched) => f(sched.timers_ref()),

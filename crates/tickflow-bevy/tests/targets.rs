@@ -309,7 +309,9 @@ fn what_a_call_sets_off_reads_timers() {
                 move |_: On<TimerFired>, timers: TickflowTimers, mut log: ResMut<Log>| {
                     let left = timers.remaining(buff).unwrap();
                     let fraction = timers.fraction(buff).unwrap();
-                    log.0.push(format!("observer: {left} {fraction:.2}"));
+                    let all = timers.with_timers(|t| t.len());
+                    log.0
+                        .push(format!("observer: {left} {fraction:.2} of {all}"));
                 };
             commands
                 .tickflow()
@@ -322,7 +324,7 @@ fn what_a_call_sets_off_reads_timers() {
     run(&mut app, 10);
     assert_eq!(
         lines(&app),
-        ["observer: 1.5s 0.25", "system: 1.2s paused false"]
+        ["observer: 1.5s 0.25 of 3", "system: 1.2s paused false"]
     );
 }
 
