@@ -161,14 +161,6 @@ impl std::fmt::Debug for TickflowTimers<'_, '_> {
     }
 }
 
-/// A timer as `TickflowTimers` finds it.
-enum Found {
-    /// In the scheduler.
-    Set(TimerHandle),
-    /// Queued for the next frame's batch: its first countdown's length and its rate.
-    Waiting(u64, u64),
-}
-
 impl TickflowTimers<'_, '_> {
     /// The timer `entity` holds, in the scheduler (`None` too while it waits for the next
     /// frame's batch: the other methods answer for it then).
@@ -176,27 +168,54 @@ impl TickflowTimers<'_, '_> {
         self.timers.get(entity).ok()?.0.handle()
     }
 
-    /// Where `entity`'s timer is, and whether it counts frames.
-    fn find(&self, entity: Entity) -> Option<(Found, bool)> {
+    /// Everything at once ([`TimerRead`]); the single reads below are its fields.
+    pub fn get(&self, entity: Entity) -> Option<TimerRead> {
         let (timer, options) = self.timers.get(entity).ok()?;
-        let found = match timer.handle() {
-            Some(h) => Found::Set(h),
-            None => (timer.waiting(options, || clocks(&self.tickflow)))
-                .map(|(len, rate)| Found::Waiting(len, rate))?,
-        };
-        Some((found, timer.counts_frames()))
+        read_one(&self.tickflow, timer, options)
     }
 
-    fn query<T>(
-        &self,
-        entity: Entity,
-        set: impl FnOnce(&Timers<World>, TimerHandle) -> Option<T>,
-        waiting: impl FnOnce(u64, u64) -> T,
-    ) -> Option<T> {
-        match self.find(entity)?.0 {
-            Found::Set(h) => self.with_timers(|t| set(t, h)),
-            Found::Waiting(len, rate) => Some(waiting(len, rate)),
-        }
+    /// Time (or frames, for a frame timer) left until its next call ([`Timers::remaining`]).
+    pub fn remaining(&self, entity: Entity) -> Option<Amount> {
+        self.get(entity).map(|r| r.remaining)
+    }
+
+    /// Time (or frames) since its current countdown began ([`Timers::elapsed`]).
+    pub fn elapsed(&self, entity: Entity) -> Option<Amount> {
+        self.get(entity).map(|r| r.elapsed)
+    }
+
+    /// How far its countdown has come, 0 to 1 ([`Timers::fraction`]): a progress bar.
+    pub fn fraction(&self, entity: Entity) -> Option<f64> {
+        self.get(entity).map(|r| r.fraction)
+    }
+
+    /// How much of its countdown is left, 1 to 0: `1 - fraction` (a cooldown overlay that
+    /// shrinks).
+    pub fn fraction_remaining(&self, entity: Entity) -> Option<f64> {
+        self.get(entity).map(|r| r.fraction_remaining())
+    }
+
+    /// Its period or delay ([`Timers::rate`]), in its own unit.
+    pub fn rate(&self, entity: Entity) -> Option<Amount> {
+        self.get(entity).map(|r| r.rate)
+    }
+
+    /// `true` while it is paused
+    /// ([`TickflowTimerCommands::pause_timer`](crate::TickflowTimerCommands::pause_timer)).
+    pub fn is_paused(&self, entity: Entity) -> Option<bool> {
+        self.get(entity).map(|r| r.paused)
+    }
+
+    /// The calls it has made.
+    pub fn calls_made(&self, entity: Entity) -> Option<u64> {
+        self.get(entity).map(|r| r.calls)
+    }
+
+    /// Any timer of the scheduler by its handle — one set through `ResMut<Tickflow>`, or
+    /// resumed from a store — read the same way as an entity's ([`TimerRead`], frames as
+    /// frames); `None` for a stale handle.
+    pub fn of_handle(&self, h: TimerHandle) -> Option<TimerRead> {
+        self.with_timers(|t| read_handle(t, h))
     }
 
     /// Runs `f` on all the scheduler's timers — [`Timers::list`], `info_of`, any query —
@@ -209,82 +228,7 @@ impl TickflowTimers<'_, '_> {
     /// Inside a frame, when no timers were lent.
     #[track_caller]
     pub fn with_timers<T>(&self, f: impl FnOnce(&Timers<World>) -> T) -> T {
-        let read = self.tickflow.read();
-        match read.idle() {
-            Some(sched) => f(sched.timers_ref()),
-            None => crate::lend::lent(f).expect(LEND),
-        }
-    }
-
-    /// An amount the scheduler reads as a `Span` (of frames, for a frame timer), in the
-    /// timer's own unit.
-    fn amount(
-        &self,
-        entity: Entity,
-        set: impl FnOnce(&Timers<World>, TimerHandle) -> Option<Span>,
-        waiting: impl FnOnce(u64, u64) -> u64,
-    ) -> Option<Amount> {
-        let (found, frames) = self.find(entity)?;
-        let n = match found {
-            Found::Set(h) => self.with_timers(|t| set(t, h))?.flicks(),
-            Found::Waiting(len, rate) => waiting(len, rate),
-        };
-        Some(Amount::of(frames, n))
-    }
-
-    /// Time (or frames, for a frame timer) left until its next call ([`Timers::remaining`]).
-    pub fn remaining(&self, entity: Entity) -> Option<Amount> {
-        self.amount(entity, |t, h| t.remaining(h), |len, _| len)
-    }
-
-    /// Time (or frames) since its current countdown began ([`Timers::elapsed`]).
-    pub fn elapsed(&self, entity: Entity) -> Option<Amount> {
-        self.amount(entity, |t, h| t.elapsed(h), |_, _| 0)
-    }
-
-    /// How far its countdown has come, 0 to 1 ([`Timers::fraction`]): a progress bar.
-    pub fn fraction(&self, entity: Entity) -> Option<f64> {
-        let waiting = |len, _| if len == 0 { 1.0 } else { 0.0 };
-        self.query(entity, |t, h| t.fraction(h), waiting)
-    }
-
-    /// How much of its countdown is left, 1 to 0: `1 - fraction` (a cooldown overlay that
-    /// shrinks).
-    pub fn fraction_remaining(&self, entity: Entity) -> Option<f64> {
-        self.fraction(entity).map(|f| 1.0 - f)
-    }
-
-    /// Its period or delay ([`Timers::rate`]), in its own unit.
-    pub fn rate(&self, entity: Entity) -> Option<Amount> {
-        self.amount(entity, |t, h| t.rate(h), |_, rate| rate)
-    }
-
-    /// `true` while it is paused
-    /// ([`TickflowTimerCommands::pause_timer`](crate::TickflowTimerCommands::pause_timer)).
-    pub fn is_paused(&self, entity: Entity) -> Option<bool> {
-        self.query(
-            entity,
-            |t, h| t.exists(h).then(|| t.is_paused(h)),
-            |_, _| false,
-        )
-    }
-
-    /// The calls it has made.
-    pub fn calls_made(&self, entity: Entity) -> Option<u64> {
-        self.query(entity, |t, h| t.calls_made(h), |_, _| 0)
-    }
-
-    /// Everything at once ([`TimerRead`]).
-    pub fn get(&self, entity: Entity) -> Option<TimerRead> {
-        let (timer, options) = self.timers.get(entity).ok()?;
-        read_one(&self.tickflow, timer, options)
-    }
-
-    /// Any timer of the scheduler by its handle — one set through `ResMut<Tickflow>`, or
-    /// resumed from a store — read the same way as an entity's ([`TimerRead`], frames as
-    /// frames); `None` for a stale handle.
-    pub fn of_handle(&self, h: TimerHandle) -> Option<TimerRead> {
-        self.with_timers(|t| read_handle(t, h))
+        try_with_timers(&self.tickflow, f).expect(LEND)
     }
 
     /// The whole scheduler, to read ([`Tickflow::read`]).
@@ -353,44 +297,43 @@ pub fn read_timer(world: &World, entity: Entity) -> Option<TimerRead> {
     )
 }
 
-/// The scheduler's clocks: its own between frames, the lent timers' inside one.
-fn clocks(tickflow: &Tickflow) -> Option<Clocks> {
+/// Runs `f` on the timers: the scheduler's between frames, the ones the running callback lent
+/// inside one (`None` when it lent none).
+fn try_with_timers<T>(tickflow: &Tickflow, f: impl FnOnce(&Timers<World>) -> T) -> Option<T> {
     let guard = tickflow.read();
     match guard.idle() {
-        Some(sched) => Some(sched.clocks()),
-        None => crate::lend::lent(Timers::clocks),
+        Some(sched) => Some(f(sched.timers_ref())),
+        None => crate::lend::lent(f),
     }
 }
 
-/// The read-out of one timer, its component and options given.
+/// The read-out of one timer, its component and options given: a queued one as it will be
+/// set, a set one from the scheduler.
+#[track_caller]
 fn read_one(
     tickflow: &Tickflow,
     timer: &TickflowTimer,
     options: Option<&LaterOptions>,
 ) -> Option<TimerRead> {
-    let amount = |n| Amount::of(timer.counts_frames(), n);
-    let Some(h) = timer.handle() else {
-        let (len, rate) = timer.waiting(options, || clocks(tickflow))?;
-        return Some(TimerRead {
-            remaining: amount(len),
-            elapsed: amount(0),
-            rate: amount(rate),
-            fraction: if len == 0 { 1.0 } else { 0.0 },
-            paused: false,
-            calls: 0,
-        });
-    };
-    let read = |t: &Timers<World>| read_handle(t, h);
-    let guard = tickflow.read();
-    match guard.idle() {
-        Some(sched) => read(sched.timers_ref()),
-        None => crate::lend::lent(read).expect(LEND),
+    if let Some(h) = timer.handle() {
+        return try_with_timers(tickflow, |t| read_handle(t, h)).expect(LEND);
     }
+    let (len, rate) = timer.waiting(options, || try_with_timers(tickflow, Timers::clocks))?;
+    let amount = |n| Amount::of(timer.counts_frames(), n);
+    Some(TimerRead {
+        remaining: amount(len),
+        elapsed: amount(0),
+        rate: amount(rate),
+        fraction: if len == 0 { 1.0 } else { 0.0 },
+        paused: false,
+        calls: 0,
+    })
 }
 
 /// The read-out of the timer `h` in `t`, whichever kind it is.
 fn read_handle(t: &Timers<World>, h: TimerHandle) -> Option<TimerRead> {
-    let amount = |s: Span| Amount::of(t.domain(h) == Some(Domain::Frames), s.flicks());
+    let frames = t.domain(h)? == Domain::Frames;
+    let amount = |s: Span| Amount::of(frames, s.flicks());
     Some(TimerRead {
         remaining: amount(t.remaining(h)?),
         elapsed: amount(t.elapsed(h)?),

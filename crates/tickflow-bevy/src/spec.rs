@@ -10,7 +10,7 @@
 //! own, which only the timers that take them carry.
 
 use bevy_ecs::prelude::Component;
-use tickflow::prelude::{CatchUp, Span, Time};
+use tickflow::prelude::{CatchUp, Domain, Span, Time};
 
 /// When a timer fires.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -173,10 +173,14 @@ impl Packed {
         self.state & ORPHAN != 0
     }
 
-    /// `true` for a timer due at a time of its clock (`at`): its first countdown is that time
-    /// less the clock's reading.
-    pub(crate) fn is_at(&self) -> bool {
-        self.has(AT)
+    /// For a timer due at a time of its clock (`at`), that clock: its first countdown is that
+    /// time less the clock's reading. `None` for the others.
+    pub(crate) fn at_clock(&self) -> Option<Domain> {
+        match (self.has(AT), self.has(REAL)) {
+            (false, _) => None,
+            (true, false) => Some(Domain::Game),
+            (true, true) => Some(Domain::Real),
+        }
     }
 
     /// Marks that its owner was despawned before the timer was set.

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use bevy_ecs::prelude::*;
-use tickflow::prelude::{Clocks, Domain, TimerHandle};
+use tickflow::prelude::{Clocks, TimerHandle};
 
 use crate::spec::{LaterOptions, Packed, Spec};
 use crate::target::Target;
@@ -92,15 +92,9 @@ impl TickflowTimer {
         {
             return None;
         }
-        if self.spec.is_at() {
-            let domain = match self.spec.spec(None).real {
-                true => Domain::Real,
-                false => Domain::Game,
-            };
-            let left = self
-                .spec
-                .amount()
-                .saturating_sub(clocks()?.now(domain).flicks());
+        if let Some(clock) = self.spec.at_clock() {
+            let now = clocks()?.now(clock).flicks();
+            let left = self.spec.amount().saturating_sub(now);
             return Some((left, left));
         }
         let rate = self.spec.amount();
