@@ -260,11 +260,14 @@ pub const TABLES: [&str; 6] = [
     "tickflow_images",
 ];
 
+/// The tables an upgrade adds to an older store ([`upgrade`]).
+const UPGRADE_ADDS: [&str; 1] = ["tickflow_images"];
+
 /// Refuses a database that has some of the store's tables but not all (`have`: the ones it
 /// has), or none; `all: false` leaves out the tables an upgrade adds (checked again, with
-/// `all`, when the store needs none).
+/// `all`, when the store needs none: [`settle_schema`]).
 pub fn check_tables(have: &[&str], all: bool) -> Result<(), StoreError> {
-    let need = if all { &TABLES[..] } else { &TABLES[..5] };
+    let mut need = TABLES.iter().filter(|t| all || !UPGRADE_ADDS.contains(t));
     if have.is_empty() {
         return Err(StoreError::Missing {
             what: "the database has none of tickflow's tables: it is not a store (the \
@@ -272,7 +275,7 @@ pub fn check_tables(have: &[&str], all: bool) -> Result<(), StoreError> {
                 .into(),
         });
     }
-    if let Some(gone) = need.iter().find(|t| !have.contains(t)) {
+    if let Some(gone) = need.find(|t| !have.contains(t)) {
         return Err(StoreError::Missing {
             what: format!("the store's table {gone} is missing: the database is damaged"),
         });
@@ -294,6 +297,26 @@ pub fn upgrade(found: &[i64], int: &str, bytes: &str) -> Option<String> {
         "{shift}\n{}UPDATE tickflow_schema SET version = {SCHEMA_VERSION};",
         images(int, bytes)
     ))
+}
+
+/// Brings a store whose tables are `have` (the ones [`check_tables`] without `all` passed)
+/// and whose `tickflow_schema` says `found` to this build's schema: runs its upgrade with
+/// `exec` where there is one; otherwise refuses another version, or a table missing.
+/// `int` and `bytes` are the backend's 64-bit and byte-string types.
+pub fn settle_schema(
+    have: &[&str],
+    found: &[i64],
+    int: &str,
+    bytes: &str,
+    exec: impl FnOnce(&str) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    match upgrade(found, int, bytes) {
+        Some(sql) => exec(&sql),
+        None => {
+            check_version(found)?;
+            check_tables(have, true)
+        }
+    }
 }
 
 /// Checks the rows of `tickflow_schema`: exactly one, of this build's version.

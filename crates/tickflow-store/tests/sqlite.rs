@@ -119,12 +119,7 @@ fn older_stores_are_upgraded_in_place() {
     node.end_frame(&mut sched, |_, _| Ok(())).unwrap();
     let want = sched.timers().durable_timers();
     drop((node, sched));
-    // What a schema-2 build left (no shift column, no images), then a schema-3 one (no images).
-    for old in [
-        "ALTER TABLE tickflow_nodes DROP COLUMN shift; DROP TABLE tickflow_images; \
-         UPDATE tickflow_schema SET version = 2",
-        "DROP TABLE tickflow_images; UPDATE tickflow_schema SET version = 3",
-    ] {
+    for old in common::OLDER_SCHEMAS {
         Sqlite::open(&path)
             .unwrap()
             .connection()

@@ -170,7 +170,7 @@ impl Postgres {
             .iter()
             .map(|r| r.get(0))
             .collect();
-        let mut have: Vec<&str> = (TABLES.iter().copied())
+        let have: Vec<&str> = (TABLES.iter().copied())
             .filter(|t| tables.iter().any(|x| x == t))
             .collect();
         if have.is_empty() && create {
@@ -182,16 +182,11 @@ impl Postgres {
             return Ok(tx.commit()?);
         }
         crate::backend::check_tables(&have, false)?;
-        let mut found: Vec<i64> = (tx.query("SELECT version FROM tickflow_schema", &[])?.iter())
+        let found: Vec<i64> = (tx.query("SELECT version FROM tickflow_schema", &[])?.iter())
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()?;
-        if let Some(sql) = crate::backend::upgrade(&found, "BIGINT", "BYTEA") {
-            tx.batch_execute(&sql)?;
-            found = vec![SCHEMA_VERSION];
-            have = crate::backend::TABLES.to_vec();
-        }
-        crate::backend::check_version(&found)?;
-        crate::backend::check_tables(&have, true)?;
+        let exec = |sql: &str| Ok(tx.batch_execute(sql)?);
+        crate::backend::settle_schema(&have, &found, "BIGINT", "BYTEA", exec)?;
         Ok(tx.commit()?)
     }
 }

@@ -156,18 +156,13 @@ impl Sqlite {
             return Ok(tx.commit()?);
         }
         crate::backend::check_tables(&have, false)?;
-        let mut found: Vec<i64> = {
+        let found: Vec<i64> = {
             let mut stmt = tx.prepare("SELECT version FROM tickflow_schema")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
             rows.collect::<Result<_, _>>()?
         };
-        if let Some(sql) = crate::backend::upgrade(&found, "INTEGER", "BLOB") {
-            tx.execute_batch(&sql)?;
-            found = vec![SCHEMA_VERSION];
-            have = crate::backend::TABLES.to_vec();
-        }
-        crate::backend::check_version(&found)?;
-        crate::backend::check_tables(&have, true)?;
+        let exec = |sql: &str| Ok(tx.execute_batch(sql)?);
+        crate::backend::settle_schema(&have, &found, "INTEGER", "BLOB", exec)?;
         Ok(tx.commit()?)
     }
 }

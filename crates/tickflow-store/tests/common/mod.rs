@@ -107,6 +107,14 @@ pub fn set(sched: &mut Scheduler<Log>, owner: u64, name: &str, frames: u64) -> T
     .call(record)
 }
 
+/// What builds of older schemas left, to upgrade from: schema 2 (no offline shift, no images),
+/// then schema 3 (no images). Each statement takes a store of this build back to that schema.
+pub const OLDER_SCHEMAS: [&str; 2] = [
+    "ALTER TABLE tickflow_nodes DROP COLUMN shift; DROP TABLE tickflow_images; \
+     UPDATE tickflow_schema SET version = 2",
+    "DROP TABLE tickflow_images; UPDATE tickflow_schema SET version = 3",
+];
+
 /// A node on a store from `open`, with a short lease: these tests stop a node by dropping it
 /// (as a crash would) and start it again at once in the same process, which waits for the
 /// lease (a process on the same machine that is gone is seen at once; this one is not gone).
