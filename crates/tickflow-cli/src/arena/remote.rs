@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use tickflow::prelude::*;
-use tickflow_store::{Durable, Handovers, Parcel, Postgres, Settled, Sqlite, Store, StoreError};
+use tickflow_store::{Durable, Handovers, Parcel, Settled, Store, StoreError};
 
 use super::mailbox::{write_frame, FrameWrite, Mailbox, POLL};
 use super::owner;
@@ -62,15 +62,10 @@ pub(crate) fn serve(
     schema: Option<&str>,
 ) -> Result<(), String> {
     let mb = Mailbox::open(store, schema)?;
-    if let Some(path) = store.strip_prefix("sqlite:") {
-        let db = Sqlite::create(path).map_err(err)?;
-        serve_on(db, mb, index, shards, seed)
-    } else {
-        let db = match schema {
-            Some(schema) => Postgres::create_in(store, schema),
-            None => Postgres::create(store),
-        };
-        serve_on(db.map_err(err)?, mb, index, shards, seed)
+    // A second connection for the shard's commits: its own store's, through the same opening.
+    match Mailbox::open(store, schema)? {
+        Mailbox::Sqlite(db) => serve_on(db, mb, index, shards, seed),
+        Mailbox::Postgres(db) => serve_on(db, mb, index, shards, seed),
     }
 }
 
