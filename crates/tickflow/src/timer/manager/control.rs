@@ -266,6 +266,27 @@ impl<C: 'static> Timers<C> {
         self.set_remaining(h, Span::from_flicks(len.saturating_sub(elapsed.flicks())))
     }
 
+    /// Gives the timer a new [tag](crate::timer::TimerBuilder::tag) (what a restore binds it
+    /// by): a timer whose key changed since it was set, such as one bound again after a
+    /// restart to an entity spawned anew. A durable timer's row takes the new tag at the next
+    /// commit. `false` for an unknown or stale handle.
+    ///
+    /// ```
+    /// # use tickflow::{time::secs, timer::TimerManager};
+    /// let mut timers = TimerManager::<()>::new();
+    /// let t = timers.after(secs(1.0)).tag(7).call(|_, _| {});
+    /// assert!(timers.set_tag(t, 9));
+    /// assert_eq!(timers.info_of(t).unwrap().tag, Some(9));
+    /// ```
+    pub fn set_tag(&mut self, h: TimerHandle, tag: u64) -> bool {
+        let Some(idx) = self.find(h) else {
+            return false;
+        };
+        self.touch(idx);
+        self.tag_new(idx, tag);
+        true
+    }
+
     /// Changes a timer's rate: its period, or a one-shot's delay. The countdown in progress
     /// keeps the time it has run and ends at the new length (a cooldown cut by a fifth ends a
     /// fifth sooner; one that has already run longer is due in the next tick); a first delay in

@@ -142,6 +142,12 @@ impl<C: 'static> Timers<C> {
         self.find(h).map(|idx| self.calls_at(idx))
     }
 
+    /// The bytes given with [`payload`](crate::timer::TimerBuilder::payload) (empty when
+    /// none).
+    pub fn payload(&self, h: TimerHandle) -> Option<&[u8]> {
+        self.find(h).map(|idx| self.payload_at(idx))
+    }
+
     pub(crate) fn calls_at(&self, idx: u32) -> u64 {
         let hi = self.extras_of(idx).map_or(0, |x| x.calls_hi);
         u64::from(hi) << 32 | u64::from(self.slots.at(idx).calls())
