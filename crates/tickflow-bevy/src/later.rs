@@ -9,8 +9,9 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemId;
 use tickflow::prelude::{CatchUp, Domain, Span, Time};
 use tickflow::time::Interval;
+use tickflow::timer::{Offline, MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD};
 
-use crate::spec::{LaterOptions, Spec, When};
+use crate::spec::{Given, LaterOptions, Spec, When};
 use crate::target::Target;
 use crate::timer_entity::TickflowTimer;
 
@@ -74,7 +75,7 @@ impl fmt::Debug for LaterTimer<'_, '_, '_> {
         f.debug_struct("LaterTimer")
             .field("spec", &self.spec)
             .field("owner", &self.owner)
-            .field("name", &self.name)
+            .field("given", &self.given)
             .finish_non_exhaustive()
     }
 }
@@ -90,7 +91,7 @@ impl<'a, 'w, 's> Later<'a, 'w, 's> {
             commands: self.commands,
             spec: Spec::new(when),
             owner: None,
-            name: None,
+            given: Given::default(),
             _unit: PhantomData,
         }
     }
@@ -131,7 +132,7 @@ pub struct LaterTimer<'a, 'w, 's, U = Span> {
     commands: &'a mut Commands<'w, 's>,
     spec: Spec,
     owner: Option<Entity>,
-    name: Option<Box<str>>,
+    given: Given,
     /// What its delays are given in: `Span` or [`Frames`](tickflow::time::Frames).
     _unit: PhantomData<U>,
 }
@@ -192,7 +193,38 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
     /// assert_eq!(list[0].name.as_deref(), Some("autosave"));
     /// ```
     pub fn name(mut self, name: impl Into<Box<str>>) -> Self {
-        self.name = Some(name.into());
+        self.given.name = Some(name.into());
+        self
+    }
+
+    /// Makes the timer durable: a store (`tickflow_store::Durable`) keeps it, so it survives
+    /// the app, and a restart treats the time that passed as `offline` says. Its key in the
+    /// store is its [name](Self::name), which it must have: a resumed app binds its target
+    /// by that name ([`Rebind`](crate::Rebind)), on a new entity, and one durable timer per
+    /// name is kept (setting another of the same name clears this one, as a new order
+    /// replaces the old). Give each its own (`"forge/17"`), with the data its target needs
+    /// in its [payload](Self::payload).
+    ///
+    /// The owner (ECS) and the target (closures, observers on the entity) belong to this run
+    /// of the app and do not go to the store: entities are not the same in the next run.
+    ///
+    /// # Panics
+    ///
+    /// In the method that spawns the timer (`fire`, `trigger`, ...), when it has no name, or
+    /// its name or payload is longer than a store keeps
+    /// ([`MAX_DURABLE_NAME`](tickflow::timer::MAX_DURABLE_NAME),
+    /// [`MAX_DURABLE_PAYLOAD`](tickflow::timer::MAX_DURABLE_PAYLOAD)): a timer the game
+    /// believes durable would not be.
+    pub fn durable(mut self, offline: Offline) -> Self {
+        self.given.durable = Some(offline);
+        self
+    }
+
+    /// Bytes of yours that travel with the timer: in snapshots and in a durable timer's
+    /// store row, for the target of the resumed timer ([`Rebind::target`](crate::Rebind::target)
+    /// gets them) and for reads ([`TickflowTimers::payload`](crate::TickflowTimers::payload)).
+    pub fn payload(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.given.payload = Some(bytes.into().into_boxed_slice());
         self
     }
 
@@ -207,10 +239,14 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
         self
     }
 
+    #[track_caller]
     fn spawn(self, target: Option<Target>, fire: bool) -> EntityCommands<'a> {
+        if self.given.durable.is_some() {
+            check_durable(&self.given);
+        }
         let timer = TickflowTimer::new(&self.spec, target, fire);
         let options = LaterOptions {
-            name: self.name,
+            given: self.given,
             times: self.spec.times,
             first_delay: self.spec.first_delay,
         };
@@ -234,6 +270,7 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
     }
 
     /// At each call, triggers `event` for its observers.
+    #[track_caller]
     pub fn trigger<E>(self, event: E) -> EntityCommands<'a>
     where
         E: Event + Clone,
@@ -244,33 +281,62 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
 
     /// At each call, writes a copy of `message` (a Bevy `Message`, registered with
     /// `App::add_message`): read it with a `MessageReader` in any schedule.
+    #[track_caller]
     pub fn message<M: Message + Clone>(self, message: M) -> EntityCommands<'a> {
         self.target(Target::message(message))
     }
 
     /// At each call, runs a registered one-shot system.
+    #[track_caller]
     pub fn run_system(self, id: SystemId) -> EntityCommands<'a> {
         self.target(Target::run_system(id))
     }
 
     /// At each call, applies a copy of `command`.
+    #[track_caller]
     pub fn queue<M: Command + Clone + Sync>(self, command: M) -> EntityCommands<'a> {
         self.target(Target::queue(command))
     }
 
     /// At each call, runs `f` with the world.
+    #[track_caller]
     pub fn call(self, f: impl FnMut(&mut World) + Send + Sync + 'static) -> EntityCommands<'a> {
         self.target(Target::call(f))
     }
 
     /// At each call, runs `target`.
+    #[track_caller]
     pub fn target(self, target: Target) -> EntityCommands<'a> {
         self.spawn(Some(target), false)
     }
 
     /// At each call, triggers [`TimerFired`](crate::TimerFired) on the timer's entity: observe
     /// it there.
+    #[track_caller]
     pub fn fire(self) -> EntityCommands<'a> {
         self.spawn(None, true)
     }
+}
+
+/// A durable timer needs a name (its key, and what a resumed app binds it by) and a name and
+/// payload a store keeps.
+#[track_caller]
+fn check_durable(given: &Given) {
+    let name = given.name.as_deref().unwrap_or_default();
+    assert!(
+        !name.is_empty(),
+        "commands.tickflow(): a durable timer needs a name (its key in the store, and what \
+         Rebind binds its target by after a restart)"
+    );
+    assert!(
+        name.len() <= MAX_DURABLE_NAME,
+        "commands.tickflow(): a durable timer's name is {} bytes, more than a store keeps ({MAX_DURABLE_NAME})",
+        name.len()
+    );
+    let payload = given.payload.as_deref().map_or(0, <[u8]>::len);
+    assert!(
+        payload <= MAX_DURABLE_PAYLOAD,
+        "commands.tickflow(): a durable timer's payload is {payload} bytes, more than a store \
+         keeps ({MAX_DURABLE_PAYLOAD})"
+    );
 }

@@ -10,7 +10,7 @@ use tickflow::timer::TimerBuilder;
 
 use crate::bind::fire;
 use crate::commands::TickflowCommands;
-use crate::spec::{LaterOptions, Spec, When};
+use crate::spec::{Given, LaterOptions, Spec, When};
 use crate::timer_entity::TickflowTimer;
 
 /// Gives [`TickflowTimer`] its hooks in `world` (the plugin does, before any timer exists).
@@ -145,9 +145,9 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
             never.push(entity);
         } else if timer.handle().is_none() {
             let spec = timer.settings(options.as_deref());
-            // The name goes to the scheduler.
-            let name = options.as_mut().and_then(|o| o.name.take());
-            timer.set_handle(set(timers, spec, entity, name));
+            // The name, durability and payload go to the scheduler.
+            let given = options.as_mut().map(|o| std::mem::take(&mut o.given));
+            timer.set_handle(set(timers, spec, entity, given.unwrap_or_default()));
         }
     }
     for entity in never {
@@ -173,35 +173,25 @@ pub(crate) fn set_queued(world: &mut World, sched: &mut Scheduler<World>) {
     q.components = Some(components);
 }
 
-fn set(
-    timers: &mut Timers<World>,
-    spec: Spec,
-    entity: Entity,
-    name: Option<Box<str>>,
-) -> TimerHandle {
+fn set(timers: &mut Timers<World>, spec: Spec, entity: Entity, given: Given) -> TimerHandle {
     match spec.when {
-        When::After(d) => time(timers.after(d), spec, entity, name),
-        When::Every(p) => time(timers.every(p), spec, entity, name),
-        When::AfterFrames(n) => frames(timers.after(Frames(n)), spec, entity, name),
-        When::EveryFrames(n) => frames(timers.every(Frames(n)), spec, entity, name),
-        When::At(t) => time(timers.at(t), spec, entity, name),
+        When::After(d) => time(timers.after(d), spec, entity, given),
+        When::Every(p) => time(timers.every(p), spec, entity, given),
+        When::AfterFrames(n) => frames(timers.after(Frames(n)), spec, entity, given),
+        When::EveryFrames(n) => frames(timers.every(Frames(n)), spec, entity, given),
+        When::At(t) => time(timers.at(t), spec, entity, given),
     }
 }
 
 /// The options of a timer that counts time.
-fn time(
-    mut b: TimerBuilder<'_, World>,
-    spec: Spec,
-    entity: Entity,
-    name: Option<Box<str>>,
-) -> TimerHandle {
+fn time(mut b: TimerBuilder<'_, World>, spec: Spec, entity: Entity, given: Given) -> TimerHandle {
     if spec.real {
         b = b.real();
     }
     if let Some(f) = spec.first_delay {
         b = b.first_delay(Span::from_flicks(f));
     }
-    finish(b, spec, entity, name)
+    finish(b, spec, entity, given)
 }
 
 /// The options of a timer that counts frames.
@@ -209,12 +199,12 @@ fn frames(
     mut b: TimerBuilder<'_, World, Frames>,
     spec: Spec,
     entity: Entity,
-    name: Option<Box<str>>,
+    given: Given,
 ) -> TimerHandle {
     if let Some(f) = spec.first_delay {
         b = b.first_delay(Frames(f));
     }
-    finish(b, spec, entity, name)
+    finish(b, spec, entity, given)
 }
 
 /// The options every timer has, and its callback.
@@ -222,13 +212,19 @@ fn finish<U>(
     builder: TimerBuilder<'_, World, U>,
     spec: Spec,
     entity: Entity,
-    name: Option<Box<str>>,
+    given: Given,
 ) -> TimerHandle {
-    // The tag finds the entity again after a restore; no owner, and a name only when given
-    // (each costs a side-table entry).
+    // The tag finds the entity again after a restore; no owner, and a name, durability and
+    // payload only when given (each costs a side-table entry).
     let mut builder = builder.tag(entity.to_bits());
-    if let Some(name) = name {
+    if let Some(name) = given.name {
         builder = builder.name(name);
+    }
+    if let Some(offline) = given.durable {
+        builder = builder.durable(offline);
+    }
+    if let Some(payload) = given.payload {
+        builder = builder.payload(payload);
     }
     if let Some(c) = spec.catch_up {
         builder = builder.catch_up(c);

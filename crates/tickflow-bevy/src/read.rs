@@ -211,6 +211,20 @@ impl TickflowTimers<'_, '_> {
         self.get(entity).map(|r| r.calls)
     }
 
+    /// Its [payload](crate::LaterTimer::payload) (empty when none was given): the data a
+    /// durable timer's row carries, for a resumed timer's entity too.
+    pub fn payload(&self, entity: Entity) -> Option<Vec<u8>> {
+        let (timer, options) = self.timers.get(entity).ok()?;
+        match timer.handle() {
+            Some(h) => self.with_timers(|t| t.payload(h).map(<[u8]>::to_vec)),
+            None => {
+                self.get(entity)?; // one that will never be set reads as none
+                let given = options.and_then(|o| o.given.payload.as_deref());
+                Some(given.unwrap_or_default().to_vec())
+            }
+        }
+    }
+
     /// Any timer of the scheduler by its handle — one set through `ResMut<Tickflow>`, or
     /// resumed from a store — read the same way as an entity's ([`TimerRead`], frames as
     /// frames); `None` for a stale handle.

@@ -1,7 +1,7 @@
 //! A timer's settings: as `commands.tickflow()` takes them ([`Spec`]), and as its entity holds
 //! them until the scheduler has the timer: [`Packed`] in 16 bytes on the timer's component,
 //! and [`LaterOptions`] beside it for the options few timers take (`name`, `times`,
-//! `first_delay`).
+//! `first_delay`, `durable`, `payload`).
 //!
 //! Why packed: the timer's component is copied into the system's command queue and then into
 //! its table, and in a new app each new page of those is a page fault, about a microsecond on
@@ -11,6 +11,7 @@
 
 use bevy_ecs::prelude::Component;
 use tickflow::prelude::{CatchUp, Domain, Span, Time};
+use tickflow::timer::Offline;
 
 /// When a timer fires.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -49,19 +50,35 @@ impl Spec {
 }
 
 /// The options few timers take, on the timer's entity beside its [`Packed`] settings (spawned
-/// with it). The name goes to the scheduler when the timer is set; the rest stays.
+/// with it). The name, durability and payload go to the scheduler when the timer is set
+/// ([`Given`]); the rest stays.
 #[derive(Component, Debug, Default)]
 pub(crate) struct LaterOptions {
-    pub(crate) name: Option<Box<str>>,
+    pub(crate) given: Given,
     pub(crate) times: Option<u64>,
     /// Flicks, or frames for a frame timer.
     pub(crate) first_delay: Option<u64>,
 }
 
+/// What the scheduler keeps of a timer's options once it is set (taken from its entity then).
+#[derive(Debug, Default)]
+pub(crate) struct Given {
+    pub(crate) name: Option<Box<str>>,
+    pub(crate) durable: Option<Offline>,
+    pub(crate) payload: Option<Box<[u8]>>,
+}
+
+impl Given {
+    /// `true` when none is given.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.name.is_none() && self.durable.is_none() && self.payload.is_none()
+    }
+}
+
 impl LaterOptions {
     /// `true` when none is given (then the entity does not carry them).
     pub(crate) fn is_empty(&self) -> bool {
-        self.name.is_none() && self.times.is_none() && self.first_delay.is_none()
+        self.given.is_empty() && self.times.is_none() && self.first_delay.is_none()
     }
 
     /// `true` for `times(0)`: a timer that never fires.
@@ -227,7 +244,7 @@ mod tests {
                             };
                             let fire = bits & 2 != 0;
                             let options = LaterOptions {
-                                name: None,
+                                given: Given::default(),
                                 times,
                                 first_delay,
                             };

@@ -6,9 +6,9 @@
 use std::fmt;
 
 use bevy_ecs::prelude::*;
-use tickflow::prelude::{Clocks, TimerHandle};
+use tickflow::prelude::{Clocks, Span, TimerHandle};
 
-use crate::spec::{LaterOptions, Packed, Spec};
+use crate::spec::{LaterOptions, Packed, Spec, When};
 use crate::target::Target;
 
 /// Triggered on a timer's entity at each call of a timer set with
@@ -66,6 +66,21 @@ impl TickflowTimer {
             spec: Packed::new(spec, fire),
             target,
             handle: None,
+        }
+    }
+
+    /// The entity of a timer already in the scheduler (`h`, bound again after a restart):
+    /// it counts frames when `frames`, and runs `target` and fires [`TimerFired`] (`fire`) at
+    /// each call.
+    pub(crate) fn bound(h: TimerHandle, frames: bool, target: Option<Target>, fire: bool) -> Self {
+        let when = match frames {
+            true => When::AfterFrames(0),
+            false => When::After(Span::ZERO),
+        };
+        TickflowTimer {
+            spec: Packed::new(&Spec::new(when), fire),
+            target,
+            handle: Some(h),
         }
     }
 

@@ -252,3 +252,46 @@ fn install_drops_the_entities_of_the_timers_it_replaces() {
         "its last call despawned it"
     );
 }
+
+#[test]
+fn a_save_loaded_in_another_app_binds_its_timers_to_new_entities_by_name() {
+    // The first app: a regeneration timer (named, bound again in the next run) and a plain
+    // one (its entity and target are the first run's: it does not come back, as a timer
+    // whose entity went since the save).
+    let mut first = app();
+    first
+        .world_mut()
+        .run_system_once(|mut commands: Commands| {
+            commands
+                .tickflow()
+                .every(secs(0.5))
+                .name("regen/hero")
+                .payload([3])
+                .fire();
+        })
+        .unwrap();
+    run(&mut first, 2);
+    spawn_timer(&mut first, "plain", 0.1, None);
+    let saved = save(&mut first);
+    drop(first);
+
+    // A new app of another run: entities of its own already, one of them with the first
+    // app's timer entity's bits, holding no timer.
+    let mut second = app();
+    second.world_mut().spawn_batch((0..4).map(|_| ()));
+    let mut rebind = tickflow_bevy::Rebind::new().target("regen", |payload: &[u8]| {
+        let amount = payload[0];
+        Target::call(move |world: &mut World| log(world, format!("regen {amount}")))
+    });
+    tickflow_bevy::restore(second.world_mut(), &saved, &mut rebind).unwrap();
+    let entities = rebind.spawn(second.world_mut());
+    assert_eq!(entities.len(), 1);
+    let read = tickflow_bevy::read_timer(second.world(), entities[0]).unwrap();
+    assert_eq!((read.remaining, read.calls), (Amount::Time(secs(0.3)), 0));
+    run(&mut second, 8); // 0.8 s: calls at 0.3 and 0.8
+    assert_eq!(lines(&second), ["regen 3", "regen 3"]);
+    // Controlled through its new entity like any other.
+    second.world_mut().despawn(entities[0]);
+    run(&mut second, 10);
+    assert_eq!(lines(&second).len(), 2);
+}
