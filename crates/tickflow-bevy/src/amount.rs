@@ -18,6 +18,11 @@ use tickflow::prelude::{Frames, Span};
 /// assert_eq!(format!("{left} and {}", Amount::Time(secs(1.5))), "20 frames and 1.5s");
 /// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub enum Amount {
     /// Time, on the game clock or the real one.
     Time(Span),

@@ -4,6 +4,8 @@ use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::world::DeferredWorld;
 use tickflow::prelude::{OwnerId, Scheduler};
+#[cfg(feature = "reflect")]
+use {bevy_ecs::reflect::ReflectComponent, bevy_reflect::std_traits::ReflectDefault};
 
 use crate::commands::TickflowCommands;
 
@@ -85,6 +87,11 @@ pub fn owner_entity(id: OwnerId) -> Option<Entity> {
 /// ```
 #[derive(Component, Clone, Copy, Debug, Default)]
 #[component(on_remove = remove_owned)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Default, Debug)
+)]
 pub struct TickflowOwner;
 
 fn remove_owned(world: DeferredWorld, ctx: HookContext) {
@@ -109,6 +116,11 @@ fn remove_owned(world: DeferredWorld, ctx: HookContext) {
 /// anything; `Register` inserts what is missing; `Off` does no tracking at all. Owners a scheduler already had when [`install`](crate::install)ed or
 /// [`restore`](crate::restore)d are not checked (their ids may be another run's entities).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Default, Debug, PartialEq)
+)]
 pub enum OwnerCheck {
     /// A warning through `tracing` (Bevy's `LogPlugin` shows it), once per new owner.
     #[default]

@@ -230,6 +230,8 @@ impl Plugin for TickflowPlugin {
             .init_resource::<LaterQueue>()
             .init_resource::<crate::stopwatch::Stopwatches>();
         register_hooks(app.world_mut());
+        #[cfg(feature = "reflect")]
+        register_types(app);
         match self.mode {
             Mode::Fixed { hz } => {
                 let fixed = Time::<Fixed>::from_hz(f64::from(hz));
@@ -299,4 +301,21 @@ fn variable_frame(world: &mut World) {
     let (game, paused) = (virt.elapsed(), virt.effective_speed_f64() == 0.0);
     let real = clock::<Real>(world).elapsed();
     run_frame(world, GameTime::Elapsed(game), real, paused);
+}
+
+/// Registers the types the `reflect` feature reflects, for inspectors and scenes.
+#[cfg(feature = "reflect")]
+fn register_types(app: &mut App) {
+    use tickflow::prelude::{CatchUp, Domain, Frames, Span};
+    app.register_type::<crate::TickflowStopwatch>()
+        .register_type::<crate::TickflowStopwatchResource>()
+        .register_type::<crate::TickflowOwner>()
+        .register_type::<crate::OwnerCheck>()
+        .register_type::<crate::TimerRead>()
+        .register_type::<crate::Amount>()
+        .register_type::<Span>()
+        .register_type::<tickflow::Time>()
+        .register_type::<Frames>()
+        .register_type::<Domain>()
+        .register_type::<CatchUp>();
 }

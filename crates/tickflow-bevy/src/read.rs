@@ -255,6 +255,11 @@ impl TickflowTimers<'_, '_> {
 /// [`TickflowTimers::get`] and [`read_timer`] give it: the same answers as the single reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq)
+)]
 pub struct TimerRead {
     /// Time (or frames) left until its next call.
     pub remaining: Amount,

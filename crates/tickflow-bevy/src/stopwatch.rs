@@ -4,6 +4,11 @@
 
 use bevy_ecs::prelude::*;
 use tickflow::prelude::{Clocks, Domain, Span};
+#[cfg(feature = "reflect")]
+use {
+    bevy_ecs::reflect::{ReflectComponent, ReflectResource},
+    bevy_reflect::std_traits::ReflectDefault,
+};
 
 use crate::amount::Amount;
 
@@ -41,6 +46,11 @@ use crate::amount::Amount;
 /// assert_eq!(lap.elapsed(), Amount::Frames(Frames(0)));
 /// ```
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Component, Default, Debug, PartialEq, Hash)
+)]
 pub struct TickflowStopwatch {
     domain: Domain,
     running: bool,
@@ -122,6 +132,11 @@ impl TickflowStopwatch {
 /// A [`TickflowStopwatch`] as a resource (a type is a component or a resource in Bevy, not
 /// both): the plugin moves it as it moves the components.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Resource, Default, Debug, PartialEq, Hash)
+)]
 pub struct TickflowStopwatchResource(pub TickflowStopwatch);
 
 impl std::ops::Deref for TickflowStopwatchResource {

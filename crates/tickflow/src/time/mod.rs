@@ -52,6 +52,11 @@ pub use stopwatch::Stopwatch;
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub struct Time(u64);
 
 impl Time {
@@ -188,6 +193,11 @@ pub(crate) fn valid_dilation(factor: f64) -> bool {
 /// | `Frames` | one per frame (a `Span`/`Time` on it counts frames) | runs ([unless set](crate::Scheduler::set_frame_clock_pauses)) |
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub enum Domain {
     /// Scaled game time (the default).
     #[default]

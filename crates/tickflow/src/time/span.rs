@@ -42,6 +42,11 @@ const FLICKS_PER_MILLI: u64 = FLICKS_PER_SECOND / 1_000;
     derive(serde::Serialize, serde::Deserialize),
     serde(transparent)
 )]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub struct Span(u64);
 
 impl Span {

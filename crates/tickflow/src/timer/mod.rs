@@ -237,6 +237,11 @@ crate::handle::handle_type! {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[repr(u8)]
+#[cfg_attr(
+    feature = "reflect",
+    derive(bevy_reflect::Reflect),
+    reflect(Debug, PartialEq, Hash)
+)]
 pub enum CatchUp {
     /// Call once per missed period (Unreal's default, tokio's `Burst`).
     #[default]
