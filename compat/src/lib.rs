@@ -1,0 +1,1 @@
+//! Nothing here: the tests are the point (see README.md).
