@@ -1,7 +1,7 @@
 //! The controls Bevy users reach for, in a real headless app: reading without `ResMut`,
 //! controlling a `commands.tickflow()` timer through its entity, and errors through `tracing`.
 
-mod app;
+use crate::app;
 
 use app::{app, capture, lines, log, run};
 use bevy_app::App;

@@ -1,7 +1,7 @@
 //! One rule for owners: an entity used as an owner without `TickflowOwner` is warned about
 //! (default), given the component (`OwnerCheck::Register`), or left alone (`Off`).
 
-mod app;
+use crate::app;
 
 use app::capture;
 

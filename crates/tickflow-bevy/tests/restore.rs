@@ -11,7 +11,7 @@ use tickflow::snapshot::{Registry, SchedulerSnapshot};
 use tickflow_bevy::prelude::*;
 use tickflow_bevy::TickflowTimer;
 
-mod app;
+use crate::app;
 
 use app::*;
 

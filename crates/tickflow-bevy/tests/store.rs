@@ -16,7 +16,7 @@ use tickflow_bevy::prelude::*;
 use tickflow_bevy::{read_timer, Rebind, Tickflow, TickflowSystems};
 use tickflow_store::{Durable, Sqlite};
 
-mod app;
+use crate::app;
 
 use app::*;
 

@@ -8,7 +8,7 @@ use bevy_ecs::system::RunSystemOnce;
 use tickflow::snapshot::Registry;
 use tickflow_bevy::prelude::*;
 
-mod app;
+use crate::app;
 
 use app::*;
 

@@ -6,7 +6,7 @@
 //!
 //! 200 trials (`TICKFLOW_DAMAGE_TRIALS` for more).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

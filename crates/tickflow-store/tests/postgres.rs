@@ -4,7 +4,7 @@
 //! was skipped otherwise. Each test keeps its tables in a schema of its own, dropped at the end.
 #![cfg(feature = "postgres")]
 
-mod common;
+use crate::common;
 
 use tickflow::prelude::*;
 use tickflow_store::{Durable, Postgres, StoreError};

@@ -1,7 +1,7 @@
 //! The store on SQLite: every shared behaviour (`common`), and what only a file can suffer:
 //! damage to it, a file that is not a store, a table or node row that vanished.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

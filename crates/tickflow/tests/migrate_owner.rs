@@ -1,7 +1,7 @@
 //! Moving an owner between schedulers: `export_owner`, `import_owner`, the two-phase
 //! `freeze_owner` / `commit_owner` / `abort_owner`, and what an import refuses.
 
-mod migrate_world;
+use crate::migrate_world;
 
 use migrate_world::*;
 
@@ -319,7 +319,10 @@ fn a_snapshot_survives_json_and_postcard_and_is_compact() {
     }
     let bytes = postcard::to_stdvec(&t.export_owner(ORC)).unwrap();
     let per_timer = bytes.len() as f64 / 1000.0;
-    assert!(per_timer < 40.0, "{per_timer} bytes per timer");
+    // A handle's tag holds its container's id, which a process hands out in turn: 4 varint
+    // bytes for the first 255 containers, 5 after (as in this test binary, where hundreds of
+    // tests made schedulers before this one).
+    assert!(per_timer < 41.0, "{per_timer} bytes per timer");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `Registry`: callbacks bound by name tables restore the test world exactly as its
 //! hand-written resolver does, refuse what no table names, and bind every kind of item.
 
-mod snapshot_world;
+use crate::snapshot_world;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! with the same inputs gives the same calls, hashes and handles; restore errors; what is
 //! reported as not saved; `sync_test`.
 
-mod snapshot_world;
+use crate::snapshot_world;
 
 use snapshot_world::*;
 

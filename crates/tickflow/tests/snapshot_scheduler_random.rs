@@ -1,7 +1,7 @@
 //! Random inputs, a snapshot at a random frame: the original and the restored copy,
 //! given the same inputs afterwards, make the same calls, answer the same and end in the
 //! same state.
-mod snapshot_world;
+use crate::snapshot_world;
 
 use proptest::prelude::*;
 use snapshot_world::*;
