@@ -13,6 +13,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use tickflow::prelude::*;
 use tickflow::snapshot::ImportError;
+use tickflow::{Deferred, TickableHandle};
 use tickflow_fuzz::{populate, timer_cb, Anything, Echo, Game};
 
 #[derive(Arbitrary, Debug)]

@@ -13,6 +13,7 @@ use tickflow::snapshot::Resolver;
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::{TickableInfo, TickableMode};
 use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::{Deferred, Tickable, TickableCx};
 
 /// The game state every callback sees. `Sync`, so parallel tick functions can be bound.
 #[derive(Debug, Default)]

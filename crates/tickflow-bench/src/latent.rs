@@ -21,6 +21,7 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tickflow::prelude::*;
+use tickflow::Timers;
 
 use crate::{median, Options};
 

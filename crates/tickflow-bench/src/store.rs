@@ -21,6 +21,7 @@ use std::time::Instant;
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
 use tickflow::timer::{DurableChange, Offline};
+use tickflow::Timers;
 use tickflow_store::{Durable, Postgres, Sqlite, Store};
 
 use crate::{median, Options};

@@ -5,11 +5,11 @@
 use bevy_ecs::entity::EntityHashSet;
 use bevy_ecs::prelude::*;
 use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::prelude::{Tickable, TimerCx, TimerHandle};
 use tickflow::snapshot::Resolver;
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
+use tickflow::{Tickable, TimerCx, TimerHandle};
 
 use crate::timer_entity::{TickflowTimer, TimerFired};
 

@@ -13,7 +13,7 @@
 use std::cell::Cell;
 
 use bevy_ecs::world::World;
-use tickflow::prelude::Timers;
+use tickflow::Timers;
 
 thread_local! {
     /// The timers lent on this thread, or null.

@@ -45,8 +45,7 @@ pub mod prelude {
         TimerFired,
     };
     pub use tickflow::prelude::{
-        millis, secs, CatchUp, Clocks, Deferred, Domain, FrameReport, Frames, LatentActions,
-        OwnerId, Scheduler, Span, TaskCx, TaskHandle, TaskRef, TickCx, TickGroup, TickHandle,
-        TickSettings, Tickable, TickableHandle, TimerCx, TimerHandle, TimerManager,
+        millis, secs, CatchUp, Clocks, Domain, Frames, LatentCx, OwnerId, Scheduler, Span, TaskCx,
+        TickCx, TickGroup, TickHandle, TickSettings, TimerCx, TimerHandle, TimerManager,
     };
 }

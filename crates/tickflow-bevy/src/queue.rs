@@ -5,8 +5,8 @@
 use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::prelude::*;
 use bevy_ecs::world::DeferredWorld;
-use tickflow::prelude::{Frames, Scheduler, Span, TimerHandle, Timers};
 use tickflow::timer::TimerBuilder;
+use tickflow::{Frames, Scheduler, Span, TimerHandle, Timers};
 
 use crate::bind::fire;
 use crate::commands::TickflowCommands;

@@ -7,7 +7,7 @@ use std::sync::MutexGuard;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemParam;
-use tickflow::prelude::{Clocks, Domain, Scheduler, Span, TimerHandle, Timers};
+use tickflow::{Clocks, Domain, Scheduler, Span, TimerHandle, Timers};
 
 use crate::amount::Amount;
 use crate::resource::Tickflow;

@@ -13,11 +13,11 @@ use std::fmt;
 
 use bevy_ecs::prelude::*;
 use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::prelude::{Domain, Scheduler, Tickable};
 use tickflow::snapshot::Resolver;
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
+use tickflow::{Domain, Scheduler, Tickable};
 
 use crate::target::Target;
 use crate::timer_entity::TickflowTimer;

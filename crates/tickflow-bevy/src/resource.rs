@@ -6,9 +6,9 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use bevy_ecs::prelude::*;
-use tickflow::prelude::{FrameReport, Scheduler, Span};
 use tickflow::scheduler::Commands as SchedulerCommands;
 use tickflow::snapshot::{Resolver, RestoreError, RestoreReport, SchedulerSnapshot};
+use tickflow::{FrameReport, Scheduler, Span};
 
 use crate::bind::{detach_stale, LaterResolver};
 use crate::clock::HostClock;

@@ -204,18 +204,18 @@ pub use timer::{
     CatchUp, Cx, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers,
 };
 
-/// The names most programs use, for `use tickflow::prelude::*`.
+/// The names most programs use, for `use tickflow::prelude::*`: the twenty that the quickstart
+/// and the four common tasks name (a game loop with timers and tick functions, a tokio server
+/// room, save and rollback, durable timers). Everything else is at the crate's root
+/// (`tickflow::Timers`, `tickflow::Tickable`, `tickflow::LatentActions`, ...) or in its module.
 pub mod prelude {
     pub use crate::commands::Commands;
-    pub use crate::latent::{
-        LatentActionManager, LatentActions, LatentCx, TaskCx, TaskHandle, TaskRef,
-    };
+    pub use crate::latent::{LatentCx, TaskCx};
     pub use crate::owner::OwnerId;
-    pub use crate::scheduler::{FrameReport, Scheduler};
-    pub use crate::tick::{Deferred, TickCx, TickGroup, TickHandle, TickSettings};
-    pub use crate::tickable::{Tickable, TickableCx, TickableHandle};
+    pub use crate::scheduler::Scheduler;
+    pub use crate::tick::{TickCx, TickGroup, TickHandle, TickSettings};
     pub use crate::time::{millis, secs, Clocks, Domain, Frames, Span, Time};
-    pub use crate::timer::{CatchUp, Cx, TimerCx, TimerHandle, TimerManager, Timers};
+    pub use crate::timer::{CatchUp, TimerCx, TimerHandle, TimerManager};
 }
 
 /// The README's example, compiled and run as a doctest so the front page cannot rot.

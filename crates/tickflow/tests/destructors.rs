@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tickflow::prelude::*;
 use tickflow::realtime::{ManualClock, RealtimeTimers};
+use tickflow::TaskHandle;
 
 /// Panics when dropped.
 struct Bomb;

@@ -16,6 +16,7 @@ use tickflow::snapshot::{HandleMap, OwnerSnapshot, Registry};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
 use tickflow::timer::{TimerBuilder, TimerCallback, TimerInfo};
+use tickflow::{Tickable, TickableCx};
 
 const OWNERS: u64 = 4;
 

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tickflow::prelude::*;
+use tickflow::{Tickable, TickableCx, TickableHandle, Timers};
 
 #[derive(Default)]
 struct Game {

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
-use tickflow::MAX_TIME_DILATION;
+use tickflow::{Tickable, TickableCx, MAX_TIME_DILATION};
 
 type Log = Arc<Mutex<Vec<String>>>;
 

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use tickflow::prelude::*;
+use tickflow::{Tickable, TickableCx, TickableHandle};
 
 struct Game {
     log: Vec<String>,

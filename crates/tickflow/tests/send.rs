@@ -8,6 +8,7 @@
 use std::thread;
 
 use tickflow::prelude::*;
+use tickflow::{Tickable, TickableCx};
 
 #[derive(Default)]
 struct Game {

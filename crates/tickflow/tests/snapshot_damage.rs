@@ -12,6 +12,7 @@ use tickflow::prelude::*;
 use tickflow::snapshot::TimerSnapshot;
 use tickflow::snapshot::{Registry, RestoreError, SchedulerSnapshot};
 use tickflow::tick::TickBody;
+use tickflow::{Deferred, Tickable, TickableCx};
 
 struct Score;
 impl Tickable<u64> for Score {

@@ -5,6 +5,7 @@
 use tickflow::latent::{LatentAction, LatentResponse, SavedAction};
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
+use tickflow::{Tickable, TickableCx};
 
 type Log = Vec<String>;
 const ACTOR: OwnerId = OwnerId::new(7);

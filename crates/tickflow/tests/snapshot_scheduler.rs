@@ -3,6 +3,7 @@
 //! reported as not saved; `sync_test`.
 
 use crate::snapshot_world;
+use tickflow::Deferred;
 
 use snapshot_world::*;
 

@@ -2,6 +2,7 @@
 //! given the same inputs afterwards, make the same calls, answer the same and end in the
 //! same state.
 use crate::snapshot_world;
+use tickflow::TickableHandle;
 
 use proptest::prelude::*;
 use snapshot_world::*;

@@ -6,6 +6,7 @@ use std::task::{Context, Poll};
 
 use futures_util::future::{self, Either};
 use tickflow::prelude::*;
+use tickflow::{FrameReport, Tickable, TickableCx};
 
 #[derive(Default)]
 struct Game {

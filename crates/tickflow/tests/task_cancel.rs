@@ -9,6 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tickflow::latent::TaskRef;
 use tickflow::prelude::*;
+use tickflow::TaskHandle;
 
 /// Counts its drops.
 struct Guard(Arc<AtomicU32>);

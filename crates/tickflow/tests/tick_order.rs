@@ -1,6 +1,7 @@
 //! Frame order, demotion and at-most-once (Unreal UK-01..UK-05, UK-18).
 
 use tickflow::prelude::*;
+use tickflow::{Tickable, TickableCx};
 
 type Log = Vec<String>;
 

@@ -2,6 +2,7 @@
 
 use tickflow::prelude::*;
 use tickflow::tick::MAX_SPAWN_PASSES;
+use tickflow::{Tickable, TickableCx};
 
 struct Game {
     log: Vec<String>,

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
 use tickflow::timer::DEFAULT_CATCH_UP_CAP;
-use tickflow::FLICKS_PER_SECOND;
+use tickflow::{Tickable, TickableCx, FLICKS_PER_SECOND};
 
 /// Defect: one tick replayed every missed period of a `Burst` timer: an eight-hour sleep gave a
 /// 16 ms real-clock timer 1.8 million calls in one tick, a 1e7 s delta 625 million. Now at most

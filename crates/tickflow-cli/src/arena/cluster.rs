@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tickflow::prelude::*;
 use tickflow::snapshot::SchedulerSnapshot;
+use tickflow::FrameReport;
 
 use super::director::{rebind_director, Board, BossMode, Director};
 use super::processes::{Fault, Processes};

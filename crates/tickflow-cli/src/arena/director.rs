@@ -12,6 +12,7 @@ use rand_pcg::Pcg32;
 use tickflow::prelude::*;
 use tickflow::snapshot::Registry;
 use tickflow::tick::TickBody;
+use tickflow::{Tickable, TickableCx};
 
 use super::shard::Spawn;
 use super::{fold, Boss, Event, Stats, View, HALF_SIDE};

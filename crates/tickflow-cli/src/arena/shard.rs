@@ -11,6 +11,7 @@ use tickflow::prelude::*;
 use tickflow::snapshot::{OwnerSnapshot, Registry};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::FrameReport;
 
 use super::{
     fold, land_fn, move_fn, owner, poison_fn, recharge_fn, think_fn, Actor, Arena, Event, Hit,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tickflow::prelude::*;
+use tickflow::FrameReport;
 
 use super::shard::{Inbound, Outbound, Spawn};
 use super::{Arena, Hit, Seen, Stats, View};

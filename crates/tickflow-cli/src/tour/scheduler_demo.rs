@@ -2,6 +2,7 @@
 //! interval function, a parallel function, a tickable and a timer, in one frame pipeline.
 
 use tickflow::prelude::*;
+use tickflow::{Tickable, TickableCx};
 
 /// The world of the section: a log of the frame and a few numbers the functions change.
 #[derive(Default)]

@@ -17,6 +17,7 @@
 //!
 //! ```
 //! use tickflow::prelude::*;
+//! use tickflow::{Tickable, TickableCx};
 //!
 //! struct Scoreboard { frames: u32 }
 //! impl Tickable<u64> for Scoreboard {
@@ -74,6 +75,7 @@ pub enum TickableMode {
 /// ```compile_fail
 /// use std::rc::Rc;
 /// use tickflow::prelude::*;
+/// use tickflow::{Tickable, TickableCx};
 ///
 /// struct Shared(Rc<u32>); // not Send
 /// impl Tickable<u32> for Shared {
@@ -133,6 +135,7 @@ struct TickableEntry<C: 'static> {
 ///
 /// ```
 /// use tickflow::prelude::*;
+/// use tickflow::{Tickable, TickableCx};
 ///
 /// struct Counter;
 /// impl Tickable<u32> for Counter {

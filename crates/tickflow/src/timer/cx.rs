@@ -20,6 +20,7 @@ use crate::time::{Clocks, Span, Time};
 ///
 /// ```
 /// use tickflow::prelude::*;
+/// use tickflow::Cx;
 ///
 /// // One helper serves every kind of callback.
 /// fn arm<K>(log: &mut Vec<String>, cx: &mut Cx<'_, Vec<String>, K>) {

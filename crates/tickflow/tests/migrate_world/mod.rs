@@ -11,6 +11,7 @@ pub use tickflow::snapshot::{
 pub use tickflow::tick::{TickBody, TickInfo};
 pub use tickflow::tickable::TickableInfo;
 pub use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
+use tickflow::{Tickable, TickableCx};
 
 pub const ORC: OwnerId = OwnerId::new(3);
 pub const ELF: OwnerId = OwnerId::new(4);

@@ -14,6 +14,7 @@ pub use tickflow::snapshot::{
 pub use tickflow::tick::{TickBody, TickInfo};
 pub use tickflow::tickable::TickableInfo;
 pub use tickflow::timer::{TimerCallback, TimerInfo};
+use tickflow::{Deferred, Tickable, TickableCx};
 
 #[derive(Clone, Debug, Default, PartialEq, Hash)]
 pub struct Game {
