@@ -3,7 +3,7 @@
 //! A plain harness (`harness = false`), like the others: each workload runs 600 frames; the
 //! versions run in turn, five rounds, and the medians (of times, and of per-round ratios) are
 //! reported, so a slow spell of the shared machine hits every version. Run:
-//! `cargo bench -p tickflow --bench latent` (add `-- quick` for a short run; `-- only=tasks`
+//! `cargo bench -p tickflow-bench --bench latent` (add `-- quick` for a short run; `-- only=tasks`
 //! (or `timers`, `chains`, `latent`) runs one workload for `perf`; `-- profile-tasks` prints
 //! the task version's time per stage; `L1_N=10000` changes the size).
 //!

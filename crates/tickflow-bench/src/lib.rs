@@ -1,5 +1,5 @@
 //! The benchmark workloads of tickflow and their peers, shared by two front ends: the
-//! `cargo bench -p tickflow --bench <name>` targets (`crates/tickflow/benches/`) and the
+//! `cargo bench -p tickflow-bench --bench <name>` targets (`crates/tickflow/benches/`) and the
 //! `tickflow bench` command, so both print the same tables from the same code.
 //!
 //! Each module's `run` builds its workloads, runs tickflow and its peers in the same process

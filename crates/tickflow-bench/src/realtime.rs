@@ -1,6 +1,6 @@
 //! Real-time service benchmarks, peers in the same run.
 //!
-//! `cargo bench -p tickflow --bench realtime` (add `-- quick` for 1 s runs).
+//! `cargo bench -p tickflow-bench --bench realtime` (add `-- quick` for 1 s runs).
 //!
 //! - Lateness: n repeating timers (n = 1e3, 1e4), periods random in 10..100 ms, for 5 s; each
 //!   call records how late it ran after its own scheduled time; p50 / p99 / max, the CPU

@@ -2,7 +2,7 @@
 //!
 //! A plain harness (`harness = false`), like `timers.rs`: each workload runs a few hundred
 //! frames, three times, and the median is reported. Run:
-//! `cargo bench -p tickflow --bench scheduler` (add `-- quick` for a short run).
+//! `cargo bench -p tickflow-bench --bench scheduler` (add `-- quick` for a short run).
 //!
 //! - S1: 1e5 trivial tick functions in random groups, 10 % with one prerequisite: ns per
 //!   function per frame, against a plain `Vec<Box<dyn FnMut>>` loop (the floor) and an

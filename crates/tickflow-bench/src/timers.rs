@@ -2,7 +2,7 @@
 //!
 //! A plain harness (`harness = false`): each workload is a whole-run macro benchmark (seconds
 //! at 1e6 timers), so it runs a few times and reports the median instead of criterion's many
-//! samples. Run: `cargo bench -p tickflow --bench timers` (add `-- quick` for 1e5 only).
+//! samples. Run: `cargo bench -p tickflow-bench --bench timers` (add `-- quick` for 1e5 only).
 //!
 //! Peers: an Unreal-style manager (peers/unreal.rs), `tokio_util::time::DelayQueue` on a
 //! paused current-thread runtime, and one `bevy_time::Timer` per entity; in W1 also a plain

@@ -75,6 +75,6 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
     let _ = (args.quick, &args.only, Part::Timers);
     Err(CliError::internal(
         "this build of tickflow has no benchmarks (their peers stay out of the default build): \
-         run `cargo run --release --features bench -- bench`, or `cargo bench -p tickflow`",
+         run `cargo run --release --features bench -- bench`, or `cargo bench -p tickflow-bench`",
     ))
 }

@@ -1,5 +1,5 @@
 //! One timer workload alone, for `perf record` and quick A/B runs (the full comparison with
-//! peers is `cargo bench -p tickflow --bench timers`).
+//! peers is `cargo bench -p tickflow-bench --bench timers`).
 //!
 //! ```text
 //! cargo run --release -p tickflow --example prof -- w1 [timers]   # fire-all, ns per timer

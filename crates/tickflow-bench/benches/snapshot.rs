@@ -1,4 +1,4 @@
-//! `cargo bench -p tickflow --bench snapshot` (add `-- quick` for 1e5 timers only): the cargo
+//! `cargo bench -p tickflow-bench --bench snapshot` (add `-- quick` for 1e5 timers only): the cargo
 //! front end of [`tickflow_bench::snapshot`], which `tickflow bench` runs too.
 
 #[global_allocator]

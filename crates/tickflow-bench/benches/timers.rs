@@ -1,4 +1,4 @@
-//! `cargo bench -p tickflow --bench timers` (add `-- quick` for a short run): the cargo front end
+//! `cargo bench -p tickflow-bench --bench timers` (add `-- quick` for a short run): the cargo front end
 //! of [`tickflow_bench::timers`], which `tickflow bench` runs too. The workloads, peers and
 //! targets are described there and in BENCHMARKS.md.
 

@@ -1,4 +1,4 @@
-//! `cargo bench -p tickflow --bench bevy_delays` (add `-- quick` for a short run): the cargo
+//! `cargo bench -p tickflow-bench --bench bevy_delays` (add `-- quick` for a short run): the cargo
 //! front end of [`tickflow_bench::bevy_delays`], which `tickflow bench` runs too. The
 //! workload, peer and targets are described there and in BENCHMARKS.md.
 

@@ -1,4 +1,4 @@
-//! `cargo bench -p tickflow --bench scheduler` (add `-- quick` for a short run): the cargo front end
+//! `cargo bench -p tickflow-bench --bench scheduler` (add `-- quick` for a short run): the cargo front end
 //! of [`tickflow_bench::scheduler`], which `tickflow bench` runs too. The workloads, peers and
 //! targets are described there and in BENCHMARKS.md.
 

@@ -1,4 +1,4 @@
-//! `cargo bench -p tickflow --bench pacing` (add `-- quick` for a short run): the cargo front end
+//! `cargo bench -p tickflow-bench --bench pacing` (add `-- quick` for a short run): the cargo front end
 //! of [`tickflow_bench::pacing`], which `tickflow bench` runs too. The workload, peers and
 //! targets are described there and in BENCHMARKS.md.
 
