@@ -13,7 +13,7 @@ use tickflow::timer::CatchUp;
 const FLICKS: u128 = 705_600_000;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(crate::cases(256))]
 
     /// Steps run plus steps dropped are always exactly the whole steps in the total time fed
     /// (nanosecond frames against a flick step: nothing is rounded away), and the fraction

@@ -3,7 +3,7 @@
 //! and frame waits of tasks count the frames the game ran (issue 29, defect 14).
 
 use tickflow::prelude::*;
-use tickflow::snapshot::{Registry, RestoreError};
+use tickflow::snapshot::Registry;
 
 #[derive(Default, Debug)]
 struct Game {
@@ -127,6 +127,7 @@ fn a_snapshot_keeps_the_setting_and_both_counts() {
     assert_eq!(again.log, ["timer @8"]);
 }
 
+#[cfg(feature = "serde")]
 #[test]
 fn a_saved_frame_clock_ahead_of_the_frame_number_is_refused() {
     let mut sched = Scheduler::<Game>::new();
@@ -139,7 +140,7 @@ fn a_saved_frame_clock_ahead_of_the_frame_number_is_refused() {
     let snap = serde_json::from_value(v).unwrap();
     let err = Scheduler::restore(&snap, &mut bind()).unwrap_err();
     assert!(
-        matches!(&err, RestoreError::Corrupt { reason } if reason.contains("frame clock")),
+        matches!(&err, tickflow::snapshot::RestoreError::Corrupt { reason } if reason.contains("frame clock")),
         "{err}"
     );
 }

@@ -46,7 +46,7 @@ impl Model {
 const UNIT: u64 = 1_000_000;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    #![proptest_config(crate::cases(2_000))]
 
     #[test]
     fn latent_actions_match_the_model(ops in prop::collection::vec(op(), 1..60)) {

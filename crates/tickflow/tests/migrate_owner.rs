@@ -386,6 +386,7 @@ fn a_tickable_built_for_another_owner_is_refused() {
 #[cfg(feature = "serde")]
 #[test]
 fn damaged_or_foreign_snapshots_are_refused_with_a_reason() {
+    use tickflow::snapshot::FORMAT_VERSION;
     let mut a = world();
     let json = serde_json::to_string(&a.export_owner(ORC)).unwrap();
     let import = |text: &str| {

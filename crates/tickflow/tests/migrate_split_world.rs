@@ -335,7 +335,7 @@ impl World {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(crate::cases(200))]
 
     #[test]
     fn a_split_world_makes_the_calls_of_one_world(ops in prop::collection::vec(op(), 1..120)) {

@@ -260,7 +260,7 @@ fn values_no_running_scheduler_reaches_are_corrupt() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3000))]
+    #![proptest_config(crate::cases(3000))]
 
     #[test]
     fn flipped_bytes_are_refused_or_run(

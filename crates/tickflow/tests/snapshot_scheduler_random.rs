@@ -192,7 +192,7 @@ fn apply(s: &mut Scheduler<Game>, g: &mut Game, h: &mut Handles, op: &Op) -> Str
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(crate::cases(1000))]
 
     #[test]
     fn a_restored_scheduler_continues_exactly(

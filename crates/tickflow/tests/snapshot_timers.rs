@@ -5,8 +5,7 @@
 use proptest::prelude::*;
 use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
-use tickflow::snapshot::TimerSnapshot;
-use tickflow::snapshot::{RestoreError, FORMAT_VERSION};
+use tickflow::snapshot::RestoreError;
 use tickflow::timer::{TimerBuilder, TimerCallback, TimerInfo, TimerState};
 
 /// Every call: (tag, call index, scheduled time, handle).
@@ -192,7 +191,7 @@ fn apply(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(crate::cases(1000))]
 
     #[test]
     fn a_restored_manager_continues_exactly(
@@ -297,6 +296,7 @@ fn the_resolver_sees_each_timer_once_in_set_order() {
 #[cfg(feature = "serde")]
 mod serde_round_trip {
     use super::*;
+    use tickflow::snapshot::{TimerSnapshot, FORMAT_VERSION};
 
     fn run(mut t: TimerManager<Log>) -> Log {
         let mut log = Log::new();

@@ -61,7 +61,7 @@ fn next_due(due: u64, now: u64, interval: u64, first: bool) -> u64 {
 type Log = Arc<Mutex<Vec<(usize, u64)>>>;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(crate::cases(256))]
 
     #[test]
     fn intervals_match_a_scan_of_every_function(ops in prop::collection::vec(op(), 1..120)) {

@@ -142,7 +142,7 @@ fn group(i: usize) -> TickGroup {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 5_000, ..ProptestConfig::default() })]
+    #![proptest_config(crate::cases(5_000))]
 
     #[test]
     fn executed_order_matches_the_naive_reference(ops in prop::collection::vec(op(), 1..80)) {

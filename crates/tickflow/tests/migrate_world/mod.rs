@@ -5,9 +5,7 @@
 
 pub use tickflow::latent::{LatentInfo, RetriggerableDelay};
 pub use tickflow::prelude::*;
-pub use tickflow::snapshot::{
-    HandleMap, ImportError, OwnerSnapshot, Resolver, RestoreError, FORMAT_VERSION,
-};
+pub use tickflow::snapshot::{HandleMap, ImportError, OwnerSnapshot, Resolver, RestoreError};
 pub use tickflow::tick::{TickBody, TickInfo};
 pub use tickflow::tickable::TickableInfo;
 pub use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
