@@ -41,7 +41,8 @@ fn runs(var: &str, default: u64) -> u64 {
 }
 
 /// The processes' run with `store` (none: the default SQLite file) gives `want`, and the
-/// fault runs do too.
+/// fault runs do too: 3 by default, as many as `TICKFLOW_ARENA_FAULT_RUNS` (SQLite) or
+/// `TICKFLOW_ARENA_FAULT_PG_RUNS` says (CI runs 10 of each; by hand, hundreds).
 fn check(dir: &Path, store: Option<&str>, faults: u64) {
     let want = line(&run(&dir.join("one"), &[]), "checksum").to_string();
     let mut base = vec!["--shards", "4", "--processes"];
@@ -80,7 +81,7 @@ fn check(dir: &Path, store: Option<&str>, faults: u64) {
 #[test]
 fn shard_processes_on_sqlite_give_the_checksum_of_one() {
     let dir = tempfile::tempdir().unwrap();
-    check(dir.path(), None, runs("TICKFLOW_FAULT_RUNS", 10));
+    check(dir.path(), None, runs("TICKFLOW_ARENA_FAULT_RUNS", 3));
 }
 
 #[test]
@@ -91,7 +92,11 @@ fn shard_processes_on_postgres_give_the_checksum_of_one() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    check(dir.path(), Some(&url), runs("TICKFLOW_FAULT_PG_RUNS", 10));
+    check(
+        dir.path(),
+        Some(&url),
+        runs("TICKFLOW_ARENA_FAULT_PG_RUNS", 3),
+    );
 }
 
 #[test]
