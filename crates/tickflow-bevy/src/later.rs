@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemId;
 use tickflow::prelude::{CatchUp, Domain, Span, Time};
 use tickflow::time::Interval;
-use tickflow::timer::{Offline, MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD};
+use tickflow::timer::Offline;
 
 use crate::spec::{Given, LaterOptions, Spec, When};
 use crate::target::Target;
@@ -318,8 +318,8 @@ impl<'a, U> LaterTimer<'a, '_, '_, U> {
     }
 }
 
-/// A durable timer needs a name (its key, and what a resumed app binds it by) and a name and
-/// payload a store keeps.
+/// A durable timer needs a name (its key, and what a resumed app binds it by), and a name
+/// and payload a store keeps (tickflow's own check).
 #[track_caller]
 fn check_durable(given: &Given) {
     let name = given.name.as_deref().unwrap_or_default();
@@ -328,15 +328,5 @@ fn check_durable(given: &Given) {
         "commands.tickflow(): a durable timer needs a name (its key in the store, and what \
          Rebind binds its target by after a restart)"
     );
-    assert!(
-        name.len() <= MAX_DURABLE_NAME,
-        "commands.tickflow(): a durable timer's name is {} bytes, more than a store keeps ({MAX_DURABLE_NAME})",
-        name.len()
-    );
-    let payload = given.payload.as_deref().map_or(0, <[u8]>::len);
-    assert!(
-        payload <= MAX_DURABLE_PAYLOAD,
-        "commands.tickflow(): a durable timer's payload is {payload} bytes, more than a store \
-         keeps ({MAX_DURABLE_PAYLOAD})"
-    );
+    tickflow::timer::check_durable(name, given.payload.as_deref().unwrap_or_default());
 }

@@ -223,3 +223,19 @@ fn a_durable_timer_without_a_name_is_refused_where_it_is_set() {
         })
         .unwrap();
 }
+
+#[test]
+#[should_panic(expected = "a durable timer's payload must be at most")]
+fn a_durable_payload_a_store_cannot_keep_is_refused_where_it_is_set() {
+    let mut app = app();
+    app.world_mut()
+        .run_system_once(|mut commands: Commands| {
+            let too_big = vec![0; tickflow::timer::MAX_DURABLE_PAYLOAD + 1];
+            (commands.tickflow().after(secs(1.0)))
+                .name("forge/1")
+                .durable(Offline::Freeze)
+                .payload(too_big)
+                .fire();
+        })
+        .unwrap();
+}

@@ -277,7 +277,8 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
             mgr, spec, replace, ..
         } = self;
         if spec.durable.is_some() {
-            check_durable(spec.name.as_deref(), spec.payload.as_deref());
+            let (name, payload) = (spec.name.as_deref(), spec.payload.as_deref());
+            check_durable(name.unwrap_or_default(), payload.unwrap_or_default());
         }
         let cb = Callback::new(f);
         if let Some(old) = replace.as_deref() {
@@ -295,10 +296,22 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     }
 }
 
-/// The limits of a durable timer's name and payload (see [`TimerBuilder::durable`]).
+/// Checks a durable timer's name and payload against what a store keeps
+/// ([`MAX_DURABLE_NAME`](super::MAX_DURABLE_NAME),
+/// [`MAX_DURABLE_PAYLOAD`](super::MAX_DURABLE_PAYLOAD)), as [`TimerBuilder::call`] does for a
+/// timer made [`durable`](TimerBuilder::durable): for a builder of yours that gathers a
+/// durable timer's settings and sets it later, so that it refuses them where they are given.
+///
+/// # Panics
+///
+/// When either is too long.
+///
+/// ```should_panic
+/// tickflow::timer::check_durable(&"x".repeat(tickflow::timer::MAX_DURABLE_NAME + 1), &[]);
+/// ```
 #[track_caller]
-fn check_durable(name: Option<&str>, payload: Option<&[u8]>) {
-    let (name, payload) = (name.map_or(0, str::len), payload.map_or(0, <[u8]>::len));
+pub fn check_durable(name: &str, payload: &[u8]) {
+    let (name, payload) = (name.len(), payload.len());
     assert!(
         name <= super::MAX_DURABLE_NAME,
         "a durable timer's name must be at most {} bytes, got {name}",

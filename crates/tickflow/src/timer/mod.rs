@@ -120,7 +120,7 @@ mod wheel_model;
 use crate::time::{Domain, Span};
 
 pub(crate) use crate::owner::OwnerId;
-pub use builder::TimerBuilder;
+pub use builder::{check_durable, TimerBuilder};
 pub(crate) use callback::Callback;
 pub use cx::{Cx, TimerCall, TimerCx};
 pub(crate) use manager::snapshot;
