@@ -119,16 +119,14 @@ impl Rebind {
         Self::default()
     }
 
-    /// What binds a timer named `name`: its own name's, else the longest prefix of it that
+    /// The name that binds a timer named `name`: its own, else the longest prefix of it that
     /// ends before a `/` (`"forge"` binds `"forge/17"`).
-    fn find(&mut self, name: &str) -> Option<&mut Bind> {
+    fn key<'n>(&self, name: &'n str) -> Option<&'n str> {
         let mut key = name;
-        loop {
-            if self.names.contains_key(key) {
-                return self.names.get_mut(key);
-            }
+        while !self.names.contains_key(key) {
             key = &key[..key.rfind('/')?];
         }
+        Some(key)
     }
 
     fn bind(&mut self, name: Box<str>) -> &mut Bind {
@@ -150,8 +148,9 @@ impl Rebind {
         self
     }
 
-    /// Timers named `name` (or `name/` and more) trigger [`TimerFired`](crate::TimerFired) on their new entities,
-    /// for global observers (an observer on the old entity did not travel).
+    /// Timers named `name` (or `name/` and more) trigger [`TimerFired`](crate::TimerFired) on
+    /// their new entities, for global observers (an observer on the old entity did not
+    /// travel).
     pub fn fire(mut self, name: impl Into<Box<str>>) -> Self {
         self.bind(name.into()).fire = true;
         self
@@ -195,7 +194,8 @@ impl Rebind {
             // Those bound here are the ones whose names match and that no entity holds (a
             // restore binds a timer whose entity still holds it to that entity).
             for info in timers.list() {
-                let Some(bind) = info.name.as_deref().and_then(|n| self.find(n)) else {
+                let key = info.name.as_deref().and_then(|n| self.key(n));
+                let Some(bind) = key.and_then(|k| self.names.get_mut(k)) else {
                     continue;
                 };
                 let h = info.handle;
@@ -220,7 +220,7 @@ impl Rebind {
 
 impl Resolver<World> for Rebind {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
-        if info.name.as_deref().is_some_and(|n| self.find(n).is_some()) {
+        if info.name.as_deref().and_then(|n| self.key(n)).is_some() {
             // A durable load binds before it places the timer: no handle yet to note.
             self.found += 1;
             return Some(Box::new(crate::bind::fire));
