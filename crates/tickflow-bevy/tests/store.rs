@@ -20,6 +20,24 @@ use crate::app;
 
 use app::*;
 
+/// A directory of this test's own, removed when the test ends (passed or not).
+struct Dir(std::path::PathBuf);
+
+impl Dir {
+    fn new(test: &str) -> Dir {
+        let dir = std::env::temp_dir().join(format!("tickflow-bevy-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Dir(dir)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The store as a resource (`Durable<Sqlite>` is `Send`; the mutex makes it `Sync`).
 #[derive(Resource)]
 struct Store(Mutex<Durable<Sqlite>>);
@@ -110,16 +128,14 @@ fn durable_timers_survive_the_app() {
     let expected = lines(&reference);
     assert_eq!(expected.len(), 1, "{expected:?}");
 
-    let dir = std::env::temp_dir().join(format!("tickflow-bevy-store-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("world.db");
+    let dir = Dir::new("store");
+    let path = dir.0.join("world.db");
 
     let (mut first, resumed_at, _) = open(&path);
     assert_eq!(resumed_at, 0, "a new store");
     set_building(&mut first);
     run(&mut first, 13); // 13 frames: the last commit_every(4) commit was at frame 12
-    first.world_mut().write_message(AppExit::Success);
-    first.update(); // frame 14, and the exit's commit
+    exit(&mut first); // frame 14, and the exit's commit
     assert!(lines(&first).is_empty());
     drop(first);
 
@@ -127,7 +143,6 @@ fn durable_timers_survive_the_app() {
     assert_eq!(resumed_at, 14, "the exit's commit saved the last frame");
     run(&mut second, 40);
     assert_eq!(lines(&second), expected, "on the frame it would have had");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -141,9 +156,8 @@ fn durable_entity_timers_come_back_on_new_entities() {
     let expected = lines(&reference);
     assert_eq!(expected.len(), 2, "{expected:?}");
 
-    let dir = std::env::temp_dir().join(format!("tickflow-bevy-forge-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("world.db");
+    let dir = Dir::new("forge");
+    let path = dir.0.join("world.db");
 
     let (mut first, _, resumed) = open(&path);
     assert!(resumed.is_empty());
@@ -187,24 +201,26 @@ fn durable_entity_timers_come_back_on_new_entities() {
         second.world().get_entity(orders[0]).is_err(),
         "gone with its last call"
     );
+    drop(second);
 
     // Cancelled through its new entity: the store forgets it too.
     let (mut third, _, orders) = open(&path);
     assert!(orders.is_empty(), "both done: {orders:?}");
     order(&mut third, 5);
     run(&mut third, 4);
-    exit(third);
+    exit(&mut third);
+    drop(third);
     let (mut fourth, _, orders) = open(&path);
     assert_eq!(orders.len(), 1);
     fourth.world_mut().despawn(orders[0]);
-    exit(fourth);
+    exit(&mut fourth);
+    drop(fourth);
     let (_, _, orders) = open(&path);
     assert!(orders.is_empty(), "cancelled: {orders:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Stops `app` as `AppExit` does: one more update, whose exit commit writes what is left.
-fn exit(mut app: App) {
+fn exit(app: &mut App) {
     app.world_mut().write_message(AppExit::Success);
     app.update();
 }
