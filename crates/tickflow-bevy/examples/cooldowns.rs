@@ -48,30 +48,24 @@ fn say(world: &mut World, line: String) {
     world.resource_mut::<Lines>().0.push(line);
 }
 
-/// The cooldown bar: reads the timer through its entity, from a system that writes nothing
-/// tickflow owns (it runs in parallel with other readers).
+/// Ten cells of a progress bar, `fraction` of them filled.
+fn cells(fraction: f64) -> String {
+    let filled = (fraction * 10.0).round() as usize;
+    format!("[{}{}]", "#".repeat(filled), ".".repeat(10 - filled))
+}
+
+/// The cooldown bar: reads the timer through its entity (all of it in one read), from a
+/// system that writes nothing tickflow owns (it runs in parallel with other readers).
 fn draw_bar(fireball: Option<Res<Fireball>>, timers: TickflowTimers, mut lines: ResMut<Lines>) {
     let Some(fireball) = fireball else {
         return; // not cast yet
     };
-    let Some(fraction) = timers.fraction(fireball.0) else {
+    let Some(read) = timers.get(fireball.0) else {
         return; // fired: its entity is gone
     };
-    let left = (timers.remaining(fireball.0))
-        .and_then(Amount::time)
-        .unwrap_or_default();
-    let filled = (fraction * 10.0).round() as usize;
-    let bar = format!(
-        "[{}{}] {:.1} s left{}",
-        "#".repeat(filled),
-        ".".repeat(10 - filled),
-        left.as_secs_f64(),
-        if timers.is_paused(fireball.0) == Some(true) {
-            " (frozen)"
-        } else {
-            ""
-        }
-    );
+    let left = read.remaining.time().unwrap_or_default().as_secs_f64();
+    let frozen = if read.paused { " (frozen)" } else { "" };
+    let bar = format!("{} {left:.1} s left{frozen}", cells(read.fraction));
     println!("{bar}");
     lines.0.push(bar);
 }
@@ -252,14 +246,9 @@ fn draw_orders(orders: Res<Orders>, timers: TickflowTimers, mut lines: ResMut<Li
         let (Some(read), Some(item)) = (timers.get(order), timers.payload(order)) else {
             continue; // done
         };
-        let filled = (read.fraction * 10.0).round() as usize;
         let left = read.remaining.time().unwrap_or_default().as_secs_f64();
         let item = String::from_utf8_lossy(&item);
-        let bar = format!(
-            "[{}{}] {item} {left:.1} s left",
-            "#".repeat(filled),
-            ".".repeat(10 - filled)
-        );
+        let bar = format!("{} {item} {left:.1} s left", cells(read.fraction));
         println!("{bar}");
         lines.0.push(bar);
     }
