@@ -5,20 +5,8 @@
 //!
 //! Run one file's tests by its module name: `cargo test -p tickflow --test core timer_basics::`.
 
-use proptest::test_runner::{Config, FileFailurePersistence};
-
-/// Property-test settings: `n` cases, and the failures proptest finds kept beside each test
-/// file (`<file>.proptest-regressions`) and replayed first. Its default places them parallel
-/// to a crate root it looks for beside the source, which a module of this binary lacks.
-fn cases(n: u32) -> Config {
-    Config {
-        cases: n,
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-            "proptest-regressions",
-        ))),
-        ..Config::default()
-    }
-}
+mod proptest_settings;
+use proptest_settings::cases;
 
 // Helpers that several files share.
 mod migrate_world;

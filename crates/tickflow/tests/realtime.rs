@@ -2,6 +2,9 @@
 //! in a binary of their own: beside the property tests of `core.rs` they would share the
 //! two cores with them.
 
+mod proptest_settings;
+use proptest_settings::cases;
+
 mod realtime_manual;
 mod realtime_model;
 mod realtime_rules;

@@ -314,11 +314,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 10_000,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::cases(10_000))]
 
     #[test]
     fn realtime_service_matches_the_reference_model(ops in proptest::collection::vec(op_strategy(), 1..50)) {
