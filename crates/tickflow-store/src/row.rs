@@ -5,8 +5,9 @@
 //! so `u64::MAX` (never) survives; enums are small integers. A row read back is checked column
 //! by column before anything is built from it, and an error names the row's key and the column.
 
+use tickflow::time::CatchUp;
 use tickflow::time::Domain;
-use tickflow::timer::{CatchUp, DurablePhase, DurableTimer, Offline};
+use tickflow::timer::{DurablePhase, DurableTimer, Offline};
 use tickflow::OwnerId;
 
 use crate::error::StoreError;

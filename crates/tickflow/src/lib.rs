@@ -169,6 +169,7 @@
 
 mod commands;
 pub mod compat;
+mod cx;
 pub mod driver;
 mod executor;
 mod format;
@@ -189,6 +190,7 @@ pub mod timer;
 mod unwind;
 
 pub use commands::Commands;
+pub use cx::Cx;
 pub use latent::{
     LatentAction, LatentActionManager, LatentActions, LatentCx, TaskCx, TaskHandle, TaskRef,
 };
@@ -197,12 +199,10 @@ pub use scheduler::{FrameReport, Scheduler, Stage};
 pub use tick::{Deferred, TickCx, TickError, TickGroup, TickHandle, TickSettings};
 pub use tickable::{Tickable, TickableCx, TickableHandle, TickableMode};
 pub use time::{
-    millis, secs, Clocks, Domain, Frames, Span, Time, TimeError, FLICKS_PER_SECOND,
+    millis, secs, CatchUp, Clocks, Domain, Frames, Span, Time, TimeError, FLICKS_PER_SECOND,
     MAX_TIME_DILATION,
 };
-pub use timer::{
-    CatchUp, Cx, TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers,
-};
+pub use timer::{TimerBuilder, TimerCx, TimerHandle, TimerInfo, TimerManager, TimerState, Timers};
 
 /// The names most programs use, for `use tickflow::prelude::*`: the twenty that the quickstart
 /// and the four common tasks name (a game loop with timers and tick functions, a tokio server
@@ -214,8 +214,8 @@ pub mod prelude {
     pub use crate::owner::OwnerId;
     pub use crate::scheduler::Scheduler;
     pub use crate::tick::{TickCx, TickGroup, TickHandle, TickSettings};
-    pub use crate::time::{millis, secs, Clocks, Domain, Frames, Span, Time};
-    pub use crate::timer::{CatchUp, TimerCx, TimerHandle, TimerManager};
+    pub use crate::time::{millis, secs, CatchUp, Clocks, Domain, Frames, Span, Time};
+    pub use crate::timer::{TimerCx, TimerHandle, TimerManager};
 }
 
 /// The README's example, compiled and run as a doctest so the front page cannot rot.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use tickflow::driver::{FixedStep, Pacer};
 use tickflow::prelude::*;
-use tickflow::timer::CatchUp;
+use tickflow::time::CatchUp;
 
 /// Flicks per second: a step of `s` flicks is `s / FLICKS` s.
 const FLICKS: u128 = 705_600_000;

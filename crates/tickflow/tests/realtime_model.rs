@@ -203,7 +203,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let t0: Instant = clock.now();
     let real = RealtimeTimers::manual(clock.clone());
     let mut model = Model {
-        cap: tickflow::timer::DEFAULT_CATCH_UP_CAP,
+        cap: tickflow::time::DEFAULT_CATCH_UP_CAP,
         ..Model::default()
     };
     let calls: Shared<Vec<(usize, u128, u64)>> = Arc::default();

@@ -180,10 +180,10 @@ fn the_maximum_dilation_is_accepted_and_bounded_by_the_catch_up_cap() {
     let mut n = 0;
     let report = sched.tick(secs(1.0), &mut n); // clamped to 0.25 s, dilated to 250,000 s
     assert_eq!(report.game_dt, secs(250_000.0));
-    assert_eq!(n, tickflow::timer::DEFAULT_CATCH_UP_CAP);
+    assert_eq!(n, tickflow::time::DEFAULT_CATCH_UP_CAP);
     assert_eq!(
         report.calls_dropped,
-        250_000 - tickflow::timer::DEFAULT_CATCH_UP_CAP
+        250_000 - tickflow::time::DEFAULT_CATCH_UP_CAP
     );
     let bad = TickSettings {
         time_dilation: MAX_TIME_DILATION * 2.0,

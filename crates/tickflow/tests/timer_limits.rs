@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use tickflow::compat::UnrealTimers;
 use tickflow::prelude::*;
-use tickflow::timer::DEFAULT_CATCH_UP_CAP;
+use tickflow::time::DEFAULT_CATCH_UP_CAP;
 use tickflow::{Tickable, TickableCx, FLICKS_PER_SECOND};
 
 /// Defect: one tick replayed every missed period of a `Burst` timer: an eight-hour sleep gave a

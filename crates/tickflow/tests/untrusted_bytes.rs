@@ -200,7 +200,8 @@ fn a_dense_owner_imports_whole_and_runs_in_order() {
 #[test]
 fn a_catch_up_cap_past_the_max_is_refused() {
     use tickflow::snapshot::TimerSnapshot;
-    use tickflow::timer::{TimerManager, MAX_CATCH_UP_CAP};
+    use tickflow::time::MAX_CATCH_UP_CAP;
+    use tickflow::timer::TimerManager;
     let mut timers = TimerManager::<u64>::new();
     timers.every(millis(40)).call(|n, _| *n += 1);
     let snap = timers.snapshot();

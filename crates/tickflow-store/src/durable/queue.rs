@@ -86,8 +86,9 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tickflow::time::CatchUp;
     use tickflow::time::Domain;
-    use tickflow::timer::{CatchUp, DurablePhase, DurableTimer, Offline};
+    use tickflow::timer::{DurablePhase, DurableTimer, Offline};
 
     fn set(owner: u64, name: &str, calls: u64) -> DurableChange {
         DurableChange::Set(DurableTimer {

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::scheduler::Scheduler;
 use crate::sleep::{sleep_until, PreciseThread};
+use crate::time::{CatchUp, DEFAULT_CATCH_UP_CAP};
 use crate::time::{Span, TimeError};
-use crate::timer::{CatchUp, DEFAULT_CATCH_UP_CAP};
 
 /// When the steps of a fixed-rate loop are due: step `n` at exactly `start + n × period`
 /// (rounded to the nanosecond per step, never accumulated), so the loop never drifts from the
@@ -27,7 +27,7 @@ use crate::timer::{CatchUp, DEFAULT_CATCH_UP_CAP};
 /// ```
 /// use std::time::{Duration, Instant};
 /// use tickflow::driver::Pacer;
-/// use tickflow::timer::CatchUp;
+/// use tickflow::time::CatchUp;
 ///
 /// let t0 = Instant::now();
 /// let mut pacer = Pacer::new(50).starting_at(t0); // 20 ms steps

@@ -8,7 +8,7 @@ use super::entry::{SharedTimer, ACTIVE, DONE};
 use super::service::{schedule, Service};
 use super::sync::{Arc, AtomicU8, Mutex, Ordering};
 use super::table::TableEntry;
-use crate::timer::CatchUp;
+use crate::time::CatchUp;
 
 /// Options of a new real-time timer, from [`RealtimeTimers::after`](super::RealtimeTimers::after)
 /// or [`every`](super::RealtimeTimers::every). Nothing is stored until [`call`](Self::call).

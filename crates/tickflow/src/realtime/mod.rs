@@ -12,7 +12,7 @@
 //!
 //! - **No drift.** Call `k` of a repeating timer is due at `start + first_delay + k × period` on
 //!   the monotonic clock, however late earlier calls ran. A thread that fell behind applies the
-//!   timer's [`CatchUp`](crate::timer::CatchUp): `Burst` makes every missed call, `Once` one
+//!   timer's [`CatchUp`](crate::time::CatchUp): `Burst` makes every missed call, `Once` one
 //!   call and then the next point on the grid, `Delay` one call and a new grid from now (only
 //!   when a call was missed: an on-time timer keeps its grid under all three).
 //!
@@ -198,19 +198,19 @@ impl RealtimeTimers {
     }
 
     /// Limits how many calls one timer makes in one pass (default
-    /// [`DEFAULT_CATCH_UP_CAP`](crate::timer::DEFAULT_CATCH_UP_CAP), as the frame timers'
+    /// [`DEFAULT_CATCH_UP_CAP`](crate::time::DEFAULT_CATCH_UP_CAP), as the frame timers'
     /// [`set_catch_up_cap`](crate::timer::Timers::set_catch_up_cap)): a
-    /// [`CatchUp::Burst`](crate::timer::CatchUp::Burst) timer more periods behind than this
+    /// [`CatchUp::Burst`](crate::time::CatchUp::Burst) timer more periods behind than this
     /// makes that many calls and skips the rest of the missed periods on its grid, so a thread
     /// that was stalled (a laptop asleep, a debugger) never queues millions of calls.
     ///
     /// # Panics
     ///
     /// When `calls_per_timer` is zero or above
-    /// [`MAX_CATCH_UP_CAP`](crate::timer::MAX_CATCH_UP_CAP).
+    /// [`MAX_CATCH_UP_CAP`](crate::time::MAX_CATCH_UP_CAP).
     #[track_caller]
     pub fn set_catch_up_cap(&self, calls_per_timer: u64) {
-        crate::timer::assert_catch_up_cap(calls_per_timer);
+        crate::time::assert_catch_up_cap(calls_per_timer);
         lock(&self.remote.shared.state).cap = calls_per_timer;
     }
 

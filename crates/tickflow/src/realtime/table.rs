@@ -8,7 +8,7 @@ use super::dispatch::Dispatch;
 use super::entry::{after_base, DueCall, SharedTimer, CANCELLED};
 use super::heap::{DueHeap, HeapRec};
 use super::sync::{Arc, Ordering};
-use crate::timer::CatchUp;
+use crate::time::CatchUp;
 
 /// A timer's schedule, kept by the service: one cache line, because every call of every
 /// timer reads it (at 1e4 timers the table outgrows the core's cache, and each line a call
@@ -129,7 +129,7 @@ impl Table {
             compacted_at: 0,
             pass: 0,
             made: Vec::new(),
-            cap: crate::timer::DEFAULT_CATCH_UP_CAP,
+            cap: crate::time::DEFAULT_CATCH_UP_CAP,
             dropped: 0,
             batch: super::DEFAULT_BATCH_WINDOW,
         }

@@ -4,8 +4,8 @@
 use std::fmt;
 
 use super::{TickGroup, TickHandle};
+use crate::cx::Cx;
 use crate::time::{Clocks, Span};
-use crate::timer::Cx;
 
 /// The second argument of a tick function: its delta, group and handle, and, as every
 /// [`Cx`], the frame's clocks, the timers and the scheduler's commands.

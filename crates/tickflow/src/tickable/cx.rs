@@ -1,7 +1,7 @@
 //! [`TickableCx`]: the context of a ticking tickable.
 
+use crate::cx::Cx;
 use crate::time::Span;
-use crate::timer::Cx;
 
 /// The second argument of [`Tickable::tick`](super::Tickable::tick): its delta, and, as every
 /// [`Cx`], the frame's clocks, the timers and the scheduler's commands.

@@ -17,6 +17,7 @@
 //!
 //! Limits: resolution 1.42 ns; range about 829 years.
 
+mod catch_up;
 mod frames;
 mod span;
 mod stopwatch;
@@ -24,6 +25,8 @@ mod stopwatch;
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+pub(crate) use catch_up::{assert_catch_up_cap, valid_catch_up_cap};
+pub use catch_up::{CatchUp, DEFAULT_CATCH_UP_CAP, MAX_CATCH_UP_CAP};
 pub use frames::{Frames, Interval};
 pub use span::{Span, FLICKS_PER_SECOND};
 pub use stopwatch::Stopwatch;

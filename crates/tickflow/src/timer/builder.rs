@@ -4,7 +4,8 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::spec::Spec;
-use super::{Callback, CatchUp, Offline, OwnerId, TimerCx, TimerHandle, Timers};
+use super::{Callback, Offline, OwnerId, TimerCx, TimerHandle, Timers};
+use crate::time::CatchUp;
 use crate::time::{Domain, Interval, Span, Time};
 
 /// The doors to a new timer: each returns its builder.
@@ -76,7 +77,8 @@ impl<C: 'static> Timers<C> {
 ///
 /// ```
 /// use tickflow::time::secs;
-/// use tickflow::timer::{CatchUp, TimerHandle, TimerManager};
+/// use tickflow::time::CatchUp;
+/// use tickflow::timer::{TimerHandle, TimerManager};
 /// use tickflow::OwnerId;
 ///
 /// let mut timers = TimerManager::<u32>::new();

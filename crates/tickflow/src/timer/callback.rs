@@ -31,7 +31,16 @@
 use std::marker::PhantomData;
 use std::mem::{align_of, size_of, MaybeUninit};
 
-use super::{TimerCallback, TimerCx};
+use super::TimerCx;
+
+/// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
+/// move between threads (and be a Bevy resource).
+/// ([`TimerBuilder::call`](super::TimerBuilder::call) takes the closure itself, and stores one
+/// that captures at most 8 bytes without a box.)
+pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCx<'_, C>) + Send>;
+
+/// A boxed `on_cancel` hook ([`TimerBuilder::on_cancel`](super::TimerBuilder::on_cancel)).
+pub type CancelHook<C> = Box<dyn FnOnce(&mut C) + Send>;
 
 /// The word a closure (or its box pointer) is stored in.
 type Word = MaybeUninit<*mut ()>;

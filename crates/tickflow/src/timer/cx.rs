@@ -1,104 +1,8 @@
-//! [`Cx`], the one context every callback receives, and [`TimerCx`], its timer kind.
-
-use std::fmt;
+//! [`TimerCx`], the timer kind of [`Cx`]: which timer, when it was due, its call in a burst.
 
 use super::{OwnerId, TimerHandle, Timers};
-use crate::commands::Commands;
+use crate::cx::Cx;
 use crate::time::{Clocks, Span, Time};
-
-/// The context every callback receives beside the user's `&mut C`: one type for every kind of
-/// callback, as `bevy_time` has one `Time<T>` for every clock. `K` is the kind — [`TimerCx`],
-/// [`TickCx`](crate::tick::TickCx), [`TickableCx`](crate::tickable::TickableCx),
-/// [`LatentCx`](crate::latent::LatentCx) — and brings what is particular to it (a timer's
-/// `scheduled()`, a tick function's `dt()`). Every kind reaches the same three services by
-/// the same names:
-///
-/// - [`clocks`](Self::clocks): every clock as this frame sees it;
-/// - [`timers`](Self::timers): set, clear, pause and query timers at once;
-/// - [`commands`](Self::commands): every other change (tick functions, tickables, latent
-///   actions, tasks, owners), applied as soon as the callback returns.
-///
-/// ```
-/// use tickflow::prelude::*;
-/// use tickflow::Cx;
-///
-/// // One helper serves every kind of callback.
-/// fn arm<K>(log: &mut Vec<String>, cx: &mut Cx<'_, Vec<String>, K>) {
-///     let frame = cx.clocks().frame();
-///     log.push(format!("armed in frame {frame}"));
-///     cx.timers().after(Frames(1)).call(|log, cx| {
-///         log.push(format!("fired in frame {}", cx.clocks().frame()))
-///     });
-/// }
-/// let mut sched = Scheduler::<Vec<String>>::new();
-/// sched.ticks().add(TickSettings::named("arm"), |log, cx| {
-///     if cx.clocks().frame() == 1 {
-///         arm(log, cx);
-///     }
-/// });
-/// sched.latent().delay(OwnerId::new(1), 0, secs(0.25), arm);
-/// let mut log = vec![];
-/// for _ in 0..4 {
-///     sched.tick(secs(0.1), &mut log);
-/// }
-/// assert_eq!(log, ["armed in frame 1", "fired in frame 2", "armed in frame 3", "fired in frame 4"]);
-/// ```
-pub struct Cx<'a, C, K> {
-    /// The frame's one value (a timer call's: its manager's, read when the call starts).
-    clocks: &'a Clocks,
-    timers: &'a mut Timers<C>,
-    kind: K,
-}
-
-impl<'a, C: 'static, K> Cx<'a, C, K> {
-    pub(crate) fn new(clocks: &'a Clocks, timers: &'a mut Timers<C>, kind: K) -> Self {
-        Cx {
-            clocks,
-            timers,
-            kind,
-        }
-    }
-
-    /// What is particular to this kind of callback.
-    pub(crate) fn kind(&self) -> &K {
-        &self.kind
-    }
-
-    pub(crate) fn kind_mut(&mut self) -> &mut K {
-        &mut self.kind
-    }
-
-    /// Every clock as this frame sees it (the time the frame reaches), and how far each moved
-    /// in it (see [`Clocks`]): one value per frame, the same for every stage.
-    pub fn clocks(&self) -> Clocks {
-        *self.clocks
-    }
-
-    /// The timers: set, clear, pause or query any timer now. In a scheduler, a timer set
-    /// before the frame's timer stage counts from the time that stage reaches; one set from a
-    /// timer callback counts from that call's scheduled time and never fires in the same tick.
-    pub fn timers(&mut self) -> &mut Timers<C> {
-        self.timers
-    }
-
-    /// The scheduler's [`Commands`]: tick functions, tickables, latent actions, tasks and
-    /// owners, changed as soon as this callback returns (for timer callbacks, when the timer
-    /// stage ends). A standalone [`TimerManager`](super::TimerManager) or
-    /// [`LatentActionManager`](crate::latent::LatentActionManager) has no scheduler: its
-    /// commands do nothing.
-    pub fn commands(&self) -> &Commands<C> {
-        self.timers.commands()
-    }
-}
-
-impl<C, K: fmt::Debug> fmt::Debug for Cx<'_, C, K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cx")
-            .field("frame", &self.clocks.frame())
-            .field("kind", &self.kind)
-            .finish_non_exhaustive()
-    }
-}
 
 /// The context of one timer call: which timer, when it was due, how late it is, how many calls
 /// its timer gets in this tick, and, as every [`Cx`], the clocks, the timers and the commands.
@@ -184,7 +88,7 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     }
 
     /// The calls this timer gets in this tick, this one and earlier ones of the same burst
-    /// included (1 unless a [`CatchUp::Burst`](super::CatchUp::Burst) timer is late).
+    /// included (1 unless a [`CatchUp::Burst`](crate::time::CatchUp::Burst) timer is late).
     pub fn calls_this_tick(&self) -> u64 {
         self.kind().calls_this_tick
     }
@@ -193,7 +97,7 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// shared by many timers finds its own data with it (an entity, a slot in a table)
     /// without capturing it, which keeps the callback allocation-free.
     pub fn tag(&self) -> Option<u64> {
-        let mgr = &*self.timers;
+        let mgr = self.timers_ref();
         mgr.find(self.kind().handle).and_then(|idx| mgr.tag_of(idx))
     }
 
@@ -213,14 +117,14 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// assert_eq!(seen, [OwnerId::from(3), OwnerId::from(5)]);
     /// ```
     pub fn owner(&self) -> Option<OwnerId> {
-        let mgr = &*self.timers;
+        let mgr = self.timers_ref();
         (mgr.find(self.kind().handle)).and_then(|idx| mgr.owner_at(idx))
     }
 
     /// The bytes given with [`TimerBuilder::payload`](super::TimerBuilder::payload) (empty
     /// when none): a durable timer's data, back after a restart with its row.
     pub fn payload(&self) -> &[u8] {
-        let mgr = &*self.timers;
+        let mgr = self.timers_ref();
         (mgr.find(self.kind().handle)).map_or(&[], |idx| mgr.payload_at(idx))
     }
 
@@ -228,7 +132,7 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// the last of [`times(n)`](super::TimerBuilder::times) (also when the callback has
     /// cleared it already).
     pub fn is_last_call(&self) -> bool {
-        let mgr = &*self.timers;
+        let mgr = self.timers_ref();
         mgr.find(self.kind().handle)
             .is_none_or(|idx| mgr.on_last_call(idx))
     }
@@ -236,6 +140,6 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// Clears the running timer: no further calls, the rest of a burst included.
     pub fn clear_self(&mut self) {
         let h = self.kind().handle;
-        self.timers.clear(h);
+        self.timers().clear(h);
     }
 }

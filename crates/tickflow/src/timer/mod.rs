@@ -18,11 +18,11 @@
 //!    frame they were created in never counts. A manager that is never told about frames treats
 //!    every set as made right after the last tick.
 //! 4. Calls run in exact global due order, ties in set order. A looping timer several periods
-//!    late follows its [`CatchUp`] policy, and every burst call takes its own place in the
-//!    order (A due at 0.3/0.6/0.9 and B at 0.5 run A, B, A, A). One timer makes at most
-//!    [`DEFAULT_CATCH_UP_CAP`] calls per tick ([`set_catch_up_cap`](Timers::set_catch_up_cap)):
-//!    whatever the delta, the rest of its missed periods are dropped onto its grid and
-//!    counted, so no input makes one tick do unbounded work.
+//!    late follows its [`CatchUp`](crate::time::CatchUp) policy, and every burst call takes its
+//!    own place in the order (A due at 0.3/0.6/0.9 and B at 0.5 run A, B, A, A). One timer makes
+//!    at most [`DEFAULT_CATCH_UP_CAP`](crate::time::DEFAULT_CATCH_UP_CAP) calls per tick
+//!    ([`set_catch_up_cap`](Timers::set_catch_up_cap)): whatever the delta, the rest of its missed
+//!    periods are dropped onto its grid and counted, so no input makes one tick do unbounded work.
 //! 5. A callback may set, clear, pause or query any timer, itself included; clearing itself
 //!    drops the rest of its burst. A timer set from a callback counts from that call's scheduled
 //!    time (chains of one-shots do not drift) but never fires in the tick that set it.
@@ -108,6 +108,7 @@
 mod builder;
 mod callback;
 mod cx;
+mod info;
 mod manager;
 mod ready;
 mod slot;
@@ -117,12 +118,12 @@ mod wheel;
 #[cfg(test)]
 mod wheel_model;
 
-use crate::time::{Domain, Span};
-
 pub(crate) use crate::owner::OwnerId;
 pub use builder::{check_durable, TimerBuilder};
 pub(crate) use callback::Callback;
-pub use cx::{Cx, TimerCall, TimerCx};
+pub use callback::{CancelHook, TimerCallback};
+pub use cx::{TimerCall, TimerCx};
+pub use info::{TimerHandle, TimerInfo, TimerState, MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD};
 pub(crate) use manager::snapshot;
 pub(crate) use manager::snapshot::unbound;
 pub(crate) use manager::snapshot::TimerSnapshot;
@@ -133,169 +134,3 @@ pub use manager::{DurableChange, DurableLoad, DurablePhase, DurableTimer, LoadRe
 pub use spec::Offline;
 
 pub use standalone::TimerManager;
-
-/// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
-/// move between threads (and be a Bevy resource). ([`TimerBuilder::call`] takes the closure
-/// itself, and stores one that captures at most 8 bytes without a box.)
-pub type TimerCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCx<'_, C>) + Send>;
-
-/// A boxed `on_cancel` hook ([`TimerBuilder::on_cancel`]).
-pub type CancelHook<C> = Box<dyn FnOnce(&mut C) + Send>;
-
-/// The default of [`Timers::set_catch_up_cap`]: at most 1,000 calls per timer per tick.
-///
-/// A late [`CatchUp::Burst`] timer makes one call per missed period. Without a cap, a laptop
-/// that slept for eight hours gives a 16 ms real-clock timer 1.8 million calls in one tick. A
-/// thousand calls of a small callback take well under a millisecond, and cover 16 s of missed
-/// 60 Hz periods: enough for every hitch a game survives, small enough that no input can stall
-/// a frame.
-pub const DEFAULT_CATCH_UP_CAP: u64 = 1_000;
-
-/// The highest [catch-up cap](Timers::set_catch_up_cap): 10,000 calls per timer per
-/// tick (ten times the default; 2.8 minutes of missed 60 Hz periods).
-///
-/// The cap is what bounds a tick's work: a tick makes at most this many calls per timer, so a
-/// snapshot from a save file (which carries its cap) can never make one tick do more than
-/// its timers times this. A game that needs more calls of one timer in one frame is in a
-/// catch-up spiral already.
-pub const MAX_CATCH_UP_CAP: u64 = 10_000;
-
-/// Longest name of a durable timer (bytes): a store keeps it in every row of the timer, and
-/// reads it back from a database another process may have written.
-pub const MAX_DURABLE_NAME: usize = 1024;
-
-/// Largest payload of a durable timer (bytes): written with each change of the timer, in the
-/// frame's commit.
-pub const MAX_DURABLE_PAYLOAD: usize = 1 << 20;
-
-/// `true` for a catch-up cap the timers accept: 1 to [`MAX_CATCH_UP_CAP`].
-pub(crate) fn valid_catch_up_cap(calls_per_timer: u64) -> bool {
-    (1..=MAX_CATCH_UP_CAP).contains(&calls_per_timer)
-}
-
-/// The check of both `set_catch_up_cap`s, the frame timers' and the real-time service's.
-#[track_caller]
-pub(crate) fn assert_catch_up_cap(calls_per_timer: u64) {
-    assert!(
-        valid_catch_up_cap(calls_per_timer),
-        "set_catch_up_cap: calls_per_timer must be from 1 to {MAX_CATCH_UP_CAP}, got {calls_per_timer}"
-    );
-}
-
-crate::handle::handle_type! {
-    /// Identifies one timer in one [`Timers`] (of a scheduler or a [`TimerManager`]).
-    ///
-    /// Copy it freely: once the timer is cleared or finished, every query with the handle answers
-    /// `false`/`None`, even after a new timer reuses its slot. The `Default` handle never names a
-    /// timer (like Unreal's invalid `FTimerHandle`), which makes it a good initial value for a
-    /// field passed to [`replace`](TimerBuilder::replace). 8 bytes; `Option<TimerHandle>` is
-    /// 8 bytes too.
-    ///
-    /// A handle belongs to the manager that made it: passed to another manager it is answered
-    /// like a stale one and changes nothing there. The check is certain between any two of
-    /// 4,095 managers, schedulers and restores made one after the other (each takes the next of
-    /// 4,095 container ids in turn; a restored manager takes the id of the one it was saved
-    /// from, so saved handles stay valid).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tickflow::time::secs;
-    /// use tickflow::timer::{TimerHandle, TimerManager};
-    ///
-    /// let mut timers = TimerManager::<()>::new();
-    /// let old = timers.after(secs(1.0)).call(|_, _| {});
-    /// assert!(timers.clear(old));
-    /// let new = timers.after(secs(1.0)).call(|_, _| {}); // same slot, new generation
-    /// assert!(!timers.exists(old) && timers.exists(new));
-    /// assert!(!timers.exists(TimerHandle::default()));
-    /// assert_eq!(std::mem::size_of::<Option<TimerHandle>>(), 8);
-    ///
-    /// let mut ui = TimerManager::<()>::new();
-    /// let theirs = ui.after(secs(1.0)).call(|_, _| {});
-    /// assert!(!timers.clear(theirs), "another manager's handle");
-    /// assert!(timers.exists(new));
-    /// ```
-    TimerHandle
-}
-
-/// What a looping timer does when a tick finds it several periods late.
-///
-/// Timeline of a timer with period 0.1 s, due at 0.1, 0.2, ..., through one 0.35 s hitch
-/// (frames end at 0.1, 0.45, 0.55):
-///
-/// ```text
-/// tick at:   0.1    0.45                0.55
-/// Burst:     0.1    0.2, 0.3, 0.4       0.5      (every period called, each in its place)
-/// Once:      0.1    0.2 (0.3, 0.4 lost) 0.5      (period grid kept)
-/// Delay:     0.1    0.2                 0.55     (next period counted from 0.45)
-/// ```
-///
-/// A timer that is on time (its next period not yet due) behaves the same under all three.
-/// `Burst` makes at most the [catch-up cap](Timers::set_catch_up_cap) of calls per tick
-/// and then continues like `Once`. The real-time service's timers follow the same timeline.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[repr(u8)]
-#[cfg_attr(
-    feature = "reflect",
-    derive(bevy_reflect::Reflect),
-    reflect(Debug, PartialEq, Hash)
-)]
-pub enum CatchUp {
-    /// Call once per missed period (Unreal's default, tokio's `Burst`).
-    #[default]
-    Burst = 0,
-    /// Call at most once per tick, drop the missed periods, keep the grid (Unreal 5's "max
-    /// once per frame", tokio's `Skip`).
-    Once = 1,
-    /// Call once, then count the next period from the tick that made the late call (tokio's
-    /// `Delay`).
-    Delay = 2,
-}
-
-/// The state of a live timer, as [`TimerInfo`] reports it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum TimerState {
-    /// Set in an open frame; its countdown starts at this frame's timer tick.
-    Pending,
-    /// Counting down (or due and waiting for its call).
-    Active,
-    /// Paused; the remaining time is kept.
-    Paused,
-    /// Its callback is running now.
-    Executing,
-}
-
-/// A plain record of one live timer, for debugging and tools ([`Timers::list`]).
-///
-/// For [`Domain::Frames`] timers, `remaining` and `rate` count frames (`flicks()` is the
-/// number of frames).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TimerInfo {
-    /// The timer's handle.
-    pub handle: TimerHandle,
-    /// The name given with [`TimerBuilder::name`].
-    pub name: Option<String>,
-    /// The tag given with [`TimerBuilder::tag`].
-    pub tag: Option<u64>,
-    /// The owner given with [`TimerBuilder::owner`].
-    pub owner: Option<OwnerId>,
-    /// Pending, active, paused or executing.
-    pub state: TimerState,
-    /// The clock it counts on.
-    pub domain: Domain,
-    /// Whether it repeats.
-    pub looping: bool,
-    /// Its catch-up policy.
-    pub catch_up: CatchUp,
-    /// Time to its next call (`Span::MAX` for never).
-    pub remaining: Span,
-    /// Its period (looping) or delay (one-shot).
-    pub rate: Span,
-    /// Calls made so far.
-    pub calls_made: u64,
-    /// Calls left for a timer limited with [`TimerBuilder::times`].
-    pub calls_left: Option<u64>,
-}

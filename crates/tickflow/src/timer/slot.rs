@@ -20,9 +20,9 @@
 //!   timers took seconds of cache misses.
 
 use crate::handle::{next_tag, ContainerId};
+use crate::time::CatchUp;
 use crate::time::Domain;
 use crate::timer::callback::Callback;
-use crate::timer::CatchUp;
 
 /// Slot index u32::MAX is never allocated (the `Default` handle names it).
 const NIL: u32 = u32::MAX;

@@ -1,7 +1,8 @@
 //! A new timer's settings as the builder gathers them ([`Spec`]) and the offline policy of a
 //! durable one ([`Offline`]): plain data, read by the manager when it stores the timer.
 
-use super::{CancelHook, CatchUp, OwnerId};
+use super::{CancelHook, OwnerId};
+use crate::time::CatchUp;
 use crate::time::Domain;
 
 /// A timer's settings before [`call`](super::TimerBuilder::call) stores it.

@@ -12,8 +12,8 @@ use super::slot::{Flags, SlotState, TimerSlots};
 use super::wheel::Wheel;
 use crate::handle::ContainerId;
 use crate::test_rng::Rng;
+use crate::time::CatchUp;
 use crate::time::Domain;
-use crate::timer::CatchUp;
 
 /// The manager's side of the contract: set the entry, then insert; remove, then change it.
 struct World {

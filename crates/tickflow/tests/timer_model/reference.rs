@@ -54,7 +54,7 @@ impl Default for Model {
             tick_no: 0,
             frame_open: false,
             budget: None,
-            cap: tickflow::timer::DEFAULT_CATCH_UP_CAP,
+            cap: tickflow::time::DEFAULT_CATCH_UP_CAP,
             dropped: 0,
             timers: Vec::new(),
             log: Vec::new(),

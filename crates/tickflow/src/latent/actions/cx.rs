@@ -1,6 +1,6 @@
 //! [`LatentCx`]: the context of a latent completion.
 
-use crate::timer::Cx;
+use crate::cx::Cx;
 
 /// The second argument of a latent completion: as every [`Cx`], the frame's clocks, the
 /// timers and the scheduler's commands.

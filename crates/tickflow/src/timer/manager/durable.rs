@@ -27,8 +27,9 @@ use rustc_hash::FxBuildHasher;
 use super::{Extras, SideTable};
 
 use super::snapshot::Phase;
+use crate::time::CatchUp;
 use crate::time::Domain;
-use crate::timer::{CatchUp, Offline, OwnerId, Timers};
+use crate::timer::{Offline, OwnerId, Timers};
 
 /// Where a durable timer's countdown is; what [`DurableTimer::time`] means.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -3,10 +3,11 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use super::Extras;
+use crate::time::CatchUp;
 use crate::time::{Clocks, Domain};
 use crate::timer::ready::Call;
 use crate::timer::slot::{SlotState, NEVER, PREFETCH_AHEAD};
-use crate::timer::{Callback, CatchUp, TimerCx, TimerHandle, Timers};
+use crate::timer::{Callback, TimerCx, TimerHandle, Timers};
 
 use crate::unwind::Payload;
 

@@ -271,7 +271,7 @@ impl<C: 'static> Timers<C> {
             processing: false,
             firing: None,
             budget: None,
-            catch_up_cap: super::DEFAULT_CATCH_UP_CAP,
+            catch_up_cap: crate::time::DEFAULT_CATCH_UP_CAP,
             dropped: 0,
             owed: 0,
             cancelled: VecDeque::new(),
@@ -619,16 +619,17 @@ impl<C: 'static> Timers<C> {
     }
 
     /// Limits how many calls one timer makes in one tick (default
-    /// [`DEFAULT_CATCH_UP_CAP`](super::DEFAULT_CATCH_UP_CAP)): a [`CatchUp::Burst`](super::CatchUp::Burst)
-    /// timer that is more periods late than this makes `calls_per_timer` calls, and its other
-    /// missed periods are dropped onto its grid, as [`CatchUp::Once`](super::CatchUp::Once)
-    /// does, and counted by [`calls_dropped`](Self::calls_dropped). So no delta, clock or
-    /// time dilation can make one tick do unbounded work.
+    /// [`DEFAULT_CATCH_UP_CAP`](crate::time::DEFAULT_CATCH_UP_CAP)): a
+    /// [`CatchUp::Burst`](crate::time::CatchUp::Burst) timer that is more periods late than
+    /// this makes `calls_per_timer` calls, and its other missed periods are dropped onto its
+    /// grid, as [`CatchUp::Once`](crate::time::CatchUp::Once) does, and counted by
+    /// [`calls_dropped`](Self::calls_dropped). So no delta, clock or time dilation can make
+    /// one tick do unbounded work.
     ///
     /// # Panics
     ///
     /// When `calls_per_timer` is zero (a timer that is due must be called at least once) or
-    /// above [`MAX_CATCH_UP_CAP`](super::MAX_CATCH_UP_CAP).
+    /// above [`MAX_CATCH_UP_CAP`](crate::time::MAX_CATCH_UP_CAP).
     ///
     /// ```
     /// # use tickflow::{time::secs, timer::TimerManager};
@@ -643,7 +644,7 @@ impl<C: 'static> Timers<C> {
     /// ```
     #[track_caller]
     pub fn set_catch_up_cap(&mut self, calls_per_timer: u64) {
-        super::assert_catch_up_cap(calls_per_timer);
+        crate::time::assert_catch_up_cap(calls_per_timer);
         self.catch_up_cap = calls_per_timer;
     }
 

@@ -201,7 +201,7 @@ impl<C: 'static> Timers<C> {
                 // owed, and made first.
                 late => {
                     let before = late - now;
-                    match r.looping && r.period > 0 && r.catch_up == crate::timer::CatchUp::Burst {
+                    match r.looping && r.period > 0 && r.catch_up == crate::time::CatchUp::Burst {
                         true => {
                             owed = before.div_ceil(r.period);
                             owed.saturating_mul(r.period).saturating_sub(before)

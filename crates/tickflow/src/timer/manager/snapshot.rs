@@ -21,10 +21,11 @@
 use super::{Extras, Timers};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
+use crate::time::CatchUp;
 use crate::time::Domain;
 use crate::timer::slot::{Flags, SlotState, TimerEntry, NEVER};
 use crate::timer::wheel::SlotCounts;
-use crate::timer::{Callback, CancelHook, CatchUp, Offline, OwnerId, TimerInfo};
+use crate::timer::{Callback, CancelHook, Offline, OwnerId, TimerInfo};
 
 /// [`Timers`] saved as plain data: clocks, timer records and the handle allocator.
 ///
@@ -220,11 +221,11 @@ impl TimerSnapshot {
                 crate::handle::GEN_MAX
             )));
         }
-        if !crate::timer::valid_catch_up_cap(self.catch_up_cap) {
+        if !crate::time::valid_catch_up_cap(self.catch_up_cap) {
             return Err(RestoreError::corrupt(format!(
                 "the catch-up cap ({}) is outside 1..={}",
                 self.catch_up_cap,
-                crate::timer::MAX_CATCH_UP_CAP
+                crate::time::MAX_CATCH_UP_CAP
             )));
         }
         let mut used = vec![false; n];
