@@ -15,7 +15,7 @@ use tracing_subscriber::prelude::*;
 
 use crate::arena::{BossMode, Cluster, Moved, Stats};
 use crate::output::{count, percentiles, Staging};
-use crate::processes::{drop_schema, process_store, ProcessSummary};
+use crate::process_store::{drop_schema, process_store, ProcessSummary};
 use crate::trace::Recorder;
 use crate::{plots, CliError};
 

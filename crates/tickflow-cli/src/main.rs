@@ -7,7 +7,7 @@ mod demo;
 mod fleet;
 mod output;
 mod plots;
-mod processes;
+mod process_store;
 mod rollback;
 mod sql;
 mod tour;
