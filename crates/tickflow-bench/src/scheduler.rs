@@ -8,7 +8,10 @@
 //!   function per frame, against a plain `Vec<Box<dyn FnMut>>` loop (the floor) and an
 //!   Unreal-style manager that re-queues every function and prerequisite each frame
 //!   (`peers/unreal_tick.rs`).
-//! - S1 also at 1e3 functions, with the same number of calls.
+//! - S1 also at 1e3 functions, with the same number of calls; and both sizes again with
+//!   stateful bodies, each function owning a `u64` it increments through `black_box` (as a
+//!   real tick function moves its own actor): the same bodies for tickflow, the Unreal-style
+//!   manager and the floor.
 //! - S2: 1e4 functions with intervals of 0.5–5 s at 60 Hz: ns per frame and per function that
 //!   ticked, against a naive loop that checks every function's cooldown each frame and a
 //!   floor that calls only the due functions. Then 1e5 such functions, and 1e4 of which 10 %
@@ -34,6 +37,23 @@ fn rng() -> SmallRng {
     SmallRng::seed_from_u64(0x5c4e_d01e)
 }
 
+/// What S1's functions do: count a call in the shared `u64` only, or also bump a `u64` each
+/// owns (captured by its closure, through `black_box`, so the compiler keeps every store).
+#[derive(Clone, Copy, PartialEq)]
+enum Bodies {
+    Trivial,
+    Stateful,
+}
+
+/// A stateful body for a peer's boxed function.
+fn stateful_fn() -> unreal_tick::TickFn {
+    let mut own = 0u64;
+    Box::new(move |n: &mut u64| {
+        own = black_box(own) + 1;
+        *n += 1;
+    })
+}
+
 /// The S1 graph: (group, optional prerequisite on an earlier function).
 fn s1_graph(n: usize) -> Vec<(usize, Option<usize>)> {
     let mut r = rng();
@@ -46,15 +66,22 @@ fn s1_graph(n: usize) -> Vec<(usize, Option<usize>)> {
         .collect()
 }
 
-fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
+fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize, bodies: Bodies) -> f64 {
     let mut sched = Scheduler::<u64>::new();
     let handles: Vec<TickHandle> = graph
         .iter()
         .map(|&(g, _)| {
-            sched.ticks().add(
-                TickSettings::default().in_group(TickGroup::ALL[g]),
-                |n, _| *n += 1,
-            )
+            let settings = TickSettings::default().in_group(TickGroup::ALL[g]);
+            match bodies {
+                Bodies::Trivial => sched.ticks().add(settings, |n, _| *n += 1),
+                Bodies::Stateful => {
+                    let mut own = 0u64;
+                    sched.ticks().add(settings, move |n, _| {
+                        own = black_box(own) + 1;
+                        *n += 1;
+                    })
+                }
+            }
         })
         .collect();
     for (i, &(_, pre)) in graph.iter().enumerate() {
@@ -76,10 +103,14 @@ fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
     ns / (frames * graph.len()) as f64
 }
 
-fn s1_unreal(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
+fn s1_unreal(graph: &[(usize, Option<usize>)], frames: usize, bodies: Bodies) -> f64 {
     let mut ticks = UnrealTicks::default();
     for &(g, _) in graph {
-        ticks.add(g, Box::new(|n: &mut u64| *n += 1));
+        let f: unreal_tick::TickFn = match bodies {
+            Bodies::Trivial => Box::new(|n: &mut u64| *n += 1),
+            Bodies::Stateful => stateful_fn(),
+        };
+        ticks.add(g, f);
     }
     for (i, &(_, pre)) in graph.iter().enumerate() {
         if let Some(p) = pre {
@@ -102,14 +133,14 @@ fn s1_unreal(graph: &[(usize, Option<usize>)], frames: usize) -> f64 {
 /// call for the same source), so four copies are compiled at different addresses and their
 /// median counts: the floor of a typical build, not one build's luck. (The fastest of the
 /// four also caught the moments the CPU ran fast: one round read 0.97 ns against 1.2-1.46.)
-fn s1_floor(n_funcs: usize, frames: usize) -> f64 {
-    let copies: [fn(usize, usize) -> f64; 4] = [
+fn s1_floor(n_funcs: usize, frames: usize, bodies: Bodies) -> f64 {
+    let copies: [fn(usize, usize, Bodies) -> f64; 4] = [
         floor_copy::<0>,
         floor_copy::<1>,
         floor_copy::<2>,
         floor_copy::<3>,
     ];
-    middle_two(copies.iter().map(|f| f(n_funcs, frames)).collect())
+    middle_two(copies.iter().map(|f| f(n_funcs, frames, bodies)).collect())
 }
 
 /// The mean of the middle two of four timings of copies (see `s1_floor`).
@@ -120,9 +151,12 @@ fn middle_two(mut times: Vec<f64>) -> f64 {
 
 /// One copy of the floor; `K` makes the copies differ, so the compiler keeps them apart.
 #[inline(never)]
-fn floor_copy<const K: usize>(n_funcs: usize, frames: usize) -> f64 {
+fn floor_copy<const K: usize>(n_funcs: usize, frames: usize, bodies: Bodies) -> f64 {
     let mut funcs: Vec<unreal_tick::TickFn> = (0..n_funcs)
-        .map(|_| Box::new(|n: &mut u64| *n += 1) as unreal_tick::TickFn)
+        .map(|_| match bodies {
+            Bodies::Trivial => Box::new(|n: &mut u64| *n += 1) as unreal_tick::TickFn,
+            Bodies::Stateful => stateful_fn(),
+        })
         .collect();
     let mut n = K as u64;
     let start = Instant::now();
@@ -368,7 +402,7 @@ fn s2(
     // Every run makes the same calls, so this is the timed frames' count of ticks.
     let ticked = tf_frame / tf_each;
     let due = (ticked.round() as usize).max(1);
-    let floor = repeat(runs, || s1_floor(due, s2_frames));
+    let floor = repeat(runs, || s1_floor(due, s2_frames, Bodies::Trivial));
     let sketch = graph.then(|| repeat(runs, || s2_sketch(&intervals, g, s2_frames)));
     let secs = format!("{}-{} s", ms.start as f64 / 1e3, ms.end as f64 / 1e3);
     let mut what = if always_pct == 0 {
@@ -409,7 +443,12 @@ pub fn run(opts: &Options) {
     let runs = if quick { 1 } else { 3 };
     let frames = if quick { 30 } else { 200 };
 
-    for n in [1_000, 100_000] {
+    for (bodies, n) in [
+        (Bodies::Trivial, 1_000),
+        (Bodies::Trivial, 100_000),
+        (Bodies::Stateful, 1_000),
+        (Bodies::Stateful, 100_000),
+    ] {
         // The same number of calls at both sizes.
         let frames = frames * (100_000 / n);
         let graph = s1_graph(n);
@@ -419,15 +458,19 @@ pub fn run(opts: &Options) {
         let rounds: Vec<[f64; 3]> = (0..runs)
             .map(|_| {
                 [
-                    s1_tickflow(&graph, frames),
-                    s1_unreal(&graph, frames),
-                    s1_floor(n, frames),
+                    s1_tickflow(&graph, frames, bodies),
+                    s1_unreal(&graph, frames, bodies),
+                    s1_floor(n, frames, bodies),
                 ]
             })
             .collect();
         let med = |f: &dyn Fn(&[f64; 3]) -> f64| median(rounds.iter().map(f).collect());
         let (tf, ue, floor) = (med(&|r| r[0]), med(&|r| r[1]), med(&|r| r[2]));
-        println!("S1  {n} tick functions, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs} interleaved rounds; ratios are medians of the rounds' ratios)");
+        let kind = match bodies {
+            Bodies::Trivial => "",
+            Bodies::Stateful => ", stateful bodies",
+        };
+        println!("S1  {n} tick functions{kind}, random groups, 10 % with a prerequisite (ns per function per frame, median of {runs} interleaved rounds; ratios are medians of the rounds' ratios)");
         println!("    tickflow      {tf:7.2}");
         println!(
             "    unreal-style  {ue:7.2}   tickflow/unreal = {:.2}x",
