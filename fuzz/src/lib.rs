@@ -9,7 +9,7 @@
 
 use tickflow::latent::{LatentAction, LatentInfo, LatentResponse, SavedAction};
 use tickflow::prelude::*;
-use tickflow::snapshot::Resolver;
+use tickflow::snapshot::{BindLatent, BindTickables, BindTicks, BindTimers, Resolver};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::{TickableInfo, TickableMode};
 use tickflow::timer::{TimerCallback, TimerInfo};
@@ -104,7 +104,7 @@ fn count(g: &mut Game, _: &mut TimerCx<Game>) {
 /// Binds every callback a snapshot can name.
 pub struct Anything;
 
-impl Resolver<Game> for Anything {
+impl BindTimers<Game> for Anything {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
         Some(timer_cb(info.name.as_deref()))
     }
@@ -112,7 +112,9 @@ impl Resolver<Game> for Anything {
     fn timer_on_cancel(&mut self, _: &TimerInfo) -> Option<tickflow::timer::CancelHook<Game>> {
         Some(Box::new(|g: &mut Game| g.calls += 1))
     }
+}
 
+impl BindTicks<Game> for Anything {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
         Some(if info.parallel {
             TickBody::parallel((), |_: &mut (), _: &Game, _: &mut Deferred<Game>| {})
@@ -120,7 +122,9 @@ impl Resolver<Game> for Anything {
             TickBody::serial(|g: &mut Game, _: &mut TickCx<Game>| g.calls += 1)
         })
     }
+}
 
+impl BindTickables<Game> for Anything {
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
         Some(Box::new(Echo {
             name: info.name.clone(),
@@ -128,7 +132,9 @@ impl Resolver<Game> for Anything {
             mode: info.mode,
         }))
     }
+}
 
+impl BindLatent<Game> for Anything {
     fn latent(&mut self, _: &LatentInfo) -> Option<tickflow::latent::Completion<Game>> {
         Some(Box::new(|g: &mut Game, _| g.calls += 1))
     }
@@ -140,6 +146,8 @@ impl Resolver<Game> for Anything {
         }
     }
 }
+
+impl Resolver<Game> for Anything {}
 
 /// The owner the seeds move.
 pub const MOVER: OwnerId = OwnerId::new(7);

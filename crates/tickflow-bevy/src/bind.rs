@@ -5,7 +5,7 @@
 use bevy_ecs::entity::EntityHashSet;
 use bevy_ecs::prelude::*;
 use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::snapshot::Resolver;
+use tickflow::snapshot::{BindLatent, BindTickables, BindTicks, BindTimers, Resolver};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
@@ -115,7 +115,7 @@ impl<'r> LaterResolver<'r> {
     }
 }
 
-impl Resolver<World> for LaterResolver<'_> {
+impl BindTimers<World> for LaterResolver<'_> {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
         let Some(entity) = info.tag.and_then(Entity::try_from_bits) else {
             return self.user.timer(info);
@@ -135,15 +135,21 @@ impl Resolver<World> for LaterResolver<'_> {
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<World>> {
         self.user.timer_on_cancel(info)
     }
+}
 
+impl BindTicks<World> for LaterResolver<'_> {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<World>> {
         self.user.tick(info)
     }
+}
 
+impl BindTickables<World> for LaterResolver<'_> {
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<World>>> {
         self.user.tickable(info)
     }
+}
 
+impl BindLatent<World> for LaterResolver<'_> {
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<World>> {
         self.user.latent(info)
     }
@@ -152,3 +158,5 @@ impl Resolver<World> for LaterResolver<'_> {
         self.user.latent_action(kind, data)
     }
 }
+
+impl Resolver<World> for LaterResolver<'_> {}

@@ -13,7 +13,7 @@ use std::fmt;
 
 use bevy_ecs::prelude::*;
 use tickflow::latent::{Completion, LatentAction, LatentInfo};
-use tickflow::snapshot::Resolver;
+use tickflow::snapshot::{BindLatent, BindTickables, BindTicks, BindTimers, Resolver};
 use tickflow::tick::{TickBody, TickInfo};
 use tickflow::tickable::TickableInfo;
 use tickflow::timer::{CancelHook, TimerCallback, TimerInfo};
@@ -218,7 +218,7 @@ impl Rebind {
     }
 }
 
-impl Resolver<World> for Rebind {
+impl BindTimers<World> for Rebind {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<World>> {
         if info.name.as_deref().and_then(|n| self.key(n)).is_some() {
             // A durable load binds before it places the timer: no handle yet to note.
@@ -231,15 +231,21 @@ impl Resolver<World> for Rebind {
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<World>> {
         self.others.as_mut()?.timer_on_cancel(info)
     }
+}
 
+impl BindTicks<World> for Rebind {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<World>> {
         self.others.as_mut()?.tick(info)
     }
+}
 
+impl BindTickables<World> for Rebind {
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<World>>> {
         self.others.as_mut()?.tickable(info)
     }
+}
 
+impl BindLatent<World> for Rebind {
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<World>> {
         self.others.as_mut()?.latent(info)
     }
@@ -248,3 +254,5 @@ impl Resolver<World> for Rebind {
         self.others.as_mut()?.latent_action(kind, data)
     }
 }
+
+impl Resolver<World> for Rebind {}

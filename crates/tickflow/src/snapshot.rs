@@ -43,7 +43,7 @@
 //! - `on_cancel` hooks already queued for the next frame are closures; they are counted in the
 //!   report (so are removed latent actions waiting for their abort hook that cannot save
 //!   themselves). `on_cancel` hooks of live timers are bound again through
-//!   [`Resolver::timer_on_cancel`] when the resolver offers them.
+//!   [`BindTimers::timer_on_cancel`] when the resolver offers them.
 //! - Owners frozen for a handover ([`Scheduler::freeze_owner`]): their items are out of the
 //!   scheduler, their callbacks held aside; and the epochs of owners that moved (a restored
 //!   scheduler accepts any move again).
@@ -200,12 +200,16 @@
 
 pub use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 // The one public path of these types (they live beside the code that makes them).
+pub use crate::latent::BindLatent;
 pub use crate::scheduler::migrate::{HandleMap, ImportError, OwnerSnapshot};
 pub use crate::scheduler::registry::Registry;
 pub use crate::scheduler::resolver::{Resolver, RestoreReport};
 pub use crate::scheduler::snapshot::SchedulerSnapshot;
 pub use crate::scheduler::sync::{sync_test, SyncError, SyncReport};
+pub use crate::tick::BindTicks;
+pub use crate::tickable::BindTickables;
 pub use crate::timer::snapshot::TimerSnapshot;
+pub use crate::timer::BindTimers;
 
 #[cfg(doc)]
 use crate::latent::LatentAction;

@@ -146,7 +146,7 @@ pub trait LatentAction<C>: Send {
     /// default) when it cannot be saved: the snapshot then lists it as not saved. The Delay
     /// family saves itself; a custom action returns [`SavedAction::Custom`] with bytes of its
     /// own choosing, and the restoring [`Resolver`](crate::snapshot::Resolver) turns them
-    /// back into the action in [`latent_action`](crate::snapshot::Resolver::latent_action).
+    /// back into the action in [`latent_action`](crate::snapshot::BindLatent::latent_action).
     fn save(&self) -> Option<SavedAction> {
         None
     }

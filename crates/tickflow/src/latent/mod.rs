@@ -97,6 +97,7 @@
 
 mod action;
 mod actions;
+mod bind;
 
 pub use action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, SavedAction,
@@ -112,3 +113,5 @@ pub use crate::executor::{
 };
 
 pub(crate) use actions::{LatentSnapshot, MovedLatent};
+pub(crate) use bind::bind_action;
+pub use bind::BindLatent;

@@ -5,9 +5,13 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::{Resolver, Scheduler};
+use crate::latent::BindLatent;
 use crate::latent::{Completion, LatentAction, LatentInfo};
+use crate::tick::BindTicks;
 use crate::tick::{TickBody, TickCx, TickInfo};
+use crate::tickable::BindTickables;
 use crate::tickable::{Tickable, TickableInfo};
+use crate::timer::BindTimers;
 use crate::timer::{CancelHook, TimerCallback, TimerCx, TimerInfo};
 
 type Make<I, T> = Box<dyn FnMut(&I) -> T + Send>;
@@ -290,7 +294,7 @@ fn bind<I: ?Sized, T>(
     }
 }
 
-impl<C: 'static> Resolver<C> for Registry<C> {
+impl<C: 'static> BindTimers<C> for Registry<C> {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<C>> {
         let named = info.name.as_deref().and_then(|n| self.timers.get_mut(n));
         bind(named, &mut self.other_timers, info)
@@ -300,17 +304,23 @@ impl<C: 'static> Resolver<C> for Registry<C> {
         let make = self.hooks.get_mut(info.name.as_deref()?)?;
         Some(make(info))
     }
+}
 
+impl<C: 'static> BindTicks<C> for Registry<C> {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<C>> {
         let named = self.ticks.get_mut(info.settings.name.as_str());
         bind(named, &mut self.other_ticks, info)
     }
+}
 
+impl<C: 'static> BindTickables<C> for Registry<C> {
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<C>>> {
         let named = self.tickables.get_mut(info.name.as_str());
         bind(named, &mut self.other_tickables, info)
     }
+}
 
+impl<C: 'static> BindLatent<C> for Registry<C> {
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<C>> {
         bind(
             self.latent.get_mut(&info.uuid),
@@ -322,7 +332,9 @@ impl<C: 'static> Resolver<C> for Registry<C> {
     fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<C>>> {
         self.actions.get_mut(kind)?(data)
     }
+}
 
+impl<C: 'static> Resolver<C> for Registry<C> {
     fn after_restore(&mut self, sched: &Scheduler<C>, ctx: &mut C) {
         if let Some(f) = &mut self.after_restore {
             f(sched, ctx);

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 
 use super::Scheduler;
-use super::{resolver, Resolver, RestoreReport};
+use super::{Resolver, RestoreReport};
 use crate::format::{stable_hash, RestoreError, FORMAT_VERSION};
 use crate::latent::{LatentActions, LatentInfo, LatentSnapshot};
 use crate::tick::TickSnapshot;
@@ -96,7 +96,7 @@ impl SchedulerSnapshot {
         resolver: &mut dyn Resolver<C>,
     ) -> Result<Vec<crate::tick::TickBody<C>>, RestoreError> {
         (self.ticks.infos())
-            .map(|info| resolver::bind_tick(resolver, &info))
+            .map(|info| crate::tick::bind_tick(resolver, &info))
             .collect()
     }
 
@@ -106,7 +106,7 @@ impl SchedulerSnapshot {
         resolver: &mut dyn Resolver<C>,
     ) -> Result<Vec<Box<dyn crate::tickable::Tickable<C>>>, RestoreError> {
         (self.tickables.infos())
-            .map(|info| resolver::bind_tickable(resolver, &info))
+            .map(|info| crate::tickable::bind_tickable(resolver, &info))
             .collect()
     }
 
@@ -201,13 +201,13 @@ impl<C: 'static> Scheduler<C> {
         let resolver = RefCell::new(resolver);
         let mut unbound_hooks = 0;
         let timers = Timers::restore_with(&snap.timers, &mut |info, hooked| {
-            let bound = resolver::bind_timer(*resolver.borrow_mut(), info, hooked)?;
+            let bound = crate::timer::bind_timer(*resolver.borrow_mut(), info, hooked)?;
             unbound_hooks += u64::from(hooked && bound.1.is_none());
             Some(bound)
         })?;
         let latent = LatentActions::restore(
             &snap.latent,
-            &mut |saved| resolver::bind_action(*resolver.borrow_mut(), saved),
+            &mut |saved| crate::latent::bind_action(*resolver.borrow_mut(), saved),
             &mut |info: &LatentInfo| resolver.borrow_mut().latent(info),
         )?;
 

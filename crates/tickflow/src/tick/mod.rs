@@ -57,6 +57,7 @@
 //! 64-byte cooldown read when an interval or dilation applies, and a place in the plan; plus
 //! its name, its prerequisite list and its callback's box.
 
+mod bind;
 mod body;
 mod cx;
 mod graph;
@@ -67,6 +68,8 @@ mod service;
 
 use std::fmt;
 
+pub(crate) use bind::bind_tick;
+pub use bind::BindTicks;
 pub(crate) use body::Body;
 pub use cx::{Deferred, TickCall, TickCx};
 pub(crate) use graph::{MovedTick, TickSnapshot};

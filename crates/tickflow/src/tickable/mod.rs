@@ -37,10 +37,13 @@
 //! assert!(!sched.tickables().remove(h), "stale handles answer false");
 //! ```
 
+mod bind;
 mod cx;
 mod moved;
 mod save;
 
+pub(crate) use bind::bind_tickable;
+pub use bind::BindTickables;
 pub use cx::{TickableCall, TickableCx};
 
 pub(crate) use moved::MovedTickable;

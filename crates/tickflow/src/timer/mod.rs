@@ -105,6 +105,7 @@
 //! assert!(!timers.exists(tick)); // finished after three calls
 //! ```
 
+mod bind;
 mod builder;
 mod callback;
 mod cx;
@@ -119,6 +120,8 @@ mod wheel;
 mod wheel_model;
 
 pub(crate) use crate::owner::OwnerId;
+pub(crate) use bind::bind_timer;
+pub use bind::BindTimers;
 pub use builder::{check_durable, TimerBuilder};
 pub(crate) use callback::Callback;
 pub use callback::{CancelHook, TimerCallback};

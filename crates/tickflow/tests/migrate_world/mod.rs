@@ -5,6 +5,7 @@
 
 pub use tickflow::latent::{LatentInfo, RetriggerableDelay};
 pub use tickflow::prelude::*;
+use tickflow::snapshot::{BindLatent, BindTickables, BindTicks, BindTimers};
 pub use tickflow::snapshot::{HandleMap, ImportError, OwnerSnapshot, Resolver, RestoreError};
 pub use tickflow::tick::{TickBody, TickInfo};
 pub use tickflow::tickable::TickableInfo;
@@ -119,7 +120,7 @@ pub struct Bind {
     pub hud_for: Option<OwnerId>,
 }
 
-impl Resolver<Game> for Bind {
+impl BindTimers<Game> for Bind {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
         self.asked += 1;
         let name = info.name.as_deref()?;
@@ -128,26 +129,38 @@ impl Resolver<Game> for Bind {
         }
         Some(timer_cb(info.owner?, name))
     }
+
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<Game>> {
         let line = format!("{} cancelled {}", info.owner?.get(), info.name.as_deref()?);
         Some(Box::new(move |g: &mut Game| g.log.push(line)))
     }
+}
+
+impl BindTicks<Game> for Bind {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
         self.asked += 1;
         let name = info.settings.name.split_once(' ').map_or("", |(_, n)| n);
         let owner = info.settings.owner?;
         Some(TickBody::serial(tick_cb(owner, name)))
     }
+}
+
+impl BindTickables<Game> for Bind {
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
         self.asked += 1;
         let owner = self.hud_for.or(info.owner)?;
         Some(Box::new(Hud { owner, ticks: 0 }))
     }
+}
+
+impl BindLatent<Game> for Bind {
     fn latent(&mut self, info: &LatentInfo) -> Option<tickflow::latent::Completion<Game>> {
         self.asked += 1;
         Some(done_cb(info.owner, info.uuid))
     }
 }
+
+impl Resolver<Game> for Bind {}
 
 /// Registers a tick function of `owner` named "{owner} {name}".
 pub fn add_tick(

@@ -11,6 +11,7 @@ pub use tickflow::prelude::*;
 pub use tickflow::snapshot::{
     sync_test, Registry, Resolver, RestoreError, SchedulerSnapshot, SyncError, FORMAT_VERSION,
 };
+use tickflow::snapshot::{BindLatent, BindTickables, BindTicks, BindTimers};
 pub use tickflow::tick::{TickBody, TickInfo};
 pub use tickflow::tickable::TickableInfo;
 pub use tickflow::timer::{TimerCallback, TimerInfo};
@@ -137,12 +138,15 @@ pub struct World {
     pub asked: Vec<String>,
 }
 
-impl Resolver<Game> for World {
+impl BindTimers<Game> for World {
     fn timer(&mut self, info: &TimerInfo) -> Option<TimerCallback<Game>> {
         let name = info.name.as_deref()?;
         self.asked.push(format!("timer {name}"));
         (name != self.missing).then(|| timer_cb(name)).flatten()
     }
+}
+
+impl BindTicks<Game> for World {
     fn tick(&mut self, info: &TickInfo) -> Option<TickBody<Game>> {
         self.asked.push(format!("tick {}", info.settings.name));
         if info.settings.name == "par" {
@@ -151,18 +155,27 @@ impl Resolver<Game> for World {
         let f = (info.settings.name != self.missing).then(|| tick_fn(&info.settings.name))??;
         Some(TickBody::serial(f))
     }
+}
+
+impl BindTickables<Game> for World {
     fn tickable(&mut self, info: &TickableInfo) -> Option<Box<dyn Tickable<Game>>> {
         self.asked.push(format!("tickable {}", info.name));
         (info.name == "score").then(|| Box::new(Score) as Box<dyn Tickable<Game>>)
     }
+}
+
+impl BindLatent<Game> for World {
     fn latent(&mut self, info: &LatentInfo) -> Option<Completion<Game>> {
         self.asked.push(format!("latent {}", info.uuid));
         Some(Box::new(completion(info.owner, info.uuid)))
     }
+
     fn latent_action(&mut self, kind: &str, data: &[u8]) -> Option<Box<dyn LatentAction<Game>>> {
         (kind == "blink").then(|| Box::new(Blink(data[0])) as Box<dyn LatentAction<Game>>)
     }
 }
+
+impl Resolver<Game> for World {}
 
 pub fn build() -> (Scheduler<Game>, Game) {
     let mut s = Scheduler::<Game>::new();

@@ -5,7 +5,7 @@ use super::{Bound, Epochs, HandleMap, Held, ImportError, OwnerSnapshot};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::latent::{LatentInfo, MovedLatent};
 use crate::owner::OwnerId;
-use crate::scheduler::{resolver, Resolver, Scheduler};
+use crate::scheduler::{Resolver, Scheduler};
 use crate::tick::MovedTick;
 
 /// The last epoch an import accepts: a signed 64-bit column (a database's `BIGINT`) holds
@@ -23,7 +23,8 @@ impl<C: 'static> Scheduler<C> {
     /// themselves are dropped without their abort hooks
     /// ([`OwnerSnapshot::latent_not_moved`]). No `on_cancel` or abort hook runs: the items
     /// moved, they were not cancelled. Hooks of live timers travel as a flag and are bound
-    /// again by [`Resolver::timer_on_cancel`] at the destination.
+    /// again by [`BindTimers::timer_on_cancel`](crate::timer::BindTimers::timer_on_cancel) at the
+    /// destination.
     ///
     /// The snapshot's epoch is one more than the last this scheduler saw for the owner; each
     /// scheduler remembers, per owner that moved through it, the last epochs it saw (a
@@ -295,16 +296,16 @@ fn bind<C: 'static>(
     let mut timers = Vec::with_capacity(snap.timers.len());
     for m in &snap.timers {
         let info = m.info();
-        let bound = resolver::bind_timer(r, &info, m.hooked());
+        let bound = crate::timer::bind_timer(r, &info, m.hooked());
         timers.push(bound.ok_or_else(|| crate::timer::unbound(&info))?);
     }
     let ticks = (snap.ticks.iter())
-        .map(|m| resolver::bind_tick(r, &m.info()))
+        .map(|m| crate::tick::bind_tick(r, &m.info()))
         .collect::<Result<_, _>>()?;
     let mut tickables = Vec::with_capacity(snap.tickables.len());
     for m in &snap.tickables {
         let info = m.info(snap.owner);
-        let obj = resolver::bind_tickable(r, &info)?;
+        let obj = crate::tickable::bind_tickable(r, &info)?;
         if obj.owner() != Some(snap.owner) {
             return Err(RestoreError::Unbound {
                 kind: "tickable",
@@ -321,7 +322,7 @@ fn bind<C: 'static>(
             name: format!("{:?}, uuid {}", snap.owner, m.uuid),
             detail,
         };
-        let action = resolver::bind_action(r, &m.action)
+        let action = crate::latent::bind_action(r, &m.action)
             .ok_or_else(|| unbound(format!("{:?}", m.action)))?;
         let info = LatentInfo {
             owner: snap.owner,
