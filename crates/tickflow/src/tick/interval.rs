@@ -21,7 +21,7 @@ const RING: u64 = 512;
 /// few enough for the list to stay in the first-level cache.
 const STAGED: usize = 128;
 
-use super::TickHandle;
+use super::handle::TickHandle;
 use crate::time::{Clocks, Domain};
 
 /// The clock an interval counts on.
