@@ -5,10 +5,11 @@ use tickflow::{Tickable, TickableCx};
 
 type Log = Vec<String>;
 
-fn logger(sched: &mut Scheduler<Log>, name: &'static str, group: TickGroup) -> TickHandle {
+fn logger(sched: &mut Scheduler<Log>, name: &str, group: TickGroup) -> TickHandle {
+    let name = name.to_owned();
     sched
         .ticks()
-        .add(TickSettings::named(name).in_group(group), move |log, cx| {
+        .add(TickSettings::named(&name).in_group(group), move |log, cx| {
             log.push(format!("{name}@{:?}", cx.group()));
         })
 }
@@ -25,8 +26,7 @@ fn one_frame_runs_groups_then_timers_then_tickables_then_late_groups() {
     let mut sched = Scheduler::<Log>::new();
     // Registered backwards: the group order must win over registration order.
     for g in TickGroup::ALL.iter().rev() {
-        let name: &'static str = Box::leak(format!("{g:?}").into_boxed_str());
-        logger(&mut sched, name, *g);
+        logger(&mut sched, &format!("{g:?}"), *g);
     }
     sched.tickables().add(Board);
     sched

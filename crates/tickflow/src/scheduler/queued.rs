@@ -106,7 +106,11 @@ impl<C: 'static> TickCommands<'_, C> {
         };
         let (index, gen) = lock_alloc(&shared.ticks).alloc();
         let h = TickHandle::new(index, gen);
-        shared.push(Command::AddTick(h, settings, Body::Serial(Box::new(f))));
+        shared.push(Command::AddTick(
+            h,
+            settings,
+            Body::Serial(crate::timer::Callback::new(f)),
+        ));
         Ok(h)
     }
 

@@ -3,11 +3,13 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use super::{Deferred, TickCx, TickHandle};
+use super::{Deferred, TickCall, TickHandle};
+use crate::timer::Callback;
 use crate::unwind::Payload;
 
-/// A serial tick function.
-pub(crate) type SerialFn<C> = Box<dyn FnMut(&mut C, &mut TickCx<'_, C>) + Send>;
+/// A serial tick function: stored like a timer's callback, a closure of up to 8 bytes inside
+/// the function's body record (see `timer/callback.rs`).
+pub(crate) type SerialFn<C> = Callback<C, TickCall>;
 /// A parallel tick function with its state inside.
 pub(crate) type ParallelFn<C> = Box<dyn FnMut(&C, &mut Deferred<C>) + Send>;
 

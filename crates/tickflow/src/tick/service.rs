@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
+use crate::timer::Callback;
 
 impl<C: 'static> TickFunctions<C> {
     /// Registers a tick function.
@@ -26,7 +27,7 @@ impl<C: 'static> TickFunctions<C> {
         s: TickSettings,
         f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static,
     ) -> Result<TickHandle, TickError> {
-        self.add_boxed(s, Box::new(f))
+        self.add_boxed(s, Callback::new(f))
     }
 
     /// Registers a parallel tick function: it owns `state`, sees the context as `&C`, and

@@ -101,7 +101,7 @@ impl<C: 'static> TickBody<C> {
     /// A serial body, as [`TickFunctions::add`](crate::tick::TickFunctions::add) takes.
     pub fn serial(f: impl FnMut(&mut C, &mut TickCx<'_, C>) + Send + 'static) -> Self {
         TickBody {
-            body: Body::Serial(Box::new(f)),
+            body: Body::Serial(crate::timer::Callback::new(f)),
             runner: None,
         }
     }

@@ -9,7 +9,7 @@ fn graph() -> TickGraph<()> {
 }
 
 pub(crate) fn body() -> Body<()> {
-    Body::Serial(Box::new(|_, _| {}))
+    Body::Serial(crate::timer::Callback::new(|_, _| {}))
 }
 
 fn add(g: &mut TickGraph<()>, name: &str) -> TickHandle {

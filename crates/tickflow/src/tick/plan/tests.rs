@@ -6,7 +6,7 @@ use crate::time::Span;
 use TickGroup::*;
 
 fn body() -> crate::tick::Body<()> {
-    crate::tick::Body::Serial(Box::new(|_, _| {}))
+    crate::tick::Body::Serial(crate::timer::Callback::new(|_, _| {}))
 }
 
 fn add(g: &mut TickGraph<()>, name: &str, group: TickGroup) -> TickHandle {
@@ -114,7 +114,10 @@ fn patched_plans_match_fresh_ones() {
                     },
                     ..TickSettings::named(step.to_string()).in_group(TickGroup::ALL[next(7)])
                 };
-                live.push(t.add_boxed(s, Box::new(|_, _| {})).unwrap());
+                live.push(
+                    t.add_boxed(s, crate::timer::Callback::new(|_, _| {}))
+                        .unwrap(),
+                );
             }
             5..=8 if !live.is_empty() => {
                 let h = live.swap_remove(next(live.len()));

@@ -120,7 +120,7 @@ impl<C: 'static> TickFunctions<C> {
             handle: h,
         };
         let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
-        f(env.ctx, &mut cx);
+        f.call(env.ctx, &mut cx);
         if must_settle(env.wake) {
             self.after_call(env);
         }

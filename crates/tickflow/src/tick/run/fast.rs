@@ -160,7 +160,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             };
             cx.kind_mut().handle = TickHandle::new(slot, tag);
-            f(env.ctx, &mut cx);
+            f.call(env.ctx, &mut cx);
             if must_settle(wake) {
                 laid.start = (a + k + 1) as u32;
                 *ran += k + 1 - skipped;
@@ -212,7 +212,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             };
             cx.kind_mut().handle = h;
-            f(env.ctx, &mut cx);
+            f.call(env.ctx, &mut cx);
             if must_settle(wake) {
                 *ran += start - list.len() - skipped;
                 return Next::Settle;
