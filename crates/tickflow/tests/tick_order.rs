@@ -7,11 +7,12 @@ type Log = Vec<String>;
 
 fn logger(sched: &mut Scheduler<Log>, name: &str, group: TickGroup) -> TickHandle {
     let name = name.to_owned();
-    sched
-        .ticks()
-        .add(TickSettings::named(&name).in_group(group), move |log, cx| {
+    sched.ticks().add(
+        TickSettings::named(&name).in_group(group),
+        move |log, cx| {
             log.push(format!("{name}@{:?}", cx.group()));
-        })
+        },
+    )
 }
 
 struct Board;
