@@ -25,7 +25,7 @@ use crate::timer::BindTimers;
 ///
 /// ```
 /// use tickflow::prelude::*;
-/// use tickflow::snapshot::{BindTicks, BindTimers, Resolver};
+/// use tickflow::snapshot::{BindLatent, BindTickables, BindTicks, BindTimers, Resolver};
 /// use tickflow::timer::{TimerCallback, TimerInfo};
 ///
 /// /// Binds every timer named `wave/<n>` to a callback that adds `n` waves.
@@ -36,9 +36,10 @@ use crate::timer::BindTimers;
 ///         Some(Box::new(move |waves: &mut u32, _: &mut TimerCx<'_, u32>| *waves += n))
 ///     }
 /// }
-/// impl BindTicks<u32> for Waves {} // no tick functions in this game
-/// impl tickflow::snapshot::BindTickables<u32> for Waves {}
-/// impl tickflow::snapshot::BindLatent<u32> for Waves {}
+/// // No tick functions, tickables or latent actions in this game: their parts bind nothing.
+/// impl BindTicks<u32> for Waves {}
+/// impl BindTickables<u32> for Waves {}
+/// impl BindLatent<u32> for Waves {}
 /// impl Resolver<u32> for Waves {}
 ///
 /// let mut sched = Scheduler::<u32>::new();
