@@ -45,13 +45,19 @@ enum Bodies {
     Stateful,
 }
 
-/// A stateful body for a peer's boxed function.
-fn stateful_fn() -> unreal_tick::TickFn {
-    let mut own = 0u64;
-    Box::new(move |n: &mut u64| {
-        own = black_box(own) + 1;
-        *n += 1;
-    })
+/// A peer's boxed function with S1's body of that kind (the floor's and the Unreal-style
+/// manager's).
+fn peer_fn(bodies: Bodies) -> unreal_tick::TickFn {
+    match bodies {
+        Bodies::Trivial => Box::new(|n: &mut u64| *n += 1),
+        Bodies::Stateful => {
+            let mut own = 0u64;
+            Box::new(move |n: &mut u64| {
+                own = black_box(own) + 1;
+                *n += 1;
+            })
+        }
+    }
 }
 
 /// The S1 graph: (group, optional prerequisite on an earlier function).
@@ -106,11 +112,7 @@ fn s1_tickflow(graph: &[(usize, Option<usize>)], frames: usize, bodies: Bodies) 
 fn s1_unreal(graph: &[(usize, Option<usize>)], frames: usize, bodies: Bodies) -> f64 {
     let mut ticks = UnrealTicks::default();
     for &(g, _) in graph {
-        let f: unreal_tick::TickFn = match bodies {
-            Bodies::Trivial => Box::new(|n: &mut u64| *n += 1),
-            Bodies::Stateful => stateful_fn(),
-        };
-        ticks.add(g, f);
+        ticks.add(g, peer_fn(bodies));
     }
     for (i, &(_, pre)) in graph.iter().enumerate() {
         if let Some(p) = pre {
@@ -152,12 +154,7 @@ fn middle_two(mut times: Vec<f64>) -> f64 {
 /// One copy of the floor; `K` makes the copies differ, so the compiler keeps them apart.
 #[inline(never)]
 fn floor_copy<const K: usize>(n_funcs: usize, frames: usize, bodies: Bodies) -> f64 {
-    let mut funcs: Vec<unreal_tick::TickFn> = (0..n_funcs)
-        .map(|_| match bodies {
-            Bodies::Trivial => Box::new(|n: &mut u64| *n += 1) as unreal_tick::TickFn,
-            Bodies::Stateful => stateful_fn(),
-        })
-        .collect();
+    let mut funcs: Vec<unreal_tick::TickFn> = (0..n_funcs).map(|_| peer_fn(bodies)).collect();
     let mut n = K as u64;
     let start = Instant::now();
     for _ in 0..frames {

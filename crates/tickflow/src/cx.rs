@@ -7,11 +7,11 @@ use crate::time::Clocks;
 use crate::timer::Timers;
 
 /// The context every callback receives beside the user's `&mut C`: one type for every kind of
-/// callback, as `bevy_time` has one `Time<T>` for every clock. `K` is the kind — [`TimerCx`](crate::timer::TimerCx),
-/// [`TickCx`](crate::tick::TickCx), [`TickableCx`](crate::tickable::TickableCx),
-/// [`LatentCx`](crate::latent::LatentCx) — and brings what is particular to it (a timer's
-/// `scheduled()`, a tick function's `dt()`). Every kind reaches the same three services by
-/// the same names:
+/// callback, as `bevy_time` has one `Time<T>` for every clock. `K` is the kind —
+/// [`TimerCx`](crate::timer::TimerCx), [`TickCx`](crate::tick::TickCx),
+/// [`TickableCx`](crate::tickable::TickableCx), [`LatentCx`](crate::latent::LatentCx) — and brings
+/// what is particular to it (a timer's `scheduled()`, a tick function's `dt()`). Every kind reaches
+/// the same three services by the same names:
 ///
 /// - [`clocks`](Self::clocks): every clock as this frame sees it;
 /// - [`timers`](Self::timers): set, clear, pause and query timers at once;

@@ -24,7 +24,8 @@ pub trait BindTimers<C> {
     }
 
     /// The `on_cancel` hook of a timer that had one; `None` (the default) restores the timer
-    /// without it ([`RestoreReport::unbound_cancel_hooks`](crate::snapshot::RestoreReport::unbound_cancel_hooks)
+    /// without it
+    /// ([`RestoreReport::unbound_cancel_hooks`](crate::snapshot::RestoreReport::unbound_cancel_hooks)
     /// counts those in a scheduler's restore).
     fn timer_on_cancel(&mut self, info: &TimerInfo) -> Option<CancelHook<C>> {
         let _ = info;
@@ -35,7 +36,8 @@ pub trait BindTimers<C> {
 impl<C: 'static> TimerManager<C> {
     /// Builds a manager from a snapshot, asking `resolver` for each timer's callback (in set
     /// order, with the timer's [`TimerInfo`]: its name, tag, owner, ...) and for the
-    /// `on_cancel` hook of each that had one, as [`Scheduler::restore`](crate::scheduler::Scheduler::restore) does: a
+    /// `on_cancel` hook of each that had one, as
+    /// [`Scheduler::restore`](crate::scheduler::Scheduler::restore) does: a
     /// [`Registry`](crate::snapshot::Registry) of callbacks by name, or by tag with
     /// [`other_timers`](crate::snapshot::Registry::other_timers).
     ///
@@ -44,9 +46,11 @@ impl<C: 'static> TimerManager<C> {
     ///
     /// # Errors
     ///
-    /// All or nothing: [`RestoreError::Unbound`](crate::snapshot::RestoreError::Unbound) naming the first timer the resolver cannot
-    /// bind, [`RestoreError::Version`](crate::snapshot::RestoreError::Version) for a snapshot of another format version, and
-    /// [`RestoreError::Corrupt`](crate::snapshot::RestoreError::Corrupt) for records that contradict each other.
+    /// All or nothing: [`RestoreError::Unbound`](crate::snapshot::RestoreError::Unbound) naming the
+    /// first timer the resolver cannot bind,
+    /// [`RestoreError::Version`](crate::snapshot::RestoreError::Version) for a snapshot of another
+    /// format version, and [`RestoreError::Corrupt`](crate::snapshot::RestoreError::Corrupt) for
+    /// records that contradict each other.
     pub fn restore<R: BindTimers<C> + ?Sized>(
         snap: &TimerSnapshot,
         resolver: &mut R,
