@@ -249,3 +249,30 @@ fn a_cleared_timers_slot_reused_on_another_clock_keeps_its_own_time() {
     }
     assert_eq!(log, vec!["game 101", "frame 100"]);
 }
+
+#[test]
+fn timers_unpaused_in_reverse_still_fire_in_set_order_when_due_together() {
+    // Unpausing puts each timer back in the wheel in the order of the calls, here the reverse
+    // of set order, and pausing keeps each one's time left: all 200 come due in one tick, a
+    // batch large enough for the tick's packed sort, which must restore set order.
+    let mut timers = TimerManager::<Vec<u32>>::new();
+    let hs: Vec<_> = (0..200u32)
+        .map(|i| {
+            timers
+                .after(secs(1.0))
+                .call(move |log: &mut Vec<u32>, _| log.push(i))
+        })
+        .collect();
+    let mut log = vec![];
+    timers.tick(frame(), &mut log);
+    for &h in &hs {
+        assert!(timers.pause(h));
+    }
+    for &h in hs.iter().rev() {
+        assert!(timers.unpause(h));
+    }
+    for _ in 0..9 {
+        timers.tick(frame(), &mut log);
+    }
+    assert_eq!(log, (0..200).collect::<Vec<_>>());
+}

@@ -4,7 +4,8 @@
 //! rule 4 of the [timer module](super): by due time, ties by set order (`seq`). Each clock has a
 //! sorted run and a binary heap: the calls the wheel hands out in a tick are collected and
 //! sorted once (a sort of a few thousand records is several times cheaper than as many heap
-//! pops, which were a quarter of a busy frame at 1e6 timers), and calls added while the tick
+//! pops, which were a quarter of a busy frame at 1e6 timers; the sort is of packed integers,
+//! `packed.rs`), and calls added while the tick
 //! runs (a looping timer still due, a budget's leftovers next tick) go to the heap; a clock's
 //! head is the earlier of the two. Heads of different clocks are compared by *where their due time falls within the span the
 //! tick covered on their clock* (an exact rational comparison), so a Game timer due halfway
@@ -16,9 +17,12 @@
 //! Records added while a tick is running calls go to `deferred` and join at the next tick, so a
 //! timer set from a callback never fires in the tick that set it.
 
+mod packed;
+
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use self::packed::{sort_by_due, SortScratch};
 use super::slot::{SlotState, TimerEntry, TimerSlots};
 use crate::time::Domain;
 
@@ -252,6 +256,8 @@ pub(crate) struct ReadyQueue {
     /// Calls the wheels handed out in this tick, per clock, until `seal`.
     batch: [Vec<Call>; 3],
     deferred: Vec<Call>,
+    /// The sort's buffers (`packed.rs`), kept between ticks.
+    scratch: SortScratch<Call>,
 }
 
 impl ReadyQueue {
@@ -274,7 +280,7 @@ impl ReadyQueue {
         }
         if clock.run.is_empty() {
             std::mem::swap(batch, &mut clock.run);
-            clock.run.sort_unstable_by_key(Call::key);
+            sort_by_due(&mut clock.run, &mut self.scratch, Call::key);
             clock.next = 0;
         } else {
             clock.heap.extend(batch.drain(..).map(ByDue));
@@ -371,6 +377,7 @@ impl ReadyQueue {
             .chain(self.batch.iter().map(Vec::capacity))
             .sum();
         (calls + self.deferred.capacity()) * std::mem::size_of::<Call>()
+            + self.scratch.capacity_bytes()
     }
 }
 
