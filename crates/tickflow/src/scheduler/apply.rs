@@ -216,23 +216,23 @@ fn apply_each<C: 'static>(
 ) {
     for c in queue {
         match c {
-            Command::AddTick(h, s, body) => p.ticks.graph.insert_reserved(h, s, body),
+            Command::AddTick(h, s, body) => p.ticks.graph_mut().insert_reserved(h, s, body),
             Command::RemoveTick(h) => {
                 p.ticks.remove(h);
             }
             Command::SetEnabled(h, on) => {
-                p.ticks.graph.set_enabled(h, on);
+                p.ticks.graph_mut().set_enabled(h, on);
             }
             Command::SetInterval(h, i) => {
-                p.ticks.graph.set_interval(h, i);
+                p.ticks.graph_mut().set_interval(h, i);
             }
             Command::AddPrereq(t, b) => {
-                if let Err(e) = p.ticks.graph.add_prereq(t, b) {
+                if let Err(e) = p.ticks.graph_mut().add_prereq(t, b) {
                     errors.push(e);
                 }
             }
             Command::RemovePrereq(t, b) => {
-                p.ticks.graph.remove_prereq(t, b);
+                p.ticks.graph_mut().remove_prereq(t, b);
             }
             Command::AddTickable(h, t) => p.tickables.add_reserved(h, t),
             Command::RemoveTickable(h) => {

@@ -175,7 +175,7 @@ impl<C: 'static> fmt::Debug for Scheduler<C> {
             .field("frame_clock_pauses", &self.frame_clock_pauses)
             .field("dilation", &self.dilation)
             .field("max_delta", &self.max_delta)
-            .field("tick_functions", &self.ticks.graph.len())
+            .field("tick_functions", &self.ticks.graph().len())
             .field("tickables", &self.tickables.len())
             .field("timers", &self.timers.len())
             .field("latent_actions", &self.latent.len())

@@ -46,7 +46,7 @@ impl<C: 'static> Scheduler<C> {
         let mut out = Vec::new();
         let mut push = |o| out.push(o);
         self.timers.owners_ref().each(&mut push);
-        self.ticks.graph.owners_ref().each(&mut push);
+        self.ticks.graph().owners_ref().each(&mut push);
         self.tickables.each(&mut push);
         self.latent.owners_ref().each(&mut push);
         self.tasks.exec().with_owners(|o| o.each(&mut push));
@@ -58,7 +58,7 @@ impl<C: 'static> Scheduler<C> {
     /// Calls `f` with each part's owners.
     fn each_part(&mut self, f: &mut dyn FnMut(&mut dyn Owners)) {
         f(self.timers.owners_mut());
-        f(self.ticks.graph.owners_mut());
+        f(self.ticks.graph_mut().owners_mut());
         f(&mut self.tickables);
         f(self.latent.owners_mut());
         self.tasks.exec().with_owners(|o| f(o));

@@ -157,7 +157,7 @@ impl<C: 'static> Scheduler<C> {
             max_delta: self.max_delta,
             unpaused: self.clocks.unpaused().flicks(),
             timers: self.timers.snapshot(),
-            ticks: self.ticks.graph.save(),
+            ticks: self.ticks.graph().save(),
             tickables: self.tickables.save(),
             latent: self.latent.save(),
             tasks_not_saved: self.tasks.exec().len() as u64,
@@ -227,7 +227,11 @@ impl<C: 'static> Scheduler<C> {
         }
         let mut sched = Scheduler::new();
         sched.clocks = clocks;
-        let runner = (sched.ticks.graph).restore(&snap.ticks, tick_alloc, bodies, &sched.clocks);
+        let runner =
+            sched
+                .ticks
+                .graph_mut()
+                .restore(&snap.ticks, tick_alloc, bodies, &sched.clocks);
         sched.ticks.set_runner(runner);
         sched
             .tickables

@@ -57,6 +57,29 @@
 //! 64-byte cooldown read when an interval or dilation applies, and a place in the plan; plus
 //! its name, its prerequisite list and its callback's box.
 
+// Inside (for the engineers; not in the public docs).
+//
+// The engines keep their fields to themselves: the graph (`graph/`) changes only through its
+// verbs, and what a frame asks of it (rebuild or patch the plan, the functions added since,
+// the plan's places published, the frame opened and closed, a run recorded, the calendar
+// drained) is `graph/frame.rs`; the plan (`plan/`) lends its lanes through verbs; the runner
+// (`run/`) holds the graph and the callbacks and reaches neither's fields. The records below
+// are plain data whose fields are read outside their files, each for a reason:
+//
+// - `Hot` (`graph/mod.rs`): a function's 16-byte check record, the one record the frame's
+//   innermost loop reads and stamps (`run/fast.rs`), in place over a lane's slice of them.
+// - `Node` (`graph/mod.rs`): a function's settings and prerequisites, read by the plan's
+//   resolution and the runner's placing of spawned functions; written only by the graph.
+// - `Cooldown` and `QueuedCooldown` (`interval.rs`): the interval bookkeeping, kept by the
+//   graph; the plan writes each function's place (`rank`, `cut`) into the records the graph
+//   hands it (`TickGraph::publish`), and the due lists read them.
+// - `Resolved`, `DueInterval`, `LaneRun` (`plan/mod.rs`): what the plan tells the runner
+//   about a function or a lane, read once per run.
+// - `ParJob` (`body.rs`), `Env` (`run/mod.rs`), `TickCall` and `Deferred` (`cx.rs`): what
+//   one call or one parallel batch carries; built by the runner, read by the body or the
+//   context.
+// - `MovedTick` (`graph/moved.rs`): the record of a function moved to another scheduler.
+
 mod bind;
 mod body;
 mod cx;

@@ -67,24 +67,24 @@ impl<C: 'static> TickFunctions<C> {
     /// Enables or disables a tick function; `false` for a stale handle. Disabling resets its
     /// interval: enabled again, it ticks on the next frame.
     pub fn set_enabled(&mut self, h: TickHandle, on: bool) -> bool {
-        self.graph.set_enabled(h, on)
+        self.graph_mut().set_enabled(h, on)
     }
 
     /// `true` while `h` is registered and enabled.
     pub fn is_enabled(&self, h: TickHandle) -> bool {
-        self.graph.get(h).is_some_and(|n| n.settings.enabled)
+        self.graph().get(h).is_some_and(|n| n.settings.enabled)
     }
 
     /// `true` while `h` is registered.
     pub fn contains(&self, h: TickHandle) -> bool {
-        self.graph.get(h).is_some()
+        self.graph().get(h).is_some()
     }
 
     /// Changes a tick function's interval (zero: every frame) and restarts its cooldown from
     /// now; a function that has not ticked since it was enabled still ticks on the next frame.
     /// `false` for a stale handle.
     pub fn set_interval(&mut self, h: TickHandle, interval: crate::time::Span) -> bool {
-        self.graph.set_interval(h, interval)
+        self.graph_mut().set_interval(h, interval)
     }
 
     /// Makes `tick` run after `before` in every frame where both run; `tick` is demoted to
@@ -113,28 +113,28 @@ impl<C: 'static> TickFunctions<C> {
         tick: TickHandle,
         before: TickHandle,
     ) -> Result<(), TickError> {
-        self.graph.add_prereq(tick, before)
+        self.graph_mut().add_prereq(tick, before)
     }
 
     /// Removes a prerequisite; `false` when there was none.
     pub fn remove_prerequisite(&mut self, tick: TickHandle, before: TickHandle) -> bool {
-        self.graph.remove_prereq(tick, before)
+        self.graph_mut().remove_prereq(tick, before)
     }
 
     /// Registered tick functions.
     pub fn len(&self) -> usize {
-        self.graph.len()
+        self.graph().len()
     }
 
     /// `true` when no tick function is registered.
     pub fn is_empty(&self) -> bool {
-        self.graph.len() == 0
+        self.graph().len() == 0
     }
 
     /// `false` runs parallel tick functions one by one on the calling thread (same results;
     /// for debugging and for comparing). Default `true`.
     pub fn set_parallel(&mut self, on: bool) {
-        self.threads = on;
+        self.set_threads(on);
     }
 
     /// The tick graph in Graphviz DOT: a cluster per actual group, an edge from each
@@ -175,8 +175,8 @@ impl<C: 'static> TickFunctions<C> {
 impl<C> fmt::Debug for TickFunctions<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TickFunctions")
-            .field("len", &self.graph.len())
-            .field("parallel", &self.threads)
+            .field("len", &self.graph().len())
+            .field("parallel", &self.threads())
             .finish_non_exhaustive()
     }
 }

@@ -12,6 +12,7 @@
 //! - While a frame runs (`in_frame`), functions that become runnable (added or enabled) are
 //!   pushed to `spawned` so the frame can run them in a later group.
 
+mod frame;
 mod layout;
 mod moved;
 mod save;
@@ -44,7 +45,7 @@ pub(crate) struct Node {
     pub(crate) prereqs: Vec<TickHandle>,
     /// Has been named as another function's prerequisite (never cleared: removing it may
     /// move others, so its removal rebuilds the plan).
-    pub(crate) depended_on: bool,
+    depended_on: bool,
 }
 
 impl Node {
@@ -116,26 +117,26 @@ pub(crate) struct TickGraph<C> {
     /// others; new functions are appended, and `reorder` puts them in order again when the
     /// plan is rebuilt. The callbacks sit at the same positions in `TickFunctions`; a slot's
     /// position is in its cooldown record.
-    pub(crate) hot: Vec<Hot>,
+    hot: Vec<Hot>,
     /// The slot (handle index) of the function at each position, beside `hot`: a frame walking
     /// a laid-out lane by position makes each function's handle from these two. A freed
     /// position keeps its old slot (its check record says it is free).
     slot_at: Vec<u32>,
     /// Cooldowns by slot (see `Cooldown`).
-    pub(crate) cool: Vec<Cooldown>,
+    cool: Vec<Cooldown>,
     alloc: SharedAlloc,
     next_seq: u64,
     owners: OwnerIndex<TickHandle>,
-    pub(crate) dirty: bool,
+    dirty: bool,
     /// Enabled serial functions registered since the plan was made (patched in if eligible).
-    pub(crate) added: Vec<TickHandle>,
+    added: Vec<TickHandle>,
     /// Planned functions removed since the plan was made without making it dirty.
-    pub(crate) removed: usize,
-    pub(crate) intervals: Intervals,
-    pub(crate) in_frame: bool,
-    pub(crate) spawned: Vec<TickHandle>,
+    removed: usize,
+    intervals: Intervals,
+    in_frame: bool,
+    spawned: Vec<TickHandle>,
     /// Callbacks for the runner to take in or drop.
-    pub(crate) events: Vec<BodyEvent<C>>,
+    events: Vec<BodyEvent<C>>,
     /// Raised when `events` or `spawned` gain an entry, so the runner looks after the call.
     /// The scheduler shares this flag with its command queue (see `TickFunctions::new`), so
     /// one test after each call covers both.

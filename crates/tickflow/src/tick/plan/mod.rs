@@ -64,7 +64,7 @@ pub(crate) struct DueInterval {
 pub(crate) struct Plan {
     info: Vec<Option<Resolved>>,
     /// Per group, the enabled functions without an interval, in run order.
-    pub(crate) always: [Lane; TickGroup::COUNT],
+    always: [Lane; TickGroup::COUNT],
     /// Every enabled function, in run order (as resolved; `append` does not extend it).
     order: Vec<u32>,
     /// Next position in each group.
@@ -72,7 +72,7 @@ pub(crate) struct Plan {
     /// Functions planned, including appended ones.
     planned: usize,
     /// `append` has added functions since `resolve`.
-    pub(crate) patched: bool,
+    patched: bool,
 }
 
 /// The functions of one group that run every frame (no interval), in run order, with their
@@ -212,6 +212,33 @@ pub(crate) fn group_of(rank: u32) -> usize {
 }
 
 impl Plan {
+    /// Every group's lane of every-frame functions, in group order.
+    pub(crate) fn lanes(&self) -> &[Lane; TickGroup::COUNT] {
+        &self.always
+    }
+
+    /// Every group's lane, to locate its functions after a layout (`Lane::locate`).
+    pub(crate) fn lanes_mut(&mut self) -> &mut [Lane; TickGroup::COUNT] {
+        &mut self.always
+    }
+
+    /// Lends group `g`'s lane for the group's run (the run changes the runner, which owns
+    /// the plan); [`put_lane`](Self::put_lane) gives it back.
+    pub(crate) fn take_lane(&mut self, g: TickGroup) -> Lane {
+        std::mem::take(&mut self.always[g.index()])
+    }
+
+    /// Gives back the lane `take_lane` lent.
+    pub(crate) fn put_lane(&mut self, g: TickGroup, lane: Lane) {
+        self.always[g.index()] = lane;
+    }
+
+    /// Whether functions were appended since the plan was resolved (a plan resolved afresh
+    /// may order them differently).
+    pub(crate) fn is_patched(&self) -> bool {
+        self.patched
+    }
+
     pub(crate) fn get(&self, h: TickHandle) -> Option<&Resolved> {
         self.info
             .get(h.index() as usize)?

@@ -9,10 +9,10 @@ use super::fast::must_settle;
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
-use crate::tick::interval::{next_due, IntervalClock};
+use crate::tick::interval::IntervalClock;
 use crate::tick::plan::{LaneRun, Placed};
 use crate::tick::{Deferred, TickCall, TickCx, TickGroup, TickHandle};
-use crate::time::{Clocks, Span};
+use crate::time::Span;
 
 impl<C: 'static> TickFunctions<C> {
     /// Runs lists of functions in order, each list followed by one more function (a due
@@ -61,7 +61,7 @@ impl<C: 'static> TickFunctions<C> {
     /// Starts fetching the check record and callback of the function at position `p`.
     #[inline]
     fn prefetch_at(&self, p: u32) {
-        if let Some(hot) = self.graph.hot.get(p as usize) {
+        if let Some(hot) = self.graph.hot_at(p) {
             crate::prefetch::prefetch(hot);
         }
         if let Some(body) = self.bodies.get(p as usize) {
@@ -80,7 +80,7 @@ impl<C: 'static> TickFunctions<C> {
     ) {
         let (frame, paused) = (self.frame, self.paused);
         let i = p as usize;
-        let Some(hot) = self.graph.hot.get_mut(i) else {
+        let Some(hot) = self.graph.hot_at_mut(p) else {
             return;
         };
         let flags = hot.flags;
@@ -100,7 +100,7 @@ impl<C: 'static> TickFunctions<C> {
             hot.last_run = frame;
             Span::from_flicks(clock.delta(env.clocks))
         } else {
-            match self.slow_start(h, i, clock, env.clocks) {
+            match (self.graph).start_run(h, p, clock, env.clocks, frame) {
                 Some(dt) => dt,
                 None => return,
             }
@@ -124,43 +124,6 @@ impl<C: 'static> TickFunctions<C> {
         if must_settle(env.wake) {
             self.after_call(env);
         }
-    }
-
-    /// Interval and dilation bookkeeping for a function about to run; `None` when it is not
-    /// due after all (it gained an interval during this frame, or a stale queue entry that
-    /// got through brought it).
-    fn slow_start(
-        &mut self,
-        h: TickHandle,
-        pos: usize,
-        clock: IntervalClock,
-        clocks: &Clocks,
-    ) -> Option<Span> {
-        let (now, delta) = (clock.now(clocks), clock.delta(clocks));
-        let cool = &mut self.graph.cool[h.index() as usize];
-        let interval = cool.interval;
-        let first = cool.last_tick.is_none();
-        if interval > 0 && !first && cool.due > now {
-            return None;
-        }
-        let raw = match cool.last_tick {
-            // Never below `last_tick` while running; a restore checks `last_tick` against the
-            // saved calendar time only, and an edited snapshot can move both past this clock.
-            Some(t) if interval > 0 => now.saturating_sub(t),
-            _ => delta,
-        };
-        cool.last_tick = Some(now);
-        let d = cool.dilation;
-        if interval > 0 {
-            cool.restart(next_due(cool.due, now, interval, first));
-            self.graph.intervals.push(clock, h, cool);
-        }
-        self.graph.hot[pos].last_run = self.frame;
-        Some(Span::from_flicks(if d == 1.0 {
-            raw
-        } else {
-            (raw as f64 * d).round() as u64
-        }))
     }
 
     /// Returns a parallel callback to its slot if its function is still registered (else it

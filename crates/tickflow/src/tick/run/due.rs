@@ -38,26 +38,19 @@ pub(super) struct DueLists {
 
 impl DueLists {
     /// Collects the functions due in a frame at `clocks` (the game clock's calendar is not
-    /// drained while `paused`) and files them by group, in run order. Drops the calendars'
-    /// stale entries first once they hold more than twice as many entries as there are
-    /// functions, so frequent interval changes cannot grow them without bound.
+    /// drained while `paused`) and files them by group, in run order.
     pub(super) fn collect<C>(&mut self, graph: &mut TickGraph<C>, clocks: &Clocks, paused: bool) {
-        if graph.intervals.len() > 2 * graph.len() + 64 {
-            let cool = &graph.cool;
-            (graph.intervals).retain(|e| cool.get(e.slot as usize).is_some_and(|c| c.holds(e)));
-        }
         for clock in [IntervalClock::Game, IntervalClock::Unpaused] {
             if paused && clock == IntervalClock::Game {
                 continue;
             }
-            let now = clock.now(clocks);
-            graph.intervals.drain_due(clock, now, &mut self.drained);
+            graph.drain_due(clock, clock.now(clocks), &mut self.drained);
         }
         // Only the cooldown record is read here: a stale entry (a removed function's, or one
         // whose interval was reset since: disabled, changed) has another stamp. The records
         // sit at random places, last read frames ago: each is fetched `CHECK_AHEAD` entries
         // before its check.
-        let (drained, cool) = (&self.drained, &graph.cool);
+        let (drained, cool) = (&self.drained, graph.cooldowns());
         for (k, e) in drained.iter().enumerate() {
             if let Some(c) = drained
                 .get(k + CHECK_AHEAD)

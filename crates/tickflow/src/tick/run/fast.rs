@@ -192,7 +192,7 @@ impl<C: 'static> TickFunctions<C> {
         let start = list.len();
         let mut skipped = 0;
         let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
-        let hot_list = &mut self.graph.hot;
+        let hot_list = self.graph.hots_mut();
         while let Some(&(h, p)) = list.next() {
             let i = p as usize;
             let Some(hot) = hot_list.get_mut(i) else {

@@ -63,14 +63,14 @@ pub(crate) struct Env<'a, C> {
 
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub struct TickFunctions<C> {
-    pub(crate) graph: TickGraph<C>,
+    graph: TickGraph<C>,
     /// Callbacks by position, beside the graph's check records (`None` for a free position,
     /// or a parallel callback out for its batch).
     bodies: Vec<Option<Body<C>>>,
     plan: Plan,
     runner: Option<Runner<C>>,
     /// `false` runs parallel batches one by one on the game thread (same results).
-    pub(crate) threads: bool,
+    threads: bool,
     frame: u64,
     paused: bool,
     /// The group running, or the last one run: functions spawned now go to a later group.
@@ -83,6 +83,29 @@ pub struct TickFunctions<C> {
     jobs: Vec<ParJob<C>>,
     batch: FxHashSet<u32>,
     deferred: Vec<(u64, Deferred<C>)>,
+}
+
+impl<C> TickFunctions<C> {
+    /// The graph, to read (its verbs keep its rules).
+    pub(crate) fn graph(&self) -> &TickGraph<C> {
+        &self.graph
+    }
+
+    /// The graph, to change through its verbs (each keeps the graph's rules; the callbacks
+    /// they queue are taken in at the next `settle` or frame).
+    pub(crate) fn graph_mut(&mut self) -> &mut TickGraph<C> {
+        &mut self.graph
+    }
+
+    /// Whether parallel functions run on rayon's pool (see `set_parallel`).
+    pub(crate) fn threads(&self) -> bool {
+        self.threads
+    }
+
+    /// Sets whether parallel functions run on rayon's pool.
+    pub(crate) fn set_threads(&mut self, on: bool) {
+        self.threads = on;
+    }
 }
 
 impl<C: 'static> TickFunctions<C> {
@@ -159,7 +182,7 @@ impl<C: 'static> TickFunctions<C> {
     /// functions spawned meanwhile in this frame.
     pub(crate) fn settle(&mut self) {
         self.take_bodies();
-        if !self.graph.spawned.is_empty() {
+        if self.graph.has_spawned() {
             self.route_spawned();
         }
     }
@@ -167,11 +190,11 @@ impl<C: 'static> TickFunctions<C> {
     /// Applies the graph's body events in order. Dropping a removed callback runs user code:
     /// that happens last, every drop is attempted, and the first panic goes on after them.
     fn take_bodies(&mut self) {
-        if self.graph.events.is_empty() {
+        if !self.graph.has_events() {
             return;
         }
         let mut gone = Vec::new();
-        for event in mem::take(&mut self.graph.events) {
+        for event in self.graph.take_events() {
             let (p, body) = match event {
                 BodyEvent::Insert(p, body) => (p, Some(body)),
                 BodyEvent::Remove(p) => (p, None),
@@ -193,31 +216,26 @@ impl<C: 'static> TickFunctions<C> {
         // Positions change below: every callback must be in place first.
         self.take_bodies();
         let graph = &mut self.graph;
-        if graph.removed > self.plan.len() / 4 + 1024 || graph.hot.len() > 2 * graph.len() + 1024 {
-            graph.dirty = true; // compact the stale entries and positions away
-        }
-        if !graph.dirty {
-            for &h in &graph.added {
-                let Some(node) = graph.get(h) else {
-                    continue; // removed again before the plan saw it
-                };
-                let appendable = node.patchable()
-                    && node.settings.enabled
-                    && !node.settings.high_priority
-                    && node.prereqs.is_empty();
-                if !appendable || !self.plan.append(h, node, graph.pos_of(h).expect("live")) {
-                    graph.dirty = true;
-                    break;
-                }
-                self.plan.publish_one(h, &mut graph.cool);
+        let mut rebuild = graph.needs_rebuild(self.plan.len());
+        let added = graph.take_added();
+        for &h in added.iter().take_while(|_| !rebuild) {
+            let Some(node) = graph.get(h) else {
+                continue; // removed again before the plan saw it
+            };
+            let appendable = node.patchable()
+                && node.settings.enabled
+                && !node.settings.high_priority
+                && node.prereqs.is_empty();
+            if !appendable || !self.plan.append(h, node, graph.pos_of(h).expect("live")) {
+                rebuild = true;
+                break;
             }
+            graph.publish_one(|cool| self.plan.publish_one(h, cool));
         }
-        graph.added.clear();
-        if graph.dirty {
+        graph.keep_added(added);
+        if rebuild {
             self.plan = Plan::resolve(graph);
-            self.plan.publish(&mut graph.cool);
-            graph.dirty = false;
-            graph.removed = 0;
+            graph.publish(|cool| self.plan.publish(cool));
             self.lay_out();
         }
         &self.plan
@@ -227,7 +245,7 @@ impl<C: 'static> TickFunctions<C> {
     /// order, so that a frame walks them in memory order (no callback is out: this runs at a
     /// frame's start, after the callbacks that arrived or left were taken in).
     fn lay_out(&mut self) {
-        let order: Vec<u32> = (self.plan.always.iter())
+        let order: Vec<u32> = (self.plan.lanes().iter())
             .flat_map(|lane| lane.handles())
             .map(|h| h.index())
             .collect();
@@ -238,7 +256,7 @@ impl<C: 'static> TickFunctions<C> {
             .collect();
         debug_assert!(old.iter().all(Option::is_none), "every callback moved");
         let graph = &self.graph;
-        for lane in &mut self.plan.always {
+        for lane in self.plan.lanes_mut() {
             lane.locate(|h| graph.pos_of(h));
         }
     }
@@ -251,8 +269,7 @@ impl<C: 'static> TickFunctions<C> {
 
     /// The order as it stands, without caching (for `&self` callers).
     pub(crate) fn with_plan<R>(&self, f: impl FnOnce(&Plan, &TickGraph<C>) -> R) -> R {
-        let g = &self.graph;
-        if g.dirty || !g.added.is_empty() || g.removed > 0 || self.plan.patched {
+        if self.graph.plan_is_stale() || self.plan.is_patched() {
             f(&Plan::resolve(&self.graph), &self.graph)
         } else {
             f(&self.plan, &self.graph)
@@ -266,7 +283,7 @@ impl<C: 'static> TickFunctions<C> {
         self.paused = paused;
         self.plan();
         self.due.collect(&mut self.graph, clocks, paused);
-        self.graph.in_frame = true;
+        self.graph.open_frame();
         self.current = TickGroup::PrePhysics;
     }
 
@@ -280,7 +297,7 @@ impl<C: 'static> TickFunctions<C> {
     pub(crate) fn run_group(&mut self, g: TickGroup, env: &mut Env<'_, C>) -> usize {
         self.current = g;
         let gi = g.index();
-        if self.plan.always[gi].len() == 0
+        if self.plan.lanes()[gi].len() == 0
             && self.due.is_empty(g)
             && self.spawned_in[gi].is_empty()
             && self.jobs.is_empty()
@@ -289,11 +306,11 @@ impl<C: 'static> TickFunctions<C> {
             // Nothing to run and nothing to finish: most games leave most groups empty.
             return 0;
         }
-        let always = mem::take(&mut self.plan.always[gi]);
+        let always = self.plan.take_lane(g);
         let due = self.due.take(g);
         let runs = always.runs(&due);
         let mut ran = self.exec(runs, |r| r.upcoming(DUE_AHEAD), g, env);
-        self.plan.always[gi] = always;
+        self.plan.put_lane(g, always);
         self.due.give_back(g, due);
         let spawned = mem::take(&mut self.spawned_in[gi]);
         ran += self.exec(
@@ -334,8 +351,7 @@ impl<C: 'static> TickFunctions<C> {
 
     /// Ends the frame.
     pub(crate) fn end_frame(&mut self) {
-        self.graph.in_frame = false;
-        self.graph.spawned.clear();
+        self.graph.close_frame();
         for list in &mut self.spawned_in {
             list.clear();
         }
@@ -352,23 +368,7 @@ impl<C: 'static> TickFunctions<C> {
         self.deferred.clear();
         self.batch.clear();
         self.due.clear();
-        let frame = self.frame;
-        let waiting: Vec<_> = self
-            .graph
-            .iter()
-            .filter(|(h, n)| {
-                n.settings.enabled
-                    && n.has_interval()
-                    && self.graph.hot(*h).is_some_and(|x| x.last_run != frame)
-            })
-            .map(|(h, n)| (n.clock(), h))
-            .collect();
-        for (clock, h) in waiting {
-            // May duplicate a queued entry; the copy goes stale at the function's next tick.
-            let cool = &self.graph.cool[h.index() as usize];
-            self.graph.intervals.push(clock, h, cool);
-        }
-        self.graph.dirty = true;
+        self.graph.requeue_unrun(self.frame);
         self.end_frame();
     }
 }

@@ -13,7 +13,7 @@ impl<C: 'static> TickFunctions<C> {
     /// Between frames.
     pub(crate) fn take_owner(&mut self, owner: OwnerId) -> Vec<(MovedTick, TickBody<C>)> {
         assert!(
-            !self.graph.in_frame,
+            !self.graph.in_frame(),
             "tick functions are moved between frames"
         );
         // Every callback must be at its position before they are taken from there.
@@ -22,7 +22,10 @@ impl<C: 'static> TickFunctions<C> {
         let records = self.graph.moved_records(&list, self.frame);
         let mut out = Vec::with_capacity(list.len());
         for (h, m) in list.into_iter().zip(records) {
-            let p = self.graph.cool[h.index() as usize].pos as usize;
+            let p = self
+                .graph
+                .pos_of(h)
+                .expect("a live function has a position") as usize;
             let body = self.bodies[p]
                 .take()
                 .expect("a live function has its callback");
@@ -46,7 +49,7 @@ impl<C: 'static> TickFunctions<C> {
         bodies: Vec<TickBody<C>>,
     ) -> (Vec<TickHandle>, Vec<(TickHandle, String)>) {
         assert!(
-            !self.graph.in_frame,
+            !self.graph.in_frame(),
             "tick functions are moved between frames"
         );
         // Each external name is looked up once, among the functions here before the import

@@ -1,7 +1,5 @@
 //! Functions that become runnable during a frame: where they run.
 
-use std::mem;
-
 use super::TickFunctions;
 use crate::tick::{TickGroup, TickHandle};
 
@@ -9,8 +7,8 @@ impl<C: 'static> TickFunctions<C> {
     /// Places functions that became runnable during the frame: in the first group after the
     /// current position that they may run in, no earlier than their prerequisites.
     pub(super) fn route_spawned(&mut self) {
-        let spawned = mem::take(&mut self.graph.spawned);
-        if !self.graph.in_frame {
+        let spawned = self.graph.take_spawned();
+        if !self.graph.in_frame() {
             return;
         }
         let floor = self.current.next();
