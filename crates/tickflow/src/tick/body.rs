@@ -3,7 +3,8 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use super::{Deferred, TickCall, TickHandle};
+use crate::tick::cx::{Deferred, TickCall};
+use crate::tick::handle::TickHandle;
 use crate::timer::Callback;
 use crate::unwind::Payload;
 

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-use super::{TickGroup, TickHandle};
 use crate::cx::Cx;
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::TickGroup;
 use crate::time::{Clocks, Span};
 
 /// The second argument of a tick function: its delta, group and handle, and, as every

@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use super::{Deferred, TickCx, TickError, TickFunctions, TickHandle, TickSettings};
+use crate::tick::cx::{Deferred, TickCx};
+use crate::tick::handle::TickHandle;
+use crate::tick::run::TickFunctions;
+use crate::tick::settings::{TickError, TickSettings};
 use crate::timer::Callback;
 
 impl<C: 'static> TickFunctions<C> {

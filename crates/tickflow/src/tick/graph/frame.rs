@@ -8,8 +8,8 @@
 use std::mem;
 
 use super::{BodyEvent, Hot, TickGraph};
+use crate::tick::handle::TickHandle;
 use crate::tick::interval::{next_due, Cooldown, IntervalClock, QueuedCooldown};
-use crate::tick::TickHandle;
 use crate::time::{Clocks, Span};
 
 impl<C> TickGraph<C> {

@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use std::ops::Range;
 
 use super::{Hot, TickGraph};
-use crate::tick::TickHandle;
+use crate::tick::handle::TickHandle;
 
 impl<C> TickGraph<C> {
     /// The position of a live handle's check record and callback.

@@ -25,9 +25,10 @@ use rustc_hash::FxHashMap;
 
 use super::body::Body;
 use super::interval::{Cooldown, IntervalClock, Intervals};
-use super::{TickError, TickHandle, TickSettings};
 use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex, Owners};
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::{TickError, TickSettings};
 
 pub(crate) use moved::MovedTick;
 pub(crate) use save::TickSnapshot;

@@ -10,10 +10,12 @@
 
 use rustc_hash::FxHashMap;
 
+use super::save::TickInfo;
 use super::TickGraph;
 use crate::format::RestoreError;
 use crate::owner::OwnerId;
-use crate::tick::{TickHandle, TickInfo, TickSettings};
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::TickSettings;
 
 /// One tick function of a moved owner.
 #[derive(Clone, Debug, PartialEq)]

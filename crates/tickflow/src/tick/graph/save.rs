@@ -14,8 +14,10 @@ use crate::format::RestoreError;
 use crate::handle::gen_of;
 use crate::handle::{AllocSnapshot, HandleAlloc};
 use crate::tick::body::{run_batch, Body, Runner};
+use crate::tick::cx::{Deferred, TickCx};
+use crate::tick::handle::TickHandle;
 use crate::tick::interval::IntervalClock;
-use crate::tick::{Deferred, TickCx, TickHandle, TickSettings};
+use crate::tick::settings::TickSettings;
 use crate::time::Clocks;
 
 /// The saved part of a scheduler's tick functions.

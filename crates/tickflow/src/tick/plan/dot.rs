@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 use super::Plan;
 use crate::tick::graph::TickGraph;
-use crate::tick::{TickGroup, TickHandle};
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::TickGroup;
 
 /// The kind of a function: its name without a trailing number and the separator before it
 /// (`move 17`, `move#17`, `move_17` are kind `move`). Unnamed functions are one kind.

@@ -27,7 +27,8 @@ use std::num::NonZeroU32;
 
 use super::graph::{Node, TickGraph};
 use super::interval::{Cooldown, NO_POS};
-use super::{TickGroup, TickHandle};
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::TickGroup;
 
 mod dot;
 mod resolve;

@@ -7,8 +7,8 @@ use std::collections::BinaryHeap;
 
 use super::{Plan, Resolved, POSITION_BITS};
 use crate::tick::graph::TickGraph;
+use crate::tick::handle::TickHandle;
 use crate::tick::interval::NO_POS;
-use crate::tick::TickHandle;
 
 /// Every enabled function's actual group: the latest of its own and its enabled
 /// prerequisites' actual groups, moved past `StartPhysics`/`EndPhysics`. An explicit stack,

@@ -1,12 +1,12 @@
 //! Unit tests of `plan.rs`.
 
 use super::*;
-use crate::tick::TickSettings;
+use crate::tick::settings::TickSettings;
 use crate::time::Span;
 use TickGroup::*;
 
-fn body() -> crate::tick::Body<()> {
-    crate::tick::Body::Serial(crate::timer::Callback::new(|_, _| {}))
+fn body() -> crate::tick::body::Body<()> {
+    crate::tick::body::Body::Serial(crate::timer::Callback::new(|_, _| {}))
 }
 
 fn add(g: &mut TickGraph<()>, name: &str, group: TickGroup) -> TickHandle {

@@ -8,10 +8,12 @@ use std::panic::{self, AssertUnwindSafe};
 use super::fast::must_settle;
 use super::{Env, TickFunctions};
 use crate::tick::body::{Body, ParJob};
+use crate::tick::cx::{Deferred, TickCall, TickCx};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
+use crate::tick::handle::TickHandle;
 use crate::tick::interval::IntervalClock;
 use crate::tick::plan::{LaneRun, Placed};
-use crate::tick::{Deferred, TickCall, TickCx, TickGroup, TickHandle};
+use crate::tick::settings::TickGroup;
 use crate::time::Span;
 
 impl<C: 'static> TickFunctions<C> {

@@ -16,9 +16,10 @@ use std::num::NonZeroU32;
 
 use super::keys;
 use crate::tick::graph::TickGraph;
+use crate::tick::handle::TickHandle;
 use crate::tick::interval::{IntervalClock, QueuedCooldown};
 use crate::tick::plan::{group_of, DueInterval, POSITION_MASK};
-use crate::tick::{TickGroup, TickHandle};
+use crate::tick::settings::TickGroup;
 use crate::time::Clocks;
 
 /// How many drained queue entries ahead the check fetches their cooldown records (16

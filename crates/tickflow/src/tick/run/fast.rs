@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Env, TickFunctions};
 use crate::tick::body::Body;
+use crate::tick::cx::{TickCall, TickCx};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
+use crate::tick::handle::TickHandle;
 use crate::tick::interval::IntervalClock;
 use crate::tick::plan::Placed;
-use crate::tick::{TickCall, TickCx, TickGroup, TickHandle};
+use crate::tick::settings::TickGroup;
 use crate::time::{Clocks, Span};
 
 /// Where the fast path stopped.

@@ -40,7 +40,9 @@ use rustc_hash::FxHashSet;
 use super::body::{run_batch, Body, ParJob, ParallelFn, Runner, SerialFn};
 use super::graph::{BodyEvent, TickGraph};
 use super::plan::{LaneRun, Placed, Plan};
-use super::{Deferred, TickError, TickGroup, TickHandle, TickSettings};
+use crate::tick::cx::Deferred;
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::{TickError, TickGroup, TickSettings, MAX_SPAWN_PASSES};
 use crate::time::Clocks;
 use crate::timer::Timers;
 
@@ -330,7 +332,7 @@ impl<C: 'static> TickFunctions<C> {
         self.current = TickGroup::LastDemotable;
         while !self.extra.is_empty() {
             let list = mem::take(&mut self.extra);
-            if passes == super::MAX_SPAWN_PASSES {
+            if passes == MAX_SPAWN_PASSES {
                 let held = list
                     .iter()
                     .filter(|&&(h, _)| self.graph.hot(h).is_some_and(|x| x.last_run != self.frame))

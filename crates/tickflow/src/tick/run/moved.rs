@@ -6,7 +6,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::TickFunctions;
 use crate::owner::OwnerId;
 use crate::tick::body::Body;
-use crate::tick::{MovedTick, TickBody, TickHandle};
+use crate::tick::graph::{MovedTick, TickBody};
+use crate::tick::handle::TickHandle;
 
 impl<C: 'static> TickFunctions<C> {
     /// Takes every function of `owner` out, in registration order, with its callback.

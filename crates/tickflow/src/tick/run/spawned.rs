@@ -1,7 +1,8 @@
 //! Functions that become runnable during a frame: where they run.
 
 use super::TickFunctions;
-use crate::tick::{TickGroup, TickHandle};
+use crate::tick::handle::TickHandle;
+use crate::tick::settings::TickGroup;
 
 impl<C: 'static> TickFunctions<C> {
     /// Places functions that became runnable during the frame: in the first group after the
