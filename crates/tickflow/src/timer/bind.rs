@@ -2,12 +2,17 @@
 //! restore of a [`TimerManager`] and in a load of durable rows. The timer's own part of a
 //! scheduler's resolver, so that the timer layer needs nothing of the scheduler's to restore.
 
-use super::{
-    Callback, CancelHook, DurableLoad, DurableTimer, LoadReport, TimerCallback, TimerInfo,
-    TimerManager, TimerSnapshot, Timers,
-};
+use crate::timer::callback::{Callback, CancelHook, TimerCallback};
+
+use crate::timer::info::TimerInfo;
+
+use crate::timer::manager::{DurableLoad, DurableTimer, LoadReport, Timers};
+
+use crate::timer::manager::snapshot::TimerSnapshot;
+
 use crate::format::RestoreError;
 use crate::time::Span;
+use crate::timer::standalone::TimerManager;
 
 /// Binds timers' callbacks again: in a [`TimerManager::restore`], a durable load
 /// ([`Timers::load_durable`], [`DurableLoad::add`]), and as the timer part of a scheduler's

@@ -4,9 +4,14 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::spec::Spec;
-use super::{Callback, Offline, OwnerId, TimerCx, TimerHandle, Timers};
+use crate::owner::OwnerId;
 use crate::time::CatchUp;
 use crate::time::{Domain, Interval, Span, Time};
+use crate::timer::call::TimerCx;
+use crate::timer::callback::Callback;
+use crate::timer::info::TimerHandle;
+use crate::timer::manager::Timers;
+use crate::timer::spec::Offline;
 
 /// The doors to a new timer: each returns its builder.
 impl<C: 'static> Timers<C> {
@@ -225,8 +230,8 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
     /// # Panics
     ///
     /// In [`call`](Self::call), when the name is longer than
-    /// [`MAX_DURABLE_NAME`](super::MAX_DURABLE_NAME) bytes or the payload larger than
-    /// [`MAX_DURABLE_PAYLOAD`](super::MAX_DURABLE_PAYLOAD): a store could not keep the row, and
+    /// [`MAX_DURABLE_NAME`](crate::timer::info::MAX_DURABLE_NAME) bytes or the payload larger than
+    /// [`MAX_DURABLE_PAYLOAD`](crate::timer::info::MAX_DURABLE_PAYLOAD): a store could not keep the row, and
     /// a timer the game believes durable would not be.
     pub fn durable(mut self, offline: Offline) -> Self {
         self.spec.durable = Some(offline);
@@ -299,8 +304,8 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
 }
 
 /// Checks a durable timer's name and payload against what a store keeps
-/// ([`MAX_DURABLE_NAME`](super::MAX_DURABLE_NAME),
-/// [`MAX_DURABLE_PAYLOAD`](super::MAX_DURABLE_PAYLOAD)), as [`TimerBuilder::call`] does for a
+/// ([`MAX_DURABLE_NAME`](crate::timer::info::MAX_DURABLE_NAME),
+/// [`MAX_DURABLE_PAYLOAD`](crate::timer::info::MAX_DURABLE_PAYLOAD)), as [`TimerBuilder::call`] does for a
 /// timer made [`durable`](TimerBuilder::durable): for a builder of yours that gathers a
 /// durable timer's settings and sets it later, so that it refuses them where they are given.
 ///
@@ -315,14 +320,14 @@ impl<'a, C: 'static, U> TimerBuilder<'a, C, U> {
 pub fn check_durable(name: &str, payload: &[u8]) {
     let (name, payload) = (name.len(), payload.len());
     assert!(
-        name <= super::MAX_DURABLE_NAME,
+        name <= crate::timer::info::MAX_DURABLE_NAME,
         "a durable timer's name must be at most {} bytes, got {name}",
-        super::MAX_DURABLE_NAME
+        crate::timer::info::MAX_DURABLE_NAME
     );
     assert!(
-        payload <= super::MAX_DURABLE_PAYLOAD,
+        payload <= crate::timer::info::MAX_DURABLE_PAYLOAD,
         "a durable timer's payload must be at most {} bytes, got {payload}",
-        super::MAX_DURABLE_PAYLOAD
+        crate::timer::info::MAX_DURABLE_PAYLOAD
     );
 }
 

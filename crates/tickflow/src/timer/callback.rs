@@ -35,8 +35,8 @@
 use std::marker::PhantomData;
 use std::mem::{align_of, size_of, MaybeUninit};
 
-use super::{TimerCall, TimerCx};
 use crate::cx::Cx;
+use crate::timer::call::{TimerCall, TimerCx};
 
 /// A boxed timer callback: what a restore's resolver returns. `Send`, so that a manager can
 /// move between threads (and be a Bevy resource).
@@ -202,7 +202,7 @@ impl<C, K> std::fmt::Debug for Callback<C, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timer::TimerManager;
+    use crate::timer::standalone::TimerManager;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 

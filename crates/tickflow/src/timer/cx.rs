@@ -1,45 +1,15 @@
-//! [`TimerCx`], the timer kind of [`Cx`]: which timer, when it was due, its call in a burst.
+//! What a timer callback's [`Cx`] can tell and do: which timer, when it was due, its call in a
+//! burst, its tag, owner and payload, and clearing itself. (The kind and the alias are in
+//! `call.rs`, which the stored callback names without naming the manager.)
 
-use super::{OwnerId, TimerHandle, Timers};
+use crate::owner::OwnerId;
+
+use crate::timer::info::TimerHandle;
+
 use crate::cx::Cx;
 use crate::time::{Clocks, Span, Time};
-
-/// The context of one timer call: which timer, when it was due, how late it is, how many calls
-/// its timer gets in this tick, and, as every [`Cx`], the clocks, the timers and the commands.
-///
-/// Times are on the timer's own clock (frame numbers for a frame timer).
-///
-/// # Examples
-///
-/// A looping timer that stops itself after its third call, and sees a burst:
-///
-/// ```
-/// use tickflow::time::secs;
-/// use tickflow::timer::TimerManager;
-///
-/// let mut timers = TimerManager::<Vec<(u64, u64)>>::new();
-/// timers.every(secs(0.1)).call(|log, cx| {
-///     log.push((cx.call_index(), cx.calls_this_tick()));
-///     if cx.call_index() == 2 {
-///         cx.clear_self(); // the rest of this burst is dropped
-///     }
-/// });
-/// let mut log = vec![];
-/// timers.tick(secs(0.45), &mut log); // four periods due
-/// assert_eq!(log, [(0, 4), (1, 4), (2, 4)]);
-/// assert!(timers.is_empty());
-/// ```
-pub type TimerCx<'a, C> = Cx<'a, C, TimerCall>;
-
-/// What a [`TimerCx`] knows of its call.
-#[derive(Clone, Debug)]
-pub struct TimerCall {
-    handle: TimerHandle,
-    now: u64,
-    scheduled: u64,
-    call_index: u64,
-    calls_this_tick: u64,
-}
+use crate::timer::call::TimerCall;
+use crate::timer::manager::Timers;
 
 impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// The context of one call; `clocks` are `mgr`'s.
@@ -52,29 +22,23 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
         call_index: u64,
         calls_this_tick: u64,
     ) -> Self {
-        let call = TimerCall {
-            handle,
-            now,
-            scheduled,
-            call_index,
-            calls_this_tick,
-        };
+        let call = TimerCall::new(handle, now, scheduled, call_index, calls_this_tick);
         Cx::new(clocks, mgr, call)
     }
 
     /// The running timer's handle.
     pub fn handle(&self) -> TimerHandle {
-        self.kind().handle
+        self.kind().handle()
     }
 
     /// The time the tick reached on this timer's clock.
     pub fn now(&self) -> Time {
-        Time::from_flicks(self.kind().now)
+        Time::from_flicks(self.kind().now())
     }
 
     /// The time this call was due (for [`fire_now`](Timers::fire_now): now).
     pub fn scheduled(&self) -> Time {
-        Time::from_flicks(self.kind().scheduled)
+        Time::from_flicks(self.kind().scheduled())
     }
 
     /// How late this call runs: `now - scheduled`.
@@ -84,13 +48,13 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
 
     /// 0 for the first call of this timer, then 1, 2, ...
     pub fn call_index(&self) -> u64 {
-        self.kind().call_index
+        self.kind().call_index()
     }
 
     /// The calls this timer gets in this tick, this one and earlier ones of the same burst
     /// included (1 unless a [`CatchUp::Burst`](crate::time::CatchUp::Burst) timer is late).
     pub fn calls_this_tick(&self) -> u64 {
-        self.kind().calls_this_tick
+        self.kind().calls_this_tick()
     }
 
     /// The tag given with [`TimerBuilder::tag`](super::TimerBuilder::tag), if any: a callback
@@ -98,7 +62,8 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// without capturing it, which keeps the callback allocation-free.
     pub fn tag(&self) -> Option<u64> {
         let mgr = self.timers_ref();
-        mgr.find(self.kind().handle).and_then(|idx| mgr.tag_of(idx))
+        mgr.find(self.kind().handle())
+            .and_then(|idx| mgr.tag_of(idx))
     }
 
     /// The owner given with [`TimerBuilder::owner`](super::TimerBuilder::owner), if any: a
@@ -118,14 +83,14 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// ```
     pub fn owner(&self) -> Option<OwnerId> {
         let mgr = self.timers_ref();
-        (mgr.find(self.kind().handle)).and_then(|idx| mgr.owner_at(idx))
+        (mgr.find(self.kind().handle())).and_then(|idx| mgr.owner_at(idx))
     }
 
     /// The bytes given with [`TimerBuilder::payload`](super::TimerBuilder::payload) (empty
     /// when none): a durable timer's data, back after a restart with its row.
     pub fn payload(&self) -> &[u8] {
         let mgr = self.timers_ref();
-        (mgr.find(self.kind().handle)).map_or(&[], |idx| mgr.payload_at(idx))
+        (mgr.find(self.kind().handle())).map_or(&[], |idx| mgr.payload_at(idx))
     }
 
     /// `true` when the timer makes no call after this one by its schedule: a one-shot, or
@@ -133,13 +98,13 @@ impl<'a, C: 'static> Cx<'a, C, TimerCall> {
     /// cleared it already).
     pub fn is_last_call(&self) -> bool {
         let mgr = self.timers_ref();
-        mgr.find(self.kind().handle)
+        mgr.find(self.kind().handle())
             .is_none_or(|idx| mgr.on_last_call(idx))
     }
 
     /// Clears the running timer: no further calls, the rest of a burst included.
     pub fn clear_self(&mut self) {
-        let h = self.kind().handle;
+        let h = self.kind().handle();
         self.timers().clear(h);
     }
 }

@@ -107,6 +107,7 @@
 
 mod bind;
 mod builder;
+mod call;
 mod callback;
 mod cx;
 mod info;
@@ -119,13 +120,12 @@ mod wheel;
 #[cfg(test)]
 mod wheel_model;
 
-pub(crate) use crate::owner::OwnerId;
 pub(crate) use bind::bind_timer;
 pub use bind::BindTimers;
 pub use builder::{check_durable, TimerBuilder};
+pub use call::{TimerCall, TimerCx};
 pub(crate) use callback::Callback;
 pub use callback::{CancelHook, TimerCallback};
-pub use cx::{TimerCall, TimerCx};
 pub use info::{TimerHandle, TimerInfo, TimerState, MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD};
 pub(crate) use manager::snapshot;
 pub(crate) use manager::snapshot::unbound;

@@ -1,9 +1,11 @@
 //! A new timer's settings as the builder gathers them ([`Spec`]) and the offline policy of a
 //! durable one ([`Offline`]): plain data, read by the manager when it stores the timer.
 
-use super::{CancelHook, OwnerId};
+use crate::owner::OwnerId;
+
 use crate::time::CatchUp;
 use crate::time::Domain;
+use crate::timer::callback::CancelHook;
 
 /// A timer's settings before [`call`](super::TimerBuilder::call) stores it.
 pub(crate) struct Spec<C> {

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-use super::Timers;
 use crate::time::Span;
+use crate::timer::manager::Timers;
 
 /// Timers on their own: [`Timers`] (every method to set, clear, pause and query timers,
 /// through `Deref`) plus the clock, which only its owner advances with

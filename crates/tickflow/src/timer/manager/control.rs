@@ -3,9 +3,11 @@
 //! queued for the start of the next tick.
 
 use super::{Base, Extras};
+use crate::owner::OwnerId;
 use crate::time::Span;
+use crate::timer::info::TimerHandle;
+use crate::timer::manager::Timers;
 use crate::timer::slot::{SlotState, NEVER};
-use crate::timer::{OwnerId, TimerHandle, Timers};
 
 impl<C: 'static> Timers<C> {
     /// Whether the timer's callback is running (in a tick or through `fire_now`).

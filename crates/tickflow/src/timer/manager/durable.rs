@@ -27,9 +27,11 @@ use rustc_hash::FxBuildHasher;
 use super::{Extras, SideTable};
 
 use super::snapshot::Phase;
+use crate::owner::OwnerId;
 use crate::time::CatchUp;
 use crate::time::Domain;
-use crate::timer::{Offline, OwnerId, Timers};
+use crate::timer::manager::Timers;
+use crate::timer::spec::Offline;
 
 /// Where a durable timer's countdown is; what [`DurableTimer::time`] means.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

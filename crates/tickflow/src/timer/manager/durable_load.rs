@@ -24,9 +24,10 @@ use super::moved::MovedTimer;
 use super::snapshot::{Bind, ExtraRecord, Phase, TimerRecord};
 use crate::format::RestoreError;
 use crate::time::{Domain, Span};
+use crate::timer::callback::Callback;
+use crate::timer::manager::Timers;
 use crate::timer::slot::NEVER;
-use crate::timer::Offline;
-use crate::timer::{Callback, Timers};
+use crate::timer::spec::Offline;
 
 impl<C: 'static> Timers<C> {
     /// [`load_durable`](Self::load_durable) with each timer's callback bound by `bind_cb`, as a
@@ -242,7 +243,7 @@ impl<C: 'static> DurableLoad<'_, C> {
             let x = t.extras_of(idx).expect("durable timers have extras");
             return Err(RestoreError::corrupt(format!(
                 "durable timer ({:?}, {:?}): key appears twice",
-                x.owner.unwrap_or(crate::timer::OwnerId::new(0)),
+                x.owner.unwrap_or(crate::owner::OwnerId::new(0)),
                 x.name.as_deref().unwrap_or("")
             )));
         }
@@ -397,7 +398,7 @@ fn bind<C: 'static>(
     let mut moved = MovedTimer::from_record(record, start.late);
     let cb = moved.with_info(|info| {
         let bound = bind_cb(info, false).map(|(cb, _)| cb);
-        bound.ok_or_else(|| crate::timer::unbound(info))
+        bound.ok_or_else(|| crate::timer::manager::snapshot::unbound(info))
     })?;
     Ok((moved, cb))
 }
@@ -407,7 +408,7 @@ mod tests {
     use super::*;
     use crate::prelude::*;
     use crate::snapshot::Registry;
-    use crate::timer::TimerManager;
+    use crate::timer::standalone::TimerManager;
 
     fn rows(n: u64) -> Vec<DurableTimer> {
         let mut t = TimerManager::<u32>::new();

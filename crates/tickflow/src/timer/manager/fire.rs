@@ -5,9 +5,12 @@ use std::panic::{self, AssertUnwindSafe};
 use super::Extras;
 use crate::time::CatchUp;
 use crate::time::{Clocks, Domain};
+use crate::timer::call::TimerCx;
+use crate::timer::callback::Callback;
+use crate::timer::info::TimerHandle;
+use crate::timer::manager::Timers;
 use crate::timer::ready::Call;
 use crate::timer::slot::{SlotState, NEVER, PREFETCH_AHEAD};
-use crate::timer::{Callback, TimerCx, TimerHandle, Timers};
 
 use crate::unwind::Payload;
 

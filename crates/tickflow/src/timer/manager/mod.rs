@@ -30,11 +30,13 @@ use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, SlotState, TimerSlots, NEVER};
 use super::spec::{Offline, Spec};
 use super::wheel::Wheel;
-use super::{Callback, CancelHook, OwnerId, TimerHandle};
 use crate::commands::Commands;
 use crate::handle::ContainerId;
+use crate::owner::OwnerId;
 use crate::owner::{OwnerIndex, Owners};
 use crate::time::{Domain, Time};
+use crate::timer::callback::{Callback, CancelHook};
+use crate::timer::info::TimerHandle;
 
 /// What only some timers carry, kept off the 48-byte hot entry. It is itself an entry of a
 /// hash table keyed by slot, so it holds only what most of those timers have (an owner, a
@@ -683,7 +685,7 @@ mod tests {
 
     use super::SlotHash;
     use crate::time::Span;
-    use crate::timer::TimerManager;
+    use crate::timer::standalone::TimerManager;
 
     #[test]
     fn a_slot_hashes_to_its_own_bucket_with_a_mixed_tag() {

@@ -16,8 +16,11 @@
 
 use super::snapshot::{Phase, TimerRecord};
 use crate::format::RestoreError;
+use crate::owner::OwnerId;
+use crate::timer::callback::{Callback, CancelHook};
+use crate::timer::info::{TimerHandle, TimerInfo};
+use crate::timer::manager::Timers;
 use crate::timer::slot::{SlotState, NEVER};
-use crate::timer::{Callback, CancelHook, OwnerId, TimerHandle, TimerInfo, Timers};
 
 /// One timer of a moved owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -87,9 +90,9 @@ impl MovedTimer {
             tag: r.tag,
             owner: x.and_then(|x| x.owner),
             state: match r.phase {
-                Phase::Paused => crate::timer::TimerState::Paused,
-                Phase::Pending => crate::timer::TimerState::Pending,
-                Phase::Scheduled => crate::timer::TimerState::Active,
+                Phase::Paused => crate::timer::info::TimerState::Paused,
+                Phase::Pending => crate::timer::info::TimerState::Pending,
+                Phase::Scheduled => crate::timer::info::TimerState::Active,
             },
             domain: r.domain,
             looping: r.looping,

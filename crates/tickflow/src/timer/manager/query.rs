@@ -3,9 +3,10 @@
 
 use super::Extras;
 use crate::time::{Clocks, Domain, Span};
+use crate::timer::info::{TimerHandle, TimerInfo, TimerState};
+use crate::timer::manager::Timers;
 use crate::timer::slot::{SlotState, TimerEntry, NEVER};
 use crate::timer::wheel::Wheel;
-use crate::timer::{TimerHandle, TimerInfo, TimerState, Timers};
 
 impl<C: 'static> Timers<C> {
     /// Whether the handle names a live timer (pending, active, paused or running).

@@ -21,11 +21,14 @@
 use super::{Extras, Timers};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
+use crate::owner::OwnerId;
 use crate::time::CatchUp;
 use crate::time::Domain;
+use crate::timer::callback::{Callback, CancelHook};
+use crate::timer::info::TimerInfo;
 use crate::timer::slot::{Flags, SlotState, TimerEntry, NEVER};
+use crate::timer::spec::Offline;
 use crate::timer::wheel::SlotCounts;
-use crate::timer::{Callback, CancelHook, Offline, OwnerId, TimerInfo};
 
 /// [`Timers`] saved as plain data: clocks, timer records and the handle allocator.
 ///
@@ -473,7 +476,8 @@ pub(crate) fn unbound(info: &TimerInfo) -> RestoreError {
 mod tests {
     use super::*;
     use crate::time::secs;
-    use crate::timer::{TimerCallback, TimerManager};
+    use crate::timer::callback::TimerCallback;
+    use crate::timer::standalone::TimerManager;
 
     fn noop() -> Option<TimerCallback<()>> {
         Some(Box::new(|_, _| {}))

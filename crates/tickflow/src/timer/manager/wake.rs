@@ -16,9 +16,12 @@
 use std::task::Waker;
 
 use crate::time::Domain;
+use crate::timer::call::TimerCx;
+use crate::timer::callback::Callback;
+use crate::timer::info::TimerHandle;
+use crate::timer::manager::Timers;
 use crate::timer::slot::{SlotState, NEVER};
 use crate::timer::spec::Spec;
-use crate::timer::{Callback, TimerCx, TimerHandle, Timers};
 
 /// Whom a wake timer wakes when it fires.
 pub(crate) enum WakeTarget {
@@ -111,7 +114,7 @@ impl<C: 'static> Timers<C> {
 mod tests {
     use super::*;
     use crate::time::secs;
-    use crate::timer::TimerManager;
+    use crate::timer::standalone::TimerManager;
 
     fn woken(tm: &mut TimerManager<u32>) -> Vec<TimerHandle> {
         let mut out = Vec::new();
