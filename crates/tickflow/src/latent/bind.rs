@@ -1,7 +1,8 @@
 //! [`BindLatent`]: how latent actions get their completions and custom actions back after a
 //! restore or an import.
 
-use super::{Completion, LatentAction, LatentInfo, SavedAction};
+use super::action::{LatentAction, SavedAction};
+use super::actions::{Completion, LatentInfo};
 
 /// Binds latent actions again: the latent part of a scheduler's
 /// [`Resolver`](crate::snapshot::Resolver). A [`Registry`](crate::snapshot::Registry) is one.

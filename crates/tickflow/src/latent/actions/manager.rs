@@ -4,7 +4,7 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-use super::LatentActions;
+use super::engine::LatentActions;
 use crate::time::Span;
 use crate::timer::{TimerManager, Timers};
 

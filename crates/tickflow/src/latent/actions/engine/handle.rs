@@ -1,7 +1,6 @@
 //! [`LatentHandle`]: one latent action, to ask about or cancel (Unity's coroutine handle).
 
-use super::LatentActions;
-use crate::latent::LatentInfo;
+use super::{LatentActions, LatentInfo};
 use crate::owner::OwnerId;
 
 /// Names one latent action: the one that held its `(owner, uuid)` key when the handle was

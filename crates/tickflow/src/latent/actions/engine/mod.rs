@@ -1,31 +1,24 @@
 //! [`LatentActions`]: Unreal's `FLatentActionManager`, keyed by `(owner, uuid)`.
 
-mod cx;
-mod handle;
-mod manager;
-mod moved;
-mod save;
+pub(super) mod handle;
+pub(super) mod moved;
+pub(super) mod save;
 
 use std::collections::VecDeque;
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use super::action::{
+use crate::latent::action::{
     Delay, DelayUntilNextTick, LatentAction, LatentResponse, RetriggerableDelay, WaitUntil,
 };
+use crate::latent::actions::cx::{LatentCall, LatentCx};
 use crate::owner::{OwnerId, OwnerIndex, Owners};
 use crate::time::{Clocks, Domain, Span};
 use crate::timer::Timers;
 
 /// A latent action's completion callback.
 pub type Completion<C> = Box<dyn FnMut(&mut C, &mut LatentCx<'_, C>) + Send>;
-
-pub use cx::{LatentCall, LatentCx};
-pub use handle::LatentHandle;
-pub use manager::LatentActionManager;
-pub(crate) use moved::MovedLatent;
-pub(crate) use save::LatentSnapshot;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum ActionState {
@@ -72,8 +65,9 @@ pub struct LatentInfo {
 ///
 /// The [`Scheduler`](crate::scheduler::Scheduler) runs them in its latent stage (after the
 /// tickables; [`Scheduler::latent`](crate::Scheduler::latent) hands them out); on their own,
-/// a [`LatentActionManager`] holds them and runs the stage with
-/// [`tick`](LatentActionManager::tick). See the [module docs](super) for the rules.
+/// a [`LatentActionManager`](crate::latent::LatentActionManager) holds them and runs the stage
+/// with [`tick`](crate::latent::LatentActionManager::tick). See the [module
+/// docs](crate::latent) for the rules.
 ///
 /// ```
 /// use tickflow::latent::LatentActionManager;

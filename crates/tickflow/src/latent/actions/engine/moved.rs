@@ -2,8 +2,8 @@
 //! already relative (time counted so far, not a clock reading), so it moves as it is saved;
 //! actions that cannot save themselves cannot move and are reported by the export.
 
-use super::{ActionState, Completion, LatentActions};
-use crate::latent::{LatentAction, LatentInfo, SavedAction};
+use super::{ActionState, Completion, LatentActions, LatentInfo};
+use crate::latent::action::{LatentAction, SavedAction};
 use crate::owner::OwnerId;
 
 /// One latent action of a moved owner.

@@ -1,9 +1,9 @@
 //! Latent actions in a scheduler snapshot: each saved action's plain data, its key and its
 //! place in the update order. Completions are closures, bound again by `(owner, uuid)`.
 
-use super::{ActionEntry, ActionState, Completion, LatentActions};
+use super::{ActionEntry, ActionState, Completion, LatentActions, LatentInfo};
 use crate::format::RestoreError;
-use crate::latent::{LatentAction, LatentInfo, SavedAction};
+use crate::latent::action::{LatentAction, SavedAction};
 use crate::owner::OwnerId;
 use crate::time::Domain;
 
