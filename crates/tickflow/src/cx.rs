@@ -6,6 +6,9 @@ use crate::commands::Commands;
 use crate::time::Clocks;
 use crate::timer::Timers;
 
+// Where `Cx`'s verbs live: the three every kind shares here; what is particular to a kind
+// beside that kind, in `timer/cx.rs`, `tick/cx.rs` and `tickable/cx.rs`, so that each part's
+// context says what its callbacks can do without this file naming the parts.
 /// The context every callback receives beside the user's `&mut C`: one type for every kind of
 /// callback, as `bevy_time` has one `Time<T>` for every clock. `K` is the kind —
 /// [`TimerCx`](crate::timer::TimerCx), [`TickCx`](crate::tick::TickCx),

@@ -1,10 +1,13 @@
 //! [`Durable`]: a node's durable timers and owners kept in a [`Store`], written at frames' ends,
 //! moved between nodes, and recovered whole after a restart.
 //!
-//! Where the parts are: the commit protocol and its commit numbers in `commit.rs`, `resume` in
-//! `resume.rs`, the handover steps (`send`, `receive` and the settling each commit does) in
-//! `moves.rs`, the node's lease in `lease.rs`, and a fleet's takeover of a lost node's owners
-//! in `takeover.rs` (and the lost node's return in `rejoin.rs`).
+//! Where the parts are: the commit protocol and its commit numbers in `commit.rs` (a commit
+//! whose outcome a lost connection left unknown in `attempt.rs`, the node's whole image
+//! written with it in `image.rs`), `resume` in `resume.rs`, the handover steps (`send`,
+//! `receive` and the settling each commit does) in `moves.rs`, the node's lease in `lease.rs`,
+//! and a fleet's takeover of a lost node's owners in `takeover.rs` (and the lost node's return
+//! in `rejoin.rs`). Each of those files holds `Durable`'s verbs for its part, beside this one:
+//! one type, a node's durable state, whose parts share its store connection and journal.
 
 mod attempt;
 mod commit;

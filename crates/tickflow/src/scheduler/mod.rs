@@ -137,6 +137,11 @@ use apply::{Parts, Shared};
 /// hitch (a breakpoint, a laptop waking up), not game time to catch up on.
 pub const DEFAULT_MAX_DELTA: Span = Span::from_flicks(crate::time::FLICKS_PER_SECOND / 4);
 
+// Where `Scheduler`'s verbs live, beside this file's settings and services: one frame in
+// `frame.rs`, its stages in `stages.rs`, snapshots in `snapshot.rs`, owners in `owners.rs`,
+// moving an owner out and in in `migrate/ops.rs`, dropping it in `teardown.rs`. One type
+// because a game holds one scheduler; each file is one of its jobs, and they share its parts
+// only through the parts' own verbs.
 /// Runs frames: tick groups, timers and tickables in a fixed order. See the
 /// [module docs](self).
 pub struct Scheduler<C: 'static> {

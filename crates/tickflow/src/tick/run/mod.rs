@@ -63,6 +63,11 @@ pub(crate) struct Env<'a, C> {
     pub(crate) after_call: &'a mut dyn FnMut(&mut TickFunctions<C>, &mut Timers<C>),
 }
 
+// Where `TickFunctions`' verbs live: the user's (registering, removing, settings) in
+// `../service.rs`, the frame's run here, its fast walk in `fast.rs`, the full path of one
+// function in `calls.rs`, spawned functions in `spawned.rs`, moving an owner's functions in
+// `moved.rs`. The run's files are this module's children because they share the callbacks
+// and the frame's run state, which no other file sees.
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub struct TickFunctions<C> {
     graph: TickGraph<C>,

@@ -4,8 +4,11 @@
 //! folder, whose files are its verbs: clearing and pausing in `control.rs`, queries in
 //! `query.rs`, the tick and the calls in `fire.rs`, snapshots in `snapshot.rs`, moving owners
 //! in `moved.rs`, wake timers in `wake.rs`, durable timers in `durable.rs` and
-//! `durable_load.rs`. The parts keep their own invariants: a timer's slot in `slot.rs`, the
-//! wheels in `wheel/`, the due calls of a tick in `ready.rs`.
+//! `durable_load.rs`. Two of its verbs live outside the folder, beside what they serve:
+//! setting a timer (`after`, `every`, ...) with the builder in `../builder.rs`, and binding
+//! callbacks to loaded durable rows (`load_durable`) with the binding trait in `../bind.rs`.
+//! The parts keep their own invariants: a timer's slot in `slot.rs`, the wheels in `wheel/`,
+//! the due calls of a tick in `ready/`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;

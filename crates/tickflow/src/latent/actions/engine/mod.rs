@@ -61,6 +61,9 @@ pub struct LatentInfo {
     pub description: String,
 }
 
+// Where `LatentActions`' verbs live: adding, running and cancelling here, handles in
+// `handle.rs`, snapshots in `save.rs`, moving an owner's actions in `moved.rs`; the three are
+// this module's children because they read its entries and keys, which no other file sees.
 /// Latent actions keyed by `(owner, uuid)`, updated once per frame.
 ///
 /// The [`Scheduler`](crate::scheduler::Scheduler) runs them in its latent stage (after the
