@@ -26,11 +26,11 @@ use rustc_hash::FxBuildHasher;
 
 use super::{Extras, SideTable};
 
-use super::snapshot::Phase;
 use crate::owner::OwnerId;
 use crate::time::CatchUp;
 use crate::time::Domain;
 use crate::timer::manager::Timers;
+use crate::timer::slot::SlotState;
 use crate::timer::spec::Offline;
 
 /// Where a durable timer's countdown is; what [`DurableTimer::time`] means.
@@ -281,7 +281,6 @@ impl<C: 'static> Timers<C> {
 
     /// Whether the timer in `idx` is as its row says (phase and time), so the row stands.
     pub(super) fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
-        use crate::timer::slot::SlotState;
         let e = self.slots.at(idx);
         let now = match e.state() {
             SlotState::Pending => DurablePhase::Pending,
@@ -380,30 +379,42 @@ impl<C: 'static> Timers<C> {
         idxs.iter().map(|&i| self.durable_at(i)).collect()
     }
 
+    /// The row of the durable timer in `idx`, read straight from its entry and side data (no
+    /// snapshot record in between: a journal of a million rows copies each name and payload
+    /// once). Between ticks.
     fn durable_at(&self, idx: u32) -> DurableTimer {
-        let r = self.record(idx);
-        let x = r.extras.as_deref().expect("durable timers have extras");
-        let extras = self.extras_of(idx).expect("durable timers have extras");
+        let e = self.slots.at(idx);
+        let x = self.extras_of(idx).expect("durable timers have extras");
+        let flags = e.flags();
         DurableTimer {
             owner: x.owner.unwrap_or(OwnerId::new(0)),
-            name: x.name.clone().unwrap_or_default(),
-            domain: r.domain,
-            phase: match r.phase {
-                Phase::Pending => DurablePhase::Pending,
-                Phase::Scheduled => DurablePhase::Scheduled,
-                Phase::Paused => DurablePhase::Paused,
-            },
-            time: r.time,
-            period: r.period,
-            looping: r.looping,
-            catch_up: r.catch_up,
-            offline: extras.durable.expect("durable"),
-            calls: r.calls,
-            times_left: x.times_left,
-            first_delay: x.first_delay,
-            tag: r.tag,
-            payload: extras.payload().unwrap_or_default().to_vec(),
-            seq: u64::from(r.seq),
+            name: x.name.as_deref().unwrap_or_default().to_owned(),
+            domain: flags.domain(),
+            phase: phase_of(e.state()),
+            time: e.due(),
+            period: e.period(),
+            looping: flags.looping(),
+            catch_up: flags.catch_up(),
+            offline: x.durable.expect("durable"),
+            calls: self.calls_at(idx),
+            times_left: x.times_left(),
+            first_delay: x.first_delay(),
+            tag: self.tag_of(idx),
+            payload: x.payload().unwrap_or_default().to_vec(),
+            seq: u64::from(e.seq()),
+        }
+    }
+}
+
+/// What a timer's time means in state `s` (its entry's `due` is the delay, the due time or
+/// the time left accordingly). Between ticks: no callback is running.
+pub(super) fn phase_of(s: SlotState) -> DurablePhase {
+    match s {
+        SlotState::Pending => DurablePhase::Pending,
+        SlotState::Paused => DurablePhase::Paused,
+        SlotState::Active | SlotState::Ready => DurablePhase::Scheduled,
+        SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => {
+            unreachable!("no callback runs between ticks")
         }
     }
 }

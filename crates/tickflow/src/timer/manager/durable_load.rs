@@ -21,7 +21,7 @@
 
 use super::durable::{DurablePhase, DurableTimer, LoadReport};
 use super::moved::MovedTimer;
-use super::snapshot::{Bind, ExtraRecord, Phase, TimerRecord};
+use super::snapshot::{Bind, ExtraRecord, TimerRecord};
 use crate::format::RestoreError;
 use crate::time::{Domain, Span};
 use crate::timer::callback::Callback;
@@ -292,7 +292,7 @@ enum Outcome {
 /// Where a row's timer starts after the reload: its phase, time (relative to the reload) and
 /// lateness, and what offline time did to it.
 struct Start {
-    phase: Phase,
+    phase: DurablePhase,
     time: u64,
     late: u64,
     outcome: Outcome,
@@ -336,15 +336,15 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<Start> {
     let d = row.domain.index();
     let counts = row.offline != Offline::Freeze && row.domain != Domain::Frames;
     let rel = match row.phase {
-        DurablePhase::Paused => return start(Phase::Paused, row.time, 0, Outcome::Paused),
-        _ if row.time == NEVER => return start(Phase::Scheduled, NEVER, 0, Outcome::OnTime),
+        DurablePhase::Paused => return start(DurablePhase::Paused, row.time, 0, Outcome::Paused),
+        _ if row.time == NEVER => return start(DurablePhase::Scheduled, NEVER, 0, Outcome::OnTime),
         DurablePhase::Pending => i128::from(row.time),
         DurablePhase::Scheduled => i128::from(row.time) - i128::from(saved[d]),
     };
     let rel = rel - if counts { i128::from(offline) } else { 0 };
     if rel > 0 {
         let time = u64::try_from(rel).unwrap_or(NEVER - 1).min(NEVER - 1);
-        return start(Phase::Scheduled, time, 0, Outcome::OnTime);
+        return start(DurablePhase::Scheduled, time, 0, Outcome::OnTime);
     }
     // Due when saved (then it catches up, as a late frame would), or lapsed while offline.
     let late = u64::try_from(-rel).unwrap_or(u64::MAX);
@@ -354,15 +354,17 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<Start> {
         Offline::CatchUp
     };
     match policy {
-        Offline::Freeze | Offline::CatchUp => start(Phase::Scheduled, 0, late, Outcome::CaughtUp),
-        Offline::Once => start(Phase::Scheduled, 0, 0, Outcome::Once),
+        Offline::Freeze | Offline::CatchUp => {
+            start(DurablePhase::Scheduled, 0, late, Outcome::CaughtUp)
+        }
+        Offline::Once => start(DurablePhase::Scheduled, 0, 0, Outcome::Once),
         Offline::Skip if !row.looping => None,
         Offline::Skip => {
             let next = match row.period {
                 0 => 0,
                 p => p - late % p,
             };
-            start(Phase::Scheduled, next, 0, Outcome::Skipped)
+            start(DurablePhase::Scheduled, next, 0, Outcome::Skipped)
         }
     }
 }

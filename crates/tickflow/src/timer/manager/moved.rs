@@ -14,7 +14,8 @@
 //!   the caller (kept for an aborted handover, dropped after a plain export) and no hook is
 //!   queued: the timers moved, they were not cancelled.
 
-use super::snapshot::{Phase, TimerRecord};
+use super::durable::DurablePhase;
+use super::snapshot::TimerRecord;
 use crate::format::RestoreError;
 use crate::owner::OwnerId;
 use crate::timer::callback::{Callback, CancelHook};
@@ -90,9 +91,9 @@ impl MovedTimer {
             tag: r.tag,
             owner: x.and_then(|x| x.owner),
             state: match r.phase {
-                Phase::Paused => crate::timer::info::TimerState::Paused,
-                Phase::Pending => crate::timer::info::TimerState::Pending,
-                Phase::Scheduled => crate::timer::info::TimerState::Active,
+                DurablePhase::Paused => crate::timer::info::TimerState::Paused,
+                DurablePhase::Pending => crate::timer::info::TimerState::Pending,
+                DurablePhase::Scheduled => crate::timer::info::TimerState::Active,
             },
             domain: r.domain,
             looping: r.looping,
@@ -118,7 +119,8 @@ impl MovedTimer {
         if x.and_then(|x| x.times_left) == Some(0) {
             return Err(RestoreError::corrupt("a moved timer has no calls left"));
         }
-        if self.late > 0 && (self.record.phase != Phase::Scheduled || self.record.time != 0) {
+        if self.late > 0 && (self.record.phase != DurablePhase::Scheduled || self.record.time != 0)
+        {
             return Err(RestoreError::corrupt("a moved timer is late but not due"));
         }
         Ok(())
@@ -140,7 +142,7 @@ impl<C: 'static> Timers<C> {
             let mut record = self.record(idx);
             let now = self.span.now_of(record.domain);
             let mut late = 0;
-            if record.phase == Phase::Scheduled && record.time != NEVER {
+            if record.phase == DurablePhase::Scheduled && record.time != NEVER {
                 late = now.saturating_sub(record.time);
                 record.time = record.time.saturating_sub(now);
             }
@@ -189,12 +191,12 @@ impl<C: 'static> Timers<C> {
         r.slot = idx;
         r.seq = self.next_seq;
         self.next_seq += 1;
-        if r.phase == Phase::Pending && !self.frame_open {
+        if r.phase == DurablePhase::Pending && !self.frame_open {
             // No frame is open here: the countdown of the delay starts now.
-            r.phase = Phase::Scheduled;
+            r.phase = DurablePhase::Scheduled;
         }
         let mut owed = 0;
-        if r.phase == Phase::Scheduled && r.time != NEVER {
+        if r.phase == DurablePhase::Scheduled && r.time != NEVER {
             let now = self.span.now_of(r.domain);
             r.time = match m.late {
                 0 => now.checked_add(r.time).unwrap_or(NEVER),

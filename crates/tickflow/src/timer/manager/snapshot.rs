@@ -18,6 +18,7 @@
 //!   binds the callbacks; on any error that manager is dropped, so a bad snapshot or an
 //!   unbound callback changes nothing.
 
+use super::durable::{phase_of, DurablePhase};
 use super::{Extras, Timers};
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
@@ -99,7 +100,7 @@ pub struct TimerSnapshot {
 pub(super) struct TimerRecord {
     pub(super) slot: u32,
     pub(super) seq: u32,
-    pub(super) phase: Phase,
+    pub(super) phase: DurablePhase,
     /// Pending: the delay. Scheduled: the absolute due time. Paused: the time left.
     pub(super) time: u64,
     pub(super) period: u64,
@@ -109,16 +110,6 @@ pub(super) struct TimerRecord {
     pub(super) calls: u64,
     pub(super) tag: Option<u64>,
     pub(super) extras: Option<Box<ExtraRecord>>,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub(super) enum Phase {
-    /// Set in the open frame; counts from the next tick.
-    Pending,
-    /// Counting down to an absolute due time (or due already).
-    Scheduled,
-    Paused,
 }
 
 /// What only some timers have.
@@ -324,14 +315,7 @@ impl<C: 'static> Timers<C> {
 
     pub(super) fn record(&self, idx: u32) -> TimerRecord {
         let e: &TimerEntry<C> = self.slots.at(idx);
-        let (phase, time) = match e.state() {
-            SlotState::Pending => (Phase::Pending, e.due()),
-            SlotState::Paused => (Phase::Paused, e.due()),
-            SlotState::Active | SlotState::Ready => (Phase::Scheduled, e.due()),
-            SlotState::Executing | SlotState::ExecutingPaused | SlotState::Free => {
-                unreachable!("no callback runs between ticks")
-            }
-        };
+        let (phase, time) = (phase_of(e.state()), e.due());
         let extras = self.extras_of(idx).map(|x| {
             Box::new(ExtraRecord {
                 owner: x.owner,
@@ -379,7 +363,11 @@ impl<C: 'static> Timers<C> {
             wheel.start_at(snap.clocks[d]);
         }
         let mut counts = [(); 3].map(|_| SlotCounts::default());
-        for r in snap.timers.iter().filter(|r| r.phase == Phase::Scheduled) {
+        for r in snap
+            .timers
+            .iter()
+            .filter(|r| r.phase == DurablePhase::Scheduled)
+        {
             let d = r.domain.index();
             counts[d].add(&m.wheels[d], r.time);
         }
@@ -446,12 +434,12 @@ impl<C: 'static> Timers<C> {
         let e = self.slots.at_mut(idx);
         e.restore(r.seq, r.period, r.calls as u32, flags);
         match r.phase {
-            Phase::Pending => {
+            DurablePhase::Pending => {
                 e.wait(SlotState::Pending, r.time);
                 self.pending.push(idx);
             }
-            Phase::Paused => e.wait(SlotState::Paused, r.time),
-            Phase::Scheduled => self.place(idx, r.time),
+            DurablePhase::Paused => e.wait(SlotState::Paused, r.time),
+            DurablePhase::Scheduled => self.place(idx, r.time),
         }
     }
 }
