@@ -178,6 +178,7 @@ pub fn run(opts: &Options) {
     if opts.args.iter().any(|a| a == "profile-tasks") {
         // For `perf record`: the task workload alone, with the stage split.
         let mut sched = task_loops(&p);
+        sched.set_stage_timing(true);
         let mut n = 0;
         sched.tick(Span::frames(1, 60), &mut n);
         let mut split = [0.0; 3];

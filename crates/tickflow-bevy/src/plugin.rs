@@ -146,9 +146,9 @@ impl TickflowPlugin {
     }
 
     /// Whether frames time their stages (`FrameReport::stage_times` in
-    /// [`Tickflow::last_report`]); default `false`, which saves a quarter of a microsecond per
-    /// frame (Bevy apps profile with Bevy's tools; tickflow's `tracing` feature still gives
-    /// each stage a span).
+    /// [`Tickflow::last_report`]); default `false`, as in tickflow, which saves a quarter of a
+    /// microsecond per frame (Bevy apps profile with Bevy's tools; tickflow's `tracing`
+    /// feature still gives each stage a span).
     pub fn stage_timing(mut self, on: bool) -> Self {
         self.stage_timing = on;
         self

@@ -216,11 +216,19 @@ fn timers_set_from_a_tick_are_pending_until_the_timer_stage() {
 }
 
 #[test]
-fn stage_timing_can_be_turned_off() {
+fn stage_timing_is_opt_in_and_can_be_turned_off_again() {
     let mut sched = Scheduler::<()>::new();
     sched.ticks().add(TickSettings::named("work"), |_, _| {
         std::hint::black_box((0..1000u64).sum::<u64>());
     });
+    let report = sched.tick(secs(0.1), &mut ());
+    assert_eq!(report.ticks_run, 1);
+    assert_eq!(
+        report.total_time(),
+        std::time::Duration::ZERO,
+        "off by default"
+    );
+    sched.set_stage_timing(true);
     assert!(sched.tick(secs(0.1), &mut ()).total_time() > std::time::Duration::ZERO);
     sched.set_stage_timing(false);
     let report = sched.tick(secs(0.1), &mut ());

@@ -232,6 +232,7 @@ fn latent_stage_runs_after_tickables_and_before_post_update_work() {
         |cx| async move { cx.with(|g| g.log.push("task".into())) },
     );
     let mut game = Game::default();
+    sched.set_stage_timing(true);
     let report = sched.tick(secs(0.1), &mut game);
     assert_eq!(
         game.log,

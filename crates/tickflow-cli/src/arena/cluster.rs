@@ -365,10 +365,7 @@ impl Cluster {
             workers,
             shards: n,
             remote: None,
-            director: Director {
-                sched,
-                board: board.clone(),
-            },
+            director: Director::from_parts(sched, board.clone()),
             pending: saved.pending.clone(),
             moved: saved.moved,
             spare: Vec::new(),

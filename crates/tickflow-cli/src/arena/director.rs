@@ -167,6 +167,13 @@ impl Director {
             }
             BossMode::Task => spawn_boss(&mut sched, actors),
         }
+        Director::from_parts(sched, board)
+    }
+
+    /// A director from its parts (a new or restored scheduler and board); its frames time
+    /// their stages, which the demo's report shows.
+    pub(crate) fn from_parts(mut sched: Scheduler<Board>, board: Board) -> Director {
+        sched.set_stage_timing(true);
         Director { sched, board }
     }
 }

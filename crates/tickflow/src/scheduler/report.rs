@@ -125,9 +125,11 @@ pub struct FrameReport {
     pub tasks_polled: usize,
     /// Async tasks that ended (finished or cancelled) in the latent stage.
     pub tasks_ended: usize,
-    /// Wall-clock time spent per stage, indexed by [`Stage::index`]. A stage that had nothing
-    /// to do (a group in which no function ran, no timers, ...) is not timed: it reads zero,
-    /// and its few nanoseconds count toward the next stage that is.
+    /// Wall-clock time spent per stage, indexed by [`Stage::index`], when the scheduler times
+    /// its stages ([`Scheduler::set_stage_timing`](crate::Scheduler::set_stage_timing), off by
+    /// default: then all zero). A stage that had nothing to do (a group in which no function
+    /// ran, no timers, ...) is not timed: it reads zero, and its few nanoseconds count toward
+    /// the next stage that is.
     pub stage_times: [Duration; Stage::COUNT],
     /// Queued commands that failed when applied (a prerequisite that would form a cycle).
     pub errors: Vec<TickError>,
