@@ -22,7 +22,7 @@ mod packed;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use self::packed::{sort_by_due, SortScratch};
+use self::packed::sort_by_due;
 use super::slot::{SlotState, TimerEntry, TimerSlots};
 use crate::time::Domain;
 
@@ -256,8 +256,8 @@ pub(crate) struct ReadyQueue {
     /// Calls the wheels handed out in this tick, per clock, until `seal`.
     batch: [Vec<Call>; 3],
     deferred: Vec<Call>,
-    /// The sort's buffers (`packed.rs`), kept between ticks.
-    scratch: SortScratch<Call>,
+    /// The sort's scratch (`packed.rs`), kept between ticks.
+    packed: Vec<u64>,
 }
 
 impl ReadyQueue {
@@ -279,8 +279,8 @@ impl ReadyQueue {
             return;
         }
         if clock.run.is_empty() {
-            std::mem::swap(batch, &mut clock.run);
-            sort_by_due(&mut clock.run, &mut self.scratch, Call::key);
+            sort_by_due(batch, &mut clock.run, &mut self.packed, Call::key);
+            batch.clear();
             clock.next = 0;
         } else {
             clock.heap.extend(batch.drain(..).map(ByDue));
@@ -377,7 +377,7 @@ impl ReadyQueue {
             .chain(self.batch.iter().map(Vec::capacity))
             .sum();
         (calls + self.deferred.capacity()) * std::mem::size_of::<Call>()
-            + self.scratch.capacity_bytes()
+            + self.packed.capacity() * std::mem::size_of::<u64>()
     }
 }
 
