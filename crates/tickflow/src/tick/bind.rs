@@ -1,7 +1,7 @@
 //! [`BindTicks`]: how tick functions get their bodies back after a restore or an import.
 
 use crate::format::RestoreError;
-use crate::tick::graph::{TickBody, TickInfo};
+use crate::tick::graph::save::{TickBody, TickInfo};
 
 /// Binds tick functions' bodies again: the tick part of a scheduler's
 /// [`Resolver`](crate::snapshot::Resolver). A [`Registry`](crate::snapshot::Registry) of

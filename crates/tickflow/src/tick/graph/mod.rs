@@ -14,8 +14,8 @@
 
 mod frame;
 mod layout;
-mod moved;
-mod save;
+pub(super) mod moved;
+pub(super) mod save;
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,10 +29,6 @@ use crate::handle::SharedAlloc;
 use crate::owner::{OwnerId, OwnerIndex, Owners};
 use crate::tick::handle::TickHandle;
 use crate::tick::settings::{TickError, TickSettings};
-
-pub(crate) use moved::MovedTick;
-pub(crate) use save::TickSnapshot;
-pub use save::{TickBody, TickInfo};
 
 /// One registered tick function (its callback lives beside the graph, in `TickFunctions`).
 #[derive(Debug)]

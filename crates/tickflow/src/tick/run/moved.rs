@@ -6,7 +6,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::TickFunctions;
 use crate::owner::OwnerId;
 use crate::tick::body::Body;
-use crate::tick::graph::{MovedTick, TickBody};
+use crate::tick::graph::moved::MovedTick;
+use crate::tick::graph::save::TickBody;
 use crate::tick::handle::TickHandle;
 
 impl<C: 'static> TickFunctions<C> {
