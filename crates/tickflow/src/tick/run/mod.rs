@@ -225,19 +225,21 @@ impl<C: 'static> TickFunctions<C> {
         let graph = &mut self.graph;
         let mut rebuild = graph.needs_rebuild(self.plan.len());
         let added = graph.take_added();
-        for &h in added.iter().take_while(|_| !rebuild) {
-            let Some(node) = graph.get(h) else {
-                continue; // removed again before the plan saw it
-            };
-            let appendable = node.patchable()
-                && node.settings.enabled
-                && !node.settings.high_priority
-                && node.prereqs.is_empty();
-            if !appendable || !self.plan.append(h, node, graph.pos_of(h).expect("live")) {
-                rebuild = true;
-                break;
+        if !rebuild {
+            for &h in &added {
+                let Some(node) = graph.get(h) else {
+                    continue; // removed again before the plan saw it
+                };
+                let appendable = node.patchable()
+                    && node.settings.enabled
+                    && !node.settings.high_priority
+                    && node.prereqs.is_empty();
+                if !appendable || !self.plan.append(h, node, graph.pos_of(h).expect("live")) {
+                    rebuild = true;
+                    break;
+                }
+                graph.publish_one(|cool| self.plan.publish_one(h, cool));
             }
-            graph.publish_one(|cool| self.plan.publish_one(h, cool));
         }
         graph.keep_added(added);
         if rebuild {
