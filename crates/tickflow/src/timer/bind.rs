@@ -6,7 +6,9 @@ use crate::timer::callback::{Callback, CancelHook, TimerCallback};
 
 use crate::timer::info::TimerInfo;
 
-use crate::timer::manager::{DurableLoad, DurableTimer, LoadReport, Timers};
+use crate::timer::manager::durable::{DurableTimer, LoadReport};
+use crate::timer::manager::durable_load::DurableLoad;
+use crate::timer::manager::Timers;
 
 use crate::timer::manager::snapshot::TimerSnapshot;
 

@@ -127,13 +127,14 @@ pub use call::{TimerCall, TimerCx};
 pub(crate) use callback::Callback;
 pub use callback::{CancelHook, TimerCallback};
 pub use info::{TimerHandle, TimerInfo, TimerState, MAX_DURABLE_NAME, MAX_DURABLE_PAYLOAD};
+pub use manager::durable::{DurableChange, DurablePhase, DurableTimer, LoadReport};
+pub use manager::durable_load::DurableLoad;
+pub(crate) use manager::moved::MovedTimer;
 pub(crate) use manager::snapshot;
 pub(crate) use manager::snapshot::unbound;
 pub(crate) use manager::snapshot::TimerSnapshot;
-pub(crate) use manager::MovedTimer;
+pub(crate) use manager::wake::WakeTarget;
 pub use manager::Timers;
-pub(crate) use manager::WakeTarget;
-pub use manager::{DurableChange, DurableLoad, DurablePhase, DurableTimer, LoadReport};
 pub use spec::Offline;
 
 pub use standalone::TimerManager;

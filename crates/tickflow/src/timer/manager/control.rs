@@ -2,7 +2,8 @@
 //! all. Removal never calls user code (beyond dropping the closure): `on_cancel` hooks are
 //! queued for the start of the next tick.
 
-use super::{Base, Extras};
+use super::extras::Extras;
+use super::Base;
 use crate::owner::OwnerId;
 use crate::time::Span;
 use crate::timer::info::TimerHandle;

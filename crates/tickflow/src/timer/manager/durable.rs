@@ -19,12 +19,7 @@
 //! - Loading rows back, and what the time that passed while nothing ran does to each
 //!   ([`Offline`]), is `durable_load.rs`.
 
-use std::hash::BuildHasher;
-
-use hashbrown::hash_table::{Entry, HashTable};
-use rustc_hash::FxBuildHasher;
-
-use super::{Extras, SideTable};
+use super::journal::key_of;
 
 use crate::owner::OwnerId;
 use crate::time::CatchUp;
@@ -156,98 +151,6 @@ pub struct LoadReport {
     pub dropped: usize,
 }
 
-/// Durable keys and the changes since the last drain.
-#[derive(Default)]
-pub(crate) struct Journal {
-    /// The slot of the live durable timer of each key. The table holds slots only, hashed by
-    /// the key their side-table data holds, so no name is stored twice.
-    keys: HashTable<u32>,
-    /// Slots marked changed (each once while its `dirty` flag is up; may be stale).
-    changed: Vec<u32>,
-    /// Keys whose timer ended.
-    ended: Vec<(OwnerId, Box<str>)>,
-}
-
-/// A durable timer's key as its side-table data holds it.
-fn key_of<C>(x: &Extras<C>) -> (OwnerId, &str) {
-    (
-        x.owner.unwrap_or(OwnerId::new(0)),
-        x.name.as_deref().unwrap_or(""),
-    )
-}
-
-fn hash_key((owner, name): (OwnerId, &str)) -> u64 {
-    FxBuildHasher.hash_one((owner, name))
-}
-
-/// The key of the durable timer in `idx` (`None` if it has no side-table data).
-fn key_at<C>(extras: &SideTable<C>, idx: u32) -> Option<(OwnerId, &str)> {
-    extras.get(&idx).map(key_of)
-}
-
-/// What a regrowth of the key table hashes a slot by. Every slot in the table has its data
-/// (a removal lets go of the key first).
-fn hash_at<C>(extras: &SideTable<C>, idx: u32) -> u64 {
-    key_at(extras, idx).map_or(0, hash_key)
-}
-
-impl Journal {
-    /// The slot holding `key`.
-    fn holder<C>(&self, extras: &SideTable<C>, key: (OwnerId, &str)) -> Option<u32> {
-        let eq = |&i: &u32| key_at(extras, i) == Some(key);
-        self.keys.find(hash_key(key), eq).copied()
-    }
-
-    /// Makes `idx` the holder of its key; returns the slot that held it before.
-    fn hold<C>(&mut self, extras: &SideTable<C>, idx: u32) -> Option<u32> {
-        let key = key_at(extras, idx).expect("durable timers have extras");
-        let eq = |&i: &u32| key_at(extras, i) == Some(key);
-        match self.keys.entry(hash_key(key), eq, |&i| hash_at(extras, i)) {
-            Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), idx)),
-            Entry::Vacant(e) => {
-                e.insert(idx);
-                None
-            }
-        }
-    }
-
-    /// `idx` no longer holds `key` (if it did).
-    fn let_go(&mut self, idx: u32, key: (OwnerId, &str)) {
-        if let Ok(e) = self.keys.find_entry(hash_key(key), |&i| i == idx) {
-            e.remove();
-        }
-    }
-
-    /// A durable timer ended: its key is free and its row goes.
-    pub(super) fn ended(&mut self, idx: u32, owner: Option<OwnerId>, name: Option<Box<str>>) {
-        let k = (owner.unwrap_or(OwnerId::new(0)), name.unwrap_or_default());
-        self.let_go(idx, (k.0, &k.1));
-        self.ended.push(k);
-    }
-
-    /// A row's timer was dropped by its load: its key's row goes.
-    pub(super) fn dropped(&mut self, owner: OwnerId, name: String) {
-        self.ended.push((owner, name.into()));
-    }
-
-    /// Room for `n` more durable timers.
-    pub(super) fn reserve<C>(&mut self, extras: &SideTable<C>, n: usize) {
-        self.keys.reserve(n, |&i| hash_at(extras, i));
-        self.changed.reserve(n);
-    }
-
-    /// How many keys a live durable timer holds.
-    pub(super) fn held(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Takes back the change mark of `idx`, the last one made: its row stands as it is.
-    pub(super) fn unmark_last(&mut self, idx: u32) {
-        let last = self.changed.pop();
-        debug_assert_eq!(last, Some(idx));
-    }
-}
-
 impl<C: 'static> Timers<C> {
     /// Makes `idx` the durable timer of its key, clearing the one that had it.
     pub(super) fn claim_key(&mut self, idx: u32) {
@@ -274,7 +177,7 @@ impl<C: 'static> Timers<C> {
         if let Some(x) = self.extras.get_mut(&idx) {
             if x.durable.is_some() && !x.dirty {
                 x.dirty = true;
-                self.journal.changed.push(idx);
+                self.journal.mark(idx);
             }
         }
     }
@@ -342,8 +245,7 @@ impl<C: 'static> Timers<C> {
             !self.in_tick && self.firing.is_none(),
             "Timers::durable_changes called while a timer callback runs; call it between ticks"
         );
-        let ended = std::mem::take(&mut self.journal.ended);
-        let changed = std::mem::take(&mut self.journal.changed);
+        let (ended, changed) = self.journal.drain();
         let mut out = Vec::with_capacity(ended.len() + changed.len());
         let mut gone: Vec<_> = ended
             .into_iter()
@@ -374,7 +276,7 @@ impl<C: 'static> Timers<C> {
     /// Every live durable timer, in set order: for a full save (after a snapshot restore, say,
     /// which journals nothing). The journal is left as it is. Between ticks.
     pub fn durable_timers(&self) -> Vec<DurableTimer> {
-        let mut idxs: Vec<u32> = self.journal.keys.iter().copied().collect();
+        let mut idxs: Vec<u32> = self.journal.slots().collect();
         idxs.sort_unstable_by_key(|&i| self.slots.at(i).seq());
         idxs.iter().map(|&i| self.durable_at(i)).collect()
     }

@@ -2,7 +2,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use super::Extras;
+use super::extras::Extras;
 use crate::time::CatchUp;
 use crate::time::{Clocks, Domain};
 use crate::timer::call::TimerCx;

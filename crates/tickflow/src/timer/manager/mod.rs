@@ -8,30 +8,31 @@
 //! setting a timer (`after`, `every`, ...) with the builder in `../builder.rs`, and binding
 //! callbacks to loaded durable rows (`load_durable`) with the binding trait in `../bind.rs`.
 //! The parts keep their own invariants: a timer's slot in `slot.rs`, the wheels in `wheel/`,
-//! the due calls of a tick in `ready/`.
+//! the due calls of a tick in `ready/`; the side data by slot in `extras.rs` and the durable
+//! journal in `journal.rs`, two leaves this file holds (they import nothing of the manager,
+//! so this file imports none of the files that hold its verbs, and the timer face names those
+//! files' types directly).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 mod control;
-mod durable;
-mod durable_load;
+pub(super) mod durable;
+pub(super) mod durable_load;
+mod extras;
 mod fire;
-mod moved;
+mod journal;
+pub(super) mod moved;
 mod query;
 pub(crate) mod snapshot;
-mod wake;
+pub(super) mod wake;
 
-pub(crate) use durable::Journal;
-pub use durable::{DurableChange, DurablePhase, DurableTimer, LoadReport};
-pub use durable_load::DurableLoad;
-pub(crate) use moved::MovedTimer;
-pub(crate) use wake::WakeTarget;
+use self::extras::{Extras, SideTable};
+use self::journal::Journal;
 
 use super::ready::{Call, ReadyQueue, TickSpan};
 use super::slot::{Flags, SlotState, TimerSlots, NEVER};
-use super::spec::{Offline, Spec};
+use super::spec::Spec;
 use super::wheel::Wheel;
 use crate::commands::Commands;
 use crate::handle::ContainerId;
@@ -40,154 +41,6 @@ use crate::owner::{OwnerIndex, Owners};
 use crate::time::{Domain, Time};
 use crate::timer::callback::{Callback, CancelHook};
 use crate::timer::info::TimerHandle;
-
-/// What only some timers carry, kept off the 48-byte hot entry. It is itself an entry of a
-/// hash table keyed by slot, so it holds only what most of those timers have (an owner, a
-/// name, durability): the rest is boxed in [`Rare`], which keeps the table's entries at 56
-/// bytes instead of 120 (a million durable timers resume with half the memory traffic).
-pub(crate) struct Extras<C> {
-    owner: Option<OwnerId>,
-    name: Option<Box<str>>,
-    rare: Option<Box<Rare<C>>>,
-    /// High 32 bits of the call count.
-    calls_hi: u32,
-    /// Durable: a store keeps it, and what a restart does with the time that passed.
-    durable: Option<Offline>,
-    /// Durable and in the journal since the last drain.
-    dirty: bool,
-}
-
-// An entry of the side table (slot number and `Extras`) stays at 56 bytes: see `Extras`.
-const _: () = assert!(std::mem::size_of::<Extras<()>>() == 48);
-
-/// The side table: each timer's [`Extras`] by slot number.
-pub(crate) type SideTable<C> = HashMap<u32, Extras<C>, BuildHasherDefault<SlotHash>>;
-
-/// Hashes a slot number to itself in the low bits, which pick the table's bucket, and to a
-/// mixed value in the top 7, the tag a probe compares first. Slots taken one after another
-/// (a load, a restore, a burst of sets) then fill neighbouring buckets instead of random ones:
-/// a resume of a million durable timers writes its side table in order. Slot numbers come from
-/// the slot allocator, dense from 0, not from input, so no caller can make them collide.
-#[derive(Default)]
-pub(crate) struct SlotHash(u64);
-
-impl Hasher for SlotHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `u32` keys are hashed here; any other input is folded in, well enough.
-        for &b in bytes {
-            self.write_u32(u32::from(b) ^ (self.0 as u32).rotate_left(8));
-        }
-    }
-
-    fn write_u32(&mut self, i: u32) {
-        let mixed = u64::from(i).wrapping_mul(0xf135_7aea_2e62_a9c5);
-        self.0 = u64::from(i) | (mixed & (0x7f << 57));
-    }
-}
-
-/// What few timers with [`Extras`] have.
-struct Rare<C> {
-    on_cancel: Option<CancelHook<C>>,
-    /// Calls left, for timers limited with `times(n)`; includes a call that is running.
-    times_left: Option<u64>,
-    /// The first delay of a timer whose first delay differs from its period (or, for a
-    /// one-shot, from the delay its rate reports): what `elapsed` counts against before the
-    /// first call.
-    first_delay: Option<u64>,
-    /// Bytes of the user's that travel with the timer (its row, when durable).
-    payload: Option<Box<[u8]>>,
-    /// Calls owed from before its clock's start: a durable timer that lapsed offline for
-    /// longer than its clock had run (`Offline::CatchUp`). Made first, at its first due time.
-    owed: u64,
-}
-
-impl<C> Default for Rare<C> {
-    fn default() -> Self {
-        Rare {
-            on_cancel: None,
-            times_left: None,
-            first_delay: None,
-            payload: None,
-            owed: 0,
-        }
-    }
-}
-
-impl<C> Default for Extras<C> {
-    fn default() -> Self {
-        Extras {
-            owner: None,
-            name: None,
-            rare: None,
-            calls_hi: 0,
-            durable: None,
-            dirty: false,
-        }
-    }
-}
-
-impl<C> Extras<C> {
-    fn is_empty(&self) -> bool {
-        self.owner.is_none()
-            && self.name.is_none()
-            && self.rare.is_none()
-            && self.calls_hi == 0
-            && self.durable.is_none()
-    }
-
-    /// The rare part, made when first written.
-    fn rare_mut(&mut self) -> &mut Rare<C> {
-        self.rare.get_or_insert_with(Box::default)
-    }
-
-    /// The rare fields given, boxed only when one of them is set.
-    fn set_rare(
-        &mut self,
-        on_cancel: Option<CancelHook<C>>,
-        times_left: Option<u64>,
-        first_delay: Option<u64>,
-        payload: Option<Box<[u8]>>,
-    ) {
-        if on_cancel.is_some() || times_left.is_some() || first_delay.is_some() || payload.is_some()
-        {
-            self.rare = Some(Box::new(Rare {
-                on_cancel,
-                times_left,
-                first_delay,
-                payload,
-                owed: 0,
-            }));
-        }
-    }
-
-    fn times_left(&self) -> Option<u64> {
-        self.rare.as_ref().and_then(|r| r.times_left)
-    }
-
-    fn first_delay(&self) -> Option<u64> {
-        self.rare.as_ref().and_then(|r| r.first_delay)
-    }
-
-    fn payload(&self) -> Option<&[u8]> {
-        self.rare.as_ref().and_then(|r| r.payload.as_deref())
-    }
-
-    fn owed(&self) -> u64 {
-        self.rare.as_ref().map_or(0, |r| r.owed)
-    }
-
-    fn has_on_cancel(&self) -> bool {
-        self.rare.as_ref().is_some_and(|r| r.on_cancel.is_some())
-    }
-
-    fn take_on_cancel(&mut self) -> Option<CancelHook<C>> {
-        self.rare.as_mut().and_then(|r| r.on_cancel.take())
-    }
-}
 
 /// Where a new countdown starts when no frame is open.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -686,7 +539,7 @@ impl<C: 'static> Timers<C> {
 mod tests {
     use std::hash::{BuildHasher, BuildHasherDefault};
 
-    use super::SlotHash;
+    use super::extras::SlotHash;
     use crate::time::Span;
     use crate::timer::standalone::TimerManager;
 

@@ -1,7 +1,7 @@
 //! [`Timers`] queries: state, times, counts, clocks and debug records. None of them
 //! changes anything; every one answers `None`/`false` for an unknown or stale handle.
 
-use super::Extras;
+use super::extras::Extras;
 use crate::time::{Clocks, Domain, Span};
 use crate::timer::info::{TimerHandle, TimerInfo, TimerState};
 use crate::timer::manager::Timers;

@@ -19,7 +19,8 @@
 //!   unbound callback changes nothing.
 
 use super::durable::{phase_of, DurablePhase};
-use super::{Extras, Timers};
+use super::extras::Extras;
+use super::Timers;
 use crate::format::{RestoreError, FORMAT_VERSION};
 use crate::handle::{gen_of, next_tag, saved_tag, ContainerId};
 use crate::owner::OwnerId;
