@@ -33,8 +33,6 @@ use crate::tick::settings::TickGroup;
 mod dot;
 mod resolve;
 
-use resolve::{actual_groups, GroupEdges};
-
 /// Where one function landed.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Resolved {
@@ -261,32 +259,6 @@ impl Plan {
             rank: u32::MAX,
             cut: 0,
         });
-    }
-
-    /// Resolves the order of every enabled function.
-    pub(crate) fn resolve<C>(graph: &TickGraph<C>) -> Plan {
-        let info = actual_groups(graph);
-        let mut edges = GroupEdges::new(graph, &info);
-        let mut by_group: [Vec<u32>; TickGroup::COUNT] = Default::default();
-        for (h, _) in graph.iter() {
-            if let Some(r) = info[h.index() as usize] {
-                by_group[r.actual.index()].push(h.index());
-            }
-        }
-        let mut plan = Plan {
-            info,
-            ..Plan::default()
-        };
-        for (g, members) in by_group.iter().enumerate() {
-            plan.order_group(graph, g, members, &mut edges);
-        }
-        debug_assert_eq!(
-            plan.order.len(),
-            plan.info.iter().flatten().count(),
-            "acyclic"
-        );
-        plan.planned = plan.order.len();
-        plan
     }
 
     /// Copies every function's place into its cooldown record (`rank`, `cut`), where the

@@ -9,6 +9,7 @@ use super::{Plan, Resolved, POSITION_BITS};
 use crate::tick::graph::TickGraph;
 use crate::tick::handle::TickHandle;
 use crate::tick::interval::NO_POS;
+use crate::tick::settings::TickGroup;
 
 /// Every enabled function's actual group: the latest of its own and its enabled
 /// prerequisites' actual groups, moved past `StartPhysics`/`EndPhysics`. An explicit stack,
@@ -96,6 +97,32 @@ impl GroupEdges {
 }
 
 impl Plan {
+    /// Resolves the order of every enabled function.
+    pub(crate) fn resolve<C>(graph: &TickGraph<C>) -> Plan {
+        let info = actual_groups(graph);
+        let mut edges = GroupEdges::new(graph, &info);
+        let mut by_group: [Vec<u32>; TickGroup::COUNT] = Default::default();
+        for (h, _) in graph.iter() {
+            if let Some(r) = info[h.index() as usize] {
+                by_group[r.actual.index()].push(h.index());
+            }
+        }
+        let mut plan = Plan {
+            info,
+            ..Plan::default()
+        };
+        for (g, members) in by_group.iter().enumerate() {
+            plan.order_group(graph, g, members, &mut edges);
+        }
+        debug_assert_eq!(
+            plan.order.len(),
+            plan.info.iter().flatten().count(),
+            "acyclic"
+        );
+        plan.planned = plan.order.len();
+        plan
+    }
+
     /// Orders the members of group `g`: among ready functions, high-priority first, then by
     /// registration; when the best ready one is parallel, every ready parallel function is
     /// taken at once, so functions that can share the worker pool sit next to each other.
