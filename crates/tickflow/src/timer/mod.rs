@@ -66,7 +66,7 @@
 //! # Engine and limits
 //!
 //! Timers not yet due live in a hierarchical timing wheel per clock (Varghese & Lauck; see
-//! `wheel/`) with lazy removal; a tick's due calls are sorted once (`ready.rs`), and calls
+//! `wheel/`) with lazy removal; a tick's due calls are sorted once (`ready/`), and calls
 //! that become due while it runs join through a small heap. Insert, clear and pause are O(1)
 //! (amortized); a tick costs O(due calls × log(due calls) + non-empty wheel slots passed +
 //! records moved down a level), never O(all timers).
