@@ -185,12 +185,7 @@ impl<C: 'static> Timers<C> {
     /// Whether the timer in `idx` is as its row says (phase and time), so the row stands.
     pub(super) fn unchanged(&self, idx: u32, phase: DurablePhase, time: u64) -> bool {
         let e = self.slots.at(idx);
-        let now = match e.state() {
-            SlotState::Pending => DurablePhase::Pending,
-            SlotState::Paused => DurablePhase::Paused,
-            _ => DurablePhase::Scheduled,
-        };
-        now == phase && e.due() == time
+        phase_of(e.state()) == phase && e.due() == time
     }
 
     /// Rebuilds the key table of a manager built from a snapshot (which journals nothing).

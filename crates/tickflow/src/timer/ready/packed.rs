@@ -25,10 +25,27 @@ pub(super) fn sort_by_due<T: Copy>(
     key: impl Fn(&T) -> (u64, u32),
 ) {
     out.clear();
-    if items.len() < PACK_MIN {
+    let Some((min, seq_bits, pos_bits)) = packing(items, &key) else {
         out.extend_from_slice(items);
         out.sort_unstable_by_key(key);
         return;
+    };
+    packed.clear();
+    packed.extend(items.iter().enumerate().map(|(i, it)| {
+        let (due, seq) = key(it);
+        // The three fields fit their bits (checked above): no shift loses any.
+        ((((due - min) << seq_bits) | u64::from(seq)) << pos_bits) | i as u64
+    }));
+    packed.sort_unstable();
+    let mask = (1u64 << pos_bits) - 1;
+    out.extend(packed.iter().map(|&k| items[(k & mask) as usize]));
+}
+
+/// How `items`' keys pack: the smallest due time and the bits of the set-order number and of
+/// the position; `None` when the batch is small or its keys need more than 64 bits.
+fn packing<T>(items: &[T], key: &impl Fn(&T) -> (u64, u32)) -> Option<(u64, u32, u32)> {
+    if items.len() < PACK_MIN {
+        return None;
     }
     let (mut min, mut max, mut seqs) = (u64::MAX, 0u64, 0u32);
     for it in items {
@@ -40,20 +57,7 @@ pub(super) fn sort_by_due<T: Copy>(
     let seq_bits = u32::BITS - seqs.leading_zeros();
     let pos_bits = usize::BITS - (items.len() - 1).leading_zeros();
     let due_bits = u64::BITS - (max - min).leading_zeros();
-    if seq_bits + pos_bits + due_bits > u64::BITS {
-        out.extend_from_slice(items);
-        out.sort_unstable_by_key(key);
-        return;
-    }
-    packed.clear();
-    packed.extend(items.iter().enumerate().map(|(i, it)| {
-        let (due, seq) = key(it);
-        // The three fields fit their bits (checked above): no shift loses any.
-        ((((due - min) << seq_bits) | u64::from(seq)) << pos_bits) | i as u64
-    }));
-    packed.sort_unstable();
-    let mask = (1u64 << pos_bits) - 1;
-    out.extend(packed.iter().map(|&k| items[(k & mask) as usize]));
+    (seq_bits + pos_bits + due_bits <= u64::BITS).then_some((min, seq_bits, pos_bits))
 }
 
 #[cfg(test)]
@@ -95,9 +99,11 @@ mod tests {
     #[test]
     fn keys_that_fill_all_64_bits_still_sort() {
         // 8 position bits (200 calls), 24 set-order bits and 32 due bits: exactly 64.
-        let items = (0..200u32)
+        let items: Vec<(u64, u32)> = (0..200u32)
             .map(|i| (u64::from(i.wrapping_mul(2_654_435_761)), (1 << 23) + i))
             .collect();
+        let (_, seq_bits, pos_bits) = packing(&items, &|&x| x).expect("packs");
+        assert_eq!((seq_bits, pos_bits), (24, 8));
         check(items);
     }
 }
