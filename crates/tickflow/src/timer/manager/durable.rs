@@ -18,12 +18,21 @@
 //!   end: it leaves no removal behind, and its new manager journals it as set.
 //! - Loading rows back, and what the time that passed while nothing ran does to each
 //!   ([`Offline`]), is `durable_load.rs`.
+//! - A durable timer has three shapes on its round trip: what the builder holds, its entry
+//!   (slot and side data), and its row. A row is read straight from the entry
+//!   (`durable_at`) and loaded straight into one (`put_row`), with no snapshot record in
+//!   between. A snapshot keeps a record of its own ([`TimerSnapshot`](crate::timer::TimerSnapshot)'s
+//!   `TimerRecord`), on purpose: every timer is in it, most with no owner, name or payload,
+//!   and its record is 64 bytes with those boxed apart, where a row is 144 (a rollback
+//!   snapshot of a million plain timers would more than double). Both spell the phase with
+//!   [`DurablePhase`].
 
 use super::journal::key_of;
 
 use crate::owner::OwnerId;
 use crate::time::CatchUp;
 use crate::time::Domain;
+use crate::timer::info::TimerState;
 use crate::timer::manager::Timers;
 use crate::timer::slot::SlotState;
 use crate::timer::spec::Offline;
@@ -39,6 +48,18 @@ pub enum DurablePhase {
     Scheduled,
     /// Paused: `time` is the time it has left.
     Paused,
+}
+
+impl DurablePhase {
+    /// What [`TimerInfo::state`](crate::timer::TimerInfo) says of a timer in this phase
+    /// between ticks.
+    pub(crate) fn timer_state(self) -> TimerState {
+        match self {
+            DurablePhase::Paused => TimerState::Paused,
+            DurablePhase::Pending => TimerState::Pending,
+            DurablePhase::Scheduled => TimerState::Active,
+        }
+    }
 }
 
 /// One durable timer as plain data: a store's row. Times are raw clock units (flicks; frames

@@ -14,19 +14,26 @@
 //! are written beside it (`scheduler/resolver.rs`), and this file binds through a closure, so
 //! that the timer layer needs nothing of the scheduler's.
 //!
+//! A row goes straight into its slot and side data (`put_row`): its name and payload move,
+//! nothing is copied, and it passes through no snapshot record. What it shares with a timer
+//! moved in from another manager (`moved.rs`) is the arrival: a slot and a set-order number,
+//! its time on this manager's clocks and the calls it owes, then its callback and its key.
+//!
 //! Into an empty manager the rows keep their set-order numbers, so a timer the load did not
 //! change (a resumed clock, no offline time for it) needs no new row, and rows may come in any
 //! order: ties between timers due together are broken by these numbers, not by the order of
 //! setting.
 
 use super::durable::{DurablePhase, DurableTimer, LoadReport};
-use super::moved::MovedTimer;
-use super::snapshot::{Bind, ExtraRecord, TimerRecord};
+use super::extras::Extras;
+use super::moved::burst_grid;
+use super::snapshot::Bind;
 use crate::format::RestoreError;
 use crate::time::{Domain, Span};
 use crate::timer::callback::Callback;
+use crate::timer::info::{TimerHandle, TimerInfo};
 use crate::timer::manager::Timers;
-use crate::timer::slot::NEVER;
+use crate::timer::slot::{Flags, NEVER};
 use crate::timer::spec::Offline;
 
 impl<C: 'static> Timers<C> {
@@ -58,21 +65,21 @@ impl<C: 'static> Timers<C> {
         drop(keys);
         // Bound before anything is set, so that an unbound name changes nothing.
         let mut planned = Vec::with_capacity(rows.len());
-        for row in rows {
+        for mut row in rows {
             let Some(start) = plan(&row, saved, offline.flicks()) else {
                 planned.push(Err(row));
                 continue;
             };
-            let (moved, cb) = bind(row, &start, bind_cb)?;
-            planned.push(Ok((moved, start.outcome, cb)));
+            let cb = bind(&mut row, &start, bind_cb)?;
+            planned.push(Ok((row, start, cb)));
         }
         let mut report = LoadReport::default();
         self.reserve_durable(planned.len());
         for plan in planned {
             match plan {
-                Ok((moved, outcome, cb)) => {
-                    self.put_moved_owned(moved, cb, None);
-                    report.count(outcome);
+                Ok((row, start, cb)) => {
+                    self.put_row(row, &start, cb);
+                    report.count(start.outcome);
                 }
                 Err(row) => {
                     report.dropped += 1;
@@ -217,7 +224,7 @@ impl<C: 'static> DurableLoad<'_, C> {
         self.report
     }
 
-    fn set(&mut self, row: DurableTimer, bind_cb: Bind<'_, C>) -> Result<(), RestoreError> {
+    fn set(&mut self, mut row: DurableTimer, bind_cb: Bind<'_, C>) -> Result<(), RestoreError> {
         check(&row)?;
         let Some(start) = plan(&row, self.saved, self.offline) else {
             self.report.dropped += 1;
@@ -232,11 +239,11 @@ impl<C: 'static> DurableLoad<'_, C> {
             true => row.time.saturating_sub(self.offline),
             false => row.time,
         };
-        let (moved, cb) = bind(row, &start, bind_cb)?;
+        let cb = bind(&mut row, &start, bind_cb)?;
         let t = &mut *self.timers;
         let held = t.journal.held();
         t.next_seq = seq;
-        let idx = t.put_moved_owned(moved, cb, None).index();
+        let idx = t.put_row(row, &start, cb);
         self.next_seq = self.next_seq.max(seq + 1);
         t.next_seq = self.next_seq;
         if t.journal.held() == held {
@@ -369,40 +376,59 @@ fn plan(row: &DurableTimer, saved: [u64; 3], offline: u64) -> Option<Start> {
     }
 }
 
-/// The row as a moved timer (its name and payload moved, not copied) and its callback.
+/// The callback `bind_cb` gives the row's timer, told what `list()` will say about it once
+/// set (its handle still zero). The name moves into the info and back: a load of a million
+/// durable timers copies no name.
 fn bind<C: 'static>(
-    row: DurableTimer,
+    row: &mut DurableTimer,
     start: &Start,
     bind_cb: Bind<'_, C>,
-) -> Result<(MovedTimer, Callback<C>), RestoreError> {
-    let extras = ExtraRecord {
-        owner: Some(row.owner),
-        name: Some(row.name),
-        times_left: row.times_left,
-        first_delay: row.first_delay,
-        on_cancel: false,
-        payload: (!row.payload.is_empty()).then_some(row.payload),
-        durable: Some(row.offline),
-    };
-    let record = TimerRecord {
-        slot: 0,
-        seq: 0,
-        phase: start.phase,
-        time: start.time,
-        period: row.period,
-        domain: row.domain,
-        catch_up: row.catch_up,
-        looping: row.looping,
-        calls: row.calls,
+) -> Result<Callback<C>, RestoreError> {
+    let mut info = TimerInfo {
+        handle: TimerHandle::default(),
+        name: Some(std::mem::take(&mut row.name)),
         tag: row.tag,
-        extras: Some(Box::new(extras)),
+        owner: Some(row.owner),
+        state: start.phase.timer_state(),
+        domain: row.domain,
+        looping: row.looping,
+        catch_up: row.catch_up,
+        remaining: Span::from_flicks(start.time),
+        rate: Span::from_flicks(row.period),
+        calls_made: row.calls,
+        calls_left: row.times_left,
     };
-    let mut moved = MovedTimer::from_record(record, start.late);
-    let cb = moved.with_info(|info| {
-        let bound = bind_cb(info, false).map(|(cb, _)| cb);
-        bound.ok_or_else(|| crate::timer::manager::snapshot::unbound(info))
-    })?;
-    Ok((moved, cb))
+    let bound = bind_cb(&info, false).map(|(cb, _)| cb);
+    let bound = bound.ok_or_else(|| crate::timer::manager::snapshot::unbound(&info));
+    row.name = info.name.take().unwrap_or_default();
+    bound
+}
+
+impl<C: 'static> Timers<C> {
+    /// Sets a checked row's timer where `start` says, with its callback: from the row straight
+    /// into the slot and its side data (the name and payload moved, not copied), with the next
+    /// set-order number. Returns its slot.
+    fn put_row(&mut self, row: DurableTimer, start: &Start, cb: Callback<C>) -> u32 {
+        let (idx, seq) = self.take_slot();
+        let grid = burst_grid(row.looping, row.period, row.catch_up);
+        let (phase, time, owed) =
+            self.arrival(start.phase, start.time, start.late, row.domain, grid);
+        let mut x = Extras {
+            owner: Some(row.owner),
+            name: Some(row.name.into_boxed_str()),
+            calls_hi: (row.calls >> 32) as u32,
+            durable: Some(row.offline),
+            ..Extras::default()
+        };
+        let payload = (!row.payload.is_empty()).then(|| row.payload.into_boxed_slice());
+        x.set_rare(None, row.times_left, row.first_delay, payload);
+        let flags = Flags::new(row.domain, row.catch_up, row.looping);
+        let flags = self.put_side(idx, row.tag, Some(x), flags);
+        (self.slots.at_mut(idx)).restore(seq, row.period, row.calls as u32, flags);
+        self.put_phase(idx, phase, time);
+        self.settle(idx, cb, None, owed);
+        idx
+    }
 }
 
 #[cfg(test)]
@@ -469,6 +495,30 @@ mod tests {
         assert!(e.contains("appears twice"), "{e}");
         load.finish();
         assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn calls_missed_before_the_clock_started_are_owed_and_made_first() {
+        // Saved at 10 s with its next call at 11 s, then 5 s offline: the grid had calls at
+        // 11, 12, 13, 14 and 15 s. A fresh manager's clock reads 0 (the 15 s of the grid), so
+        // four of them fall before its start: owed, and made with the one due now.
+        let mut before = TimerManager::<u32>::new();
+        (before.every(secs(1.0)).name("regen"))
+            .durable(Offline::CatchUp)
+            .call(|_, _| {});
+        let mut row = before.durable_timers().remove(0);
+        row.time = secs(11.0).flicks();
+        let saved = [secs(10.0).flicks(), 0, 0];
+        let mut t = TimerManager::<u32>::new();
+        let report = (t.load_durable(vec![row], saved, secs(5.0), &mut names())).unwrap();
+        assert_eq!(report.caught_up, 1);
+        let mut n = 0;
+        t.tick(Span::ZERO, &mut n);
+        assert_eq!(n, 5, "four owed calls and the one due at the restart");
+        t.tick(secs(0.999), &mut n);
+        assert_eq!(n, 5, "the next falls on the grid, 1 s on");
+        t.tick(secs(0.001), &mut n);
+        assert_eq!(n, 6);
     }
 
     #[test]

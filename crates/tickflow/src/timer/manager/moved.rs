@@ -40,15 +40,6 @@ pub(crate) struct MovedTimer {
 pub(crate) type TakenTimer<C> = (MovedTimer, Callback<C>, Option<CancelHook<C>>);
 
 impl MovedTimer {
-    /// A timer made from a record with relative times (a durable row's), late by `late`.
-    pub(super) fn from_record(record: TimerRecord, late: u64) -> MovedTimer {
-        MovedTimer {
-            handle: (0, 0),
-            late,
-            record,
-        }
-    }
-
     /// The source handle (`None` when the record was damaged).
     pub(crate) fn old_handle(&self) -> Option<TimerHandle> {
         TimerHandle::from_raw(self.handle)
@@ -62,39 +53,14 @@ impl MovedTimer {
     /// What the resolver is told: the timer as it will be in the destination (`handle` is
     /// the source's until the import allocates one).
     pub(crate) fn info(&self) -> TimerInfo {
-        let name = self.record.extras.as_deref().and_then(|x| x.name.clone());
-        self.info_named(name)
-    }
-
-    /// [`info`](Self::info) lent to `f` without a copy of the name, which moves into the info
-    /// and back: a load of a million durable timers copies no name.
-    pub(crate) fn with_info<R>(&mut self, f: impl FnOnce(&TimerInfo) -> R) -> R {
-        let name = self
-            .record
-            .extras
-            .as_deref_mut()
-            .and_then(|x| x.name.take());
-        let mut info = self.info_named(name);
-        let out = f(&info);
-        if let Some(x) = self.record.extras.as_deref_mut() {
-            x.name = info.name.take();
-        }
-        out
-    }
-
-    fn info_named(&self, name: Option<String>) -> TimerInfo {
         let r = &self.record;
         let x = r.extras.as_deref();
         TimerInfo {
             handle: self.old_handle().unwrap_or_default(),
-            name,
+            name: x.and_then(|x| x.name.clone()),
             tag: r.tag,
             owner: x.and_then(|x| x.owner),
-            state: match r.phase {
-                DurablePhase::Paused => crate::timer::info::TimerState::Paused,
-                DurablePhase::Pending => crate::timer::info::TimerState::Pending,
-                DurablePhase::Scheduled => crate::timer::info::TimerState::Active,
-            },
+            state: r.phase.timer_state(),
             domain: r.domain,
             looping: r.looping,
             catch_up: r.catch_up,
@@ -170,60 +136,74 @@ impl<C: 'static> Timers<C> {
         cb: Callback<C>,
         hook: Option<CancelHook<C>>,
     ) -> TimerHandle {
-        self.put_moved_owned(m.clone(), cb, hook)
+        let mut r = m.record.clone();
+        let (idx, seq) = self.take_slot();
+        let grid = burst_grid(r.looping, r.period, r.catch_up);
+        let (phase, time, owed) = self.arrival(r.phase, r.time, m.late, r.domain, grid);
+        (r.slot, r.seq, r.phase, r.time) = (idx, seq, phase, time);
+        self.put(&r);
+        self.settle(idx, cb, hook, owed)
     }
 
-    /// [`put_moved`](Self::put_moved) of a timer the caller gives up (no copy of its record).
-    pub(crate) fn put_moved_owned(
-        &mut self,
-        m: MovedTimer,
-        cb: Callback<C>,
-        hook: Option<CancelHook<C>>,
-    ) -> TimerHandle {
+    /// A free slot and the next set-order number, for a timer that arrives (moved in or
+    /// loaded from a row).
+    pub(super) fn take_slot(&mut self) -> (u32, u32) {
         if self.next_seq == u32::MAX {
             self.renumber();
         }
-        let idx = self.slots.alloc();
-        let mut r = m.record;
-        // Name and payload move into the side table instead of being copied by `put`.
-        let (name, payload) =
-            (r.extras.as_deref_mut()).map_or((None, None), |x| (x.name.take(), x.payload.take()));
-        r.slot = idx;
-        r.seq = self.next_seq;
+        let seq = self.next_seq;
         self.next_seq += 1;
-        if r.phase == DurablePhase::Pending && !self.frame_open {
-            // No frame is open here: the countdown of the delay starts now.
-            r.phase = DurablePhase::Scheduled;
+        (self.slots.alloc(), seq)
+    }
+
+    /// Where an arriving timer's countdown stands on this manager's clocks, from its phase and
+    /// its time relative to the clock it left (see the module docs) and how late it was:
+    /// its phase, its time here and the calls it owes from before the clock's start. `grid`
+    /// is the period of a looping timer that bursts ([`burst_grid`]).
+    pub(super) fn arrival(
+        &self,
+        phase: DurablePhase,
+        time: u64,
+        late: u64,
+        domain: crate::time::Domain,
+        grid: Option<u64>,
+    ) -> (DurablePhase, u64, u64) {
+        // No frame is open here: the countdown of a pending delay starts now.
+        let phase = match phase {
+            DurablePhase::Pending if !self.frame_open => DurablePhase::Scheduled,
+            phase => phase,
+        };
+        if phase != DurablePhase::Scheduled || time == NEVER {
+            return (phase, time, 0);
         }
-        let mut owed = 0;
-        if r.phase == DurablePhase::Scheduled && r.time != NEVER {
-            let now = self.span.now_of(r.domain);
-            r.time = match m.late {
-                0 => now.checked_add(r.time).unwrap_or(NEVER),
-                late if late <= now => now - late,
-                // Late by more than the clock has run (a durable timer offline longer than
-                // its clock's reading): the calls its grid had before the clock's start are
-                // owed, and made first.
-                late => {
+        let now = self.span.now_of(domain);
+        let (time, owed) = match late {
+            0 => (now.checked_add(time).unwrap_or(NEVER), 0),
+            late if late <= now => (now - late, 0),
+            // Late by more than the clock has run (a durable timer offline longer than its
+            // clock's reading): the calls its grid had before the clock's start are owed,
+            // and made first.
+            late => match grid {
+                Some(period) => {
                     let before = late - now;
-                    match r.looping && r.period > 0 && r.catch_up == crate::time::CatchUp::Burst {
-                        true => {
-                            owed = before.div_ceil(r.period);
-                            owed.saturating_mul(r.period).saturating_sub(before)
-                        }
-                        false => 0,
-                    }
+                    let owed = before.div_ceil(period);
+                    (owed.saturating_mul(period).saturating_sub(before), owed)
                 }
-            };
-        }
-        self.put(&r);
-        if name.is_some() || payload.is_some() {
-            let x = self.extras_mut(idx);
-            x.name = name.map(String::into_boxed_str);
-            if let Some(p) = payload {
-                x.rare_mut().payload = Some(p.into_boxed_slice());
-            }
-        }
+                None => (0, 0),
+            },
+        };
+        (phase, time, owed)
+    }
+
+    /// The last step of an arrival, once the timer's fields are in `idx`: its callback and
+    /// hook, the calls it owes, and its durable key claimed. Returns its handle.
+    pub(super) fn settle(
+        &mut self,
+        idx: u32,
+        cb: Callback<C>,
+        hook: Option<CancelHook<C>>,
+        owed: u64,
+    ) -> TimerHandle {
         self.slots.at_mut(idx).put_callback(cb);
         if let Some(hook) = hook {
             self.extras_mut(idx).rare_mut().on_cancel = Some(hook);
@@ -238,4 +218,14 @@ impl<C: 'static> Timers<C> {
         debug_assert_ne!(self.slots.at(idx).state(), SlotState::Free);
         self.handle_of(idx)
     }
+}
+
+/// The period on which a timer owes the calls it missed before its clock's start: a looping
+/// timer with a period that bursts; `None` for any other (it owes none).
+pub(super) fn burst_grid(
+    looping: bool,
+    period: u64,
+    catch_up: crate::time::CatchUp,
+) -> Option<u64> {
+    (looping && period > 0 && catch_up == crate::time::CatchUp::Burst).then_some(period)
 }

@@ -401,7 +401,6 @@ impl<C: 'static> Timers<C> {
     /// Stores one saved timer in its slot (without its callback, which the caller binds)
     /// and places it where its phase says.
     pub(super) fn put(&mut self, r: &TimerRecord) {
-        let idx = r.slot;
         let calls_hi = (r.calls >> 32) as u32;
         let x = r.extras.as_deref();
         let extras = (x.is_some() || calls_hi != 0).then(|| {
@@ -420,8 +419,24 @@ impl<C: 'static> Timers<C> {
             );
             e
         });
-        let mut flags = Flags::new(r.domain, r.catch_up, r.looping);
-        if let Some(tag) = r.tag {
+        let flags = Flags::new(r.domain, r.catch_up, r.looping);
+        let flags = self.put_side(r.slot, r.tag, extras, flags);
+        (self.slots.at_mut(r.slot)).restore(r.seq, r.period, r.calls as u32, flags);
+        self.put_phase(r.slot, r.phase, r.time);
+    }
+
+    /// Stores a timer's tag and side data for slot `idx` (the owner indexed); returns `flags`
+    /// saying which it has. The first of the three steps that put a timer's fields in a slot
+    /// (then the entry's `restore`, then [`put_phase`](Self::put_phase)), shared by a
+    /// snapshot's records and a durable row, which the load puts without a record between.
+    pub(super) fn put_side(
+        &mut self,
+        idx: u32,
+        tag: Option<u64>,
+        extras: Option<Extras<C>>,
+        mut flags: Flags,
+    ) -> Flags {
+        if let Some(tag) = tag {
             self.store_tag(idx, tag);
             flags.set_tag();
         }
@@ -432,15 +447,20 @@ impl<C: 'static> Timers<C> {
             }
             self.extras.insert(idx, x);
         }
+        flags
+    }
+
+    /// Places the timer stored in `idx` where `phase` says: `time` is its delay (pending),
+    /// time left (paused) or due time (scheduled).
+    pub(super) fn put_phase(&mut self, idx: u32, phase: DurablePhase, time: u64) {
         let e = self.slots.at_mut(idx);
-        e.restore(r.seq, r.period, r.calls as u32, flags);
-        match r.phase {
+        match phase {
             DurablePhase::Pending => {
-                e.wait(SlotState::Pending, r.time);
+                e.wait(SlotState::Pending, time);
                 self.pending.push(idx);
             }
-            DurablePhase::Paused => e.wait(SlotState::Paused, r.time),
-            DurablePhase::Scheduled => self.place(idx, r.time),
+            DurablePhase::Paused => e.wait(SlotState::Paused, time),
+            DurablePhase::Scheduled => self.place(idx, time),
         }
     }
 }
