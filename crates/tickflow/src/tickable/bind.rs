@@ -1,7 +1,8 @@
 //! [`BindTickables`]: how tickable objects come back after a restore or an import.
 
-use super::{Tickable, TickableInfo};
 use crate::format::RestoreError;
+use crate::tickable::engine::save::TickableInfo;
+use crate::tickable::object::Tickable;
 
 /// Builds tickable objects again: the tickable part of a scheduler's
 /// [`Resolver`](crate::snapshot::Resolver). A [`Registry`](crate::snapshot::Registry) of

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use super::{Domain, Span};
+use crate::time::clocks::Domain;
+use crate::time::span::Span;
 
 /// A number of frames: the unit of timers that count frames rather than time.
 ///

@@ -4,7 +4,7 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Div, Mul, Sub, SubAssign};
 use std::time::Duration;
 
-use super::TimeError;
+use crate::time::error::TimeError;
 
 /// Flicks in one second: 705,600,000.
 ///
@@ -333,6 +333,29 @@ impl fmt::Display for Span {
             None => write!(f, "{}s", self.as_secs_f64()),
         }
     }
+}
+
+/// `secs` seconds as a [`Span`], rounded to the nearest flick.
+///
+/// # Panics
+///
+/// When `secs` is NaN, infinite or negative (see [`Span::try_from_secs_f64`]).
+///
+/// # Examples
+///
+/// ```
+/// use tickflow::time::{secs, Span};
+///
+/// assert_eq!(secs(0.25), Span::from_millis(250));
+/// ```
+#[track_caller]
+pub fn secs(secs: f64) -> Span {
+    Span::from_secs_f64(secs)
+}
+
+/// `ms` milliseconds as a [`Span`] (exact).
+pub const fn millis(ms: u64) -> Span {
+    Span::from_millis(ms)
 }
 
 #[cfg(test)]

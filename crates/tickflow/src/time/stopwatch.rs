@@ -1,6 +1,8 @@
 //! [`Stopwatch`]: elapsed time on one of the scheduler's clocks.
 
-use super::{Clocks, Domain, Span, Time};
+use crate::time::clocks::{Clocks, Domain};
+use crate::time::point::Time;
+use crate::time::span::Span;
 
 /// Time elapsed on one of the scheduler's clocks while it runs: on the game clock (the
 /// default) it stops while the game is paused and runs slower or faster with time dilation,

@@ -3,11 +3,12 @@
 
 use rustc_hash::FxHashSet;
 
-use super::{Tickable, TickableEntry, TickableHandle, TickableMode, Tickables};
+use super::{TickableEntry, Tickables};
 use crate::format::RestoreError;
 use crate::handle::gen_of;
 use crate::handle::{AllocSnapshot, HandleAlloc};
 use crate::owner::OwnerId;
+use crate::tickable::object::{Tickable, TickableHandle, TickableMode};
 
 /// The saved part of a scheduler's tickables.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -106,7 +107,7 @@ impl<C> Tickables<C> {
         *crate::handle::lock_alloc(&self.alloc) = alloc;
         for (info, obj) in snap.infos().zip(objects) {
             let h = info.handle;
-            let i = h.index as usize;
+            let i = h.index() as usize;
             if self.slots.len() <= i {
                 self.slots.resize_with(i + 1, || None);
             }

@@ -2,8 +2,10 @@
 //! registration order. The objects are user types: the destination's resolver builds them
 //! again from their names (their own state is the game's to carry), as after a restore.
 
-use super::{Tickable, TickableHandle, TickableInfo, TickableMode, Tickables};
+use super::save::TickableInfo;
+use super::Tickables;
 use crate::owner::OwnerId;
+use crate::tickable::object::{Tickable, TickableHandle, TickableMode};
 
 /// One tickable of a moved owner.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
