@@ -53,10 +53,9 @@ impl<C: 'static> Scheduler<C> {
             };
             for stage in Stage::ALL {
                 let worked = frame.run(stage);
-                stages.lap(stage, worked);
+                stages.lap(stage, worked, &mut frame.report.stage_times);
             }
             frame.report.ticks_run = frame.report.ticks_per_group.iter().sum();
-            frame.report.stage_times = stages.times;
         });
     }
 }
@@ -239,7 +238,6 @@ impl<C: 'static> Stages<'_, C> {
 pub(super) struct StageClock {
     /// `None` when the scheduler does not time its stages.
     clock: Option<Instant>,
-    times: [Duration; Stage::ALL.len()],
     #[cfg(feature = "tracing")]
     span: Option<tracing::span::EnteredSpan>,
 }
@@ -248,19 +246,20 @@ impl StageClock {
     pub(super) fn start(timed: bool) -> Self {
         StageClock {
             clock: timed.then(Instant::now),
-            times: [Duration::ZERO; Stage::ALL.len()],
             #[cfg(feature = "tracing")]
             span: Some(stage_span(Stage::ALL[0]).entered()),
         }
     }
 
-    /// `done` has finished: charge it the time since the last lap and open the next stage. A
-    /// stage that had nothing to do (`worked` false) is not timed: reading the clock would
-    /// cost more than the stage, whose few nanoseconds count toward the next timed stage.
-    fn lap(&mut self, done: Stage, worked: bool) {
+    /// `done` has finished: charge it the time since the last lap (in `times`, the frame
+    /// report's, which stay zero when stages are not timed) and open the next stage. A stage
+    /// that had nothing to do (`worked` false) is not timed: reading the clock would cost more
+    /// than the stage, whose few nanoseconds count toward the next timed stage.
+    #[inline]
+    fn lap(&mut self, done: Stage, worked: bool, times: &mut [Duration; Stage::COUNT]) {
         if let Some(clock) = self.clock.as_mut().filter(|_| worked) {
             let now = Instant::now();
-            self.times[done.index()] += now - *clock;
+            times[done.index()] += now - *clock;
             *clock = now;
         }
         #[cfg(feature = "tracing")]

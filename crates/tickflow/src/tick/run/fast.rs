@@ -16,6 +16,16 @@ use crate::tick::plan::Placed;
 use crate::tick::settings::TickGroup;
 use crate::time::{Clocks, Span};
 
+/// The fast path's flags checks, `(mask, want)`: running; paused (only `tick_when_paused`
+/// functions); running with the unpaused clock apart from the game clock (the guard in
+/// `fast_path`).
+const RUNNING: (u8, u8) = (ENABLED | SLOW | PARALLEL, ENABLED);
+const PAUSED: (u8, u8) = (
+    ENABLED | SLOW | PARALLEL | WHEN_PAUSED,
+    ENABLED | WHEN_PAUSED,
+);
+const APART: (u8, u8) = (ENABLED | SLOW | PARALLEL | WHEN_PAUSED, ENABLED);
+
 /// Where the fast path stopped.
 enum Next {
     Done,
@@ -118,7 +128,9 @@ impl<C: 'static> TickFunctions<C> {
     /// [`run_fast`](Self::run_fast) over consecutive positions: each function's check record,
     /// slot and callback are read in memory order, with no list entry and no bounds check per
     /// function. A free position (a function removed since the plan was made) and a disabled
-    /// function are skipped here, as the full path would skip them.
+    /// function are skipped here, as the full path would skip them. The flags check is one of
+    /// three pairs of constants (see `fast_path`), so the walk holds neither in a register
+    /// across its calls.
     #[inline]
     fn run_fast_laid(
         &mut self,
@@ -127,8 +139,26 @@ impl<C: 'static> TickFunctions<C> {
         env: &mut Env<'_, C>,
         ran: &mut usize,
     ) -> Next {
-        let frame = self.frame;
         let (mask, want, call) = self.fast_path(group, env.clocks);
+        match (mask, want) {
+            RUNNING => self.walk_laid::<{ RUNNING.0 }, { RUNNING.1 }>(laid, call, env, ran),
+            PAUSED => self.walk_laid::<{ PAUSED.0 }, { PAUSED.1 }>(laid, call, env, ran),
+            _ => {
+                debug_assert_eq!((mask, want), APART);
+                self.walk_laid::<{ APART.0 }, { APART.1 }>(laid, call, env, ran)
+            }
+        }
+    }
+
+    #[inline]
+    fn walk_laid<const MASK: u8, const WANT: u8>(
+        &mut self,
+        laid: &mut Range<u32>,
+        call: TickCall,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) -> Next {
+        let frame = self.frame;
         let (a, b) = (laid.start as usize, laid.end as usize);
         let wake = env.wake;
         let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
@@ -148,7 +178,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             }
             let tag = NonZeroU32::new(hot.gen);
-            if hot.flags & mask != want {
+            if hot.flags & MASK != WANT {
                 if let (Some(tag), true) = (tag, hot.flags & ENABLED != 0) {
                     laid.start = (a + k + 1) as u32;
                     *ran += k - skipped;
@@ -177,8 +207,7 @@ impl<C: 'static> TickFunctions<C> {
     /// Runs serial functions without interval or dilation, one `TickCx` for all, until the
     /// list ends, a call changed something (`Settle`), or a function needs the full path.
     /// No parallel batch is queued meanwhile (the caller checks), so none needs flushing.
-    /// Functions run are counted from how far the list moved less those skipped, so the loop
-    /// keeps no counter across the call.
+    /// The flags check is constants, as in `run_fast_laid`.
     #[inline]
     fn run_fast(
         &mut self,
@@ -187,8 +216,28 @@ impl<C: 'static> TickFunctions<C> {
         env: &mut Env<'_, C>,
         ran: &mut usize,
     ) -> Next {
-        let frame = self.frame;
         let (mask, want, call) = self.fast_path(group, env.clocks);
+        match (mask, want) {
+            RUNNING => self.walk_list::<{ RUNNING.0 }, { RUNNING.1 }>(list, call, env, ran),
+            PAUSED => self.walk_list::<{ PAUSED.0 }, { PAUSED.1 }>(list, call, env, ran),
+            _ => {
+                debug_assert_eq!((mask, want), APART);
+                self.walk_list::<{ APART.0 }, { APART.1 }>(list, call, env, ran)
+            }
+        }
+    }
+
+    /// The walk of `run_fast`. Functions run are counted from how far the list moved less
+    /// those skipped, so the loop keeps no counter across the call.
+    #[inline]
+    fn walk_list<const MASK: u8, const WANT: u8>(
+        &mut self,
+        list: &mut std::slice::Iter<'_, Placed>,
+        call: TickCall,
+        env: &mut Env<'_, C>,
+        ran: &mut usize,
+    ) -> Next {
+        let frame = self.frame;
         let bodies = &mut self.bodies;
         let wake = env.wake;
         let start = list.len();
@@ -205,7 +254,7 @@ impl<C: 'static> TickFunctions<C> {
                 skipped += 1;
                 continue;
             }
-            if hot.flags & mask != want {
+            if hot.flags & MASK != WANT {
                 *ran += start - list.len() - skipped - 1;
                 return Next::Slow((h, p));
             }
