@@ -136,12 +136,11 @@ impl<C: 'static> Timers<C> {
         cb: Callback<C>,
         hook: Option<CancelHook<C>>,
     ) -> TimerHandle {
-        let mut r = m.record.clone();
+        let r = &m.record;
         let (idx, seq) = self.take_slot();
         let grid = burst_grid(r.looping, r.period, r.catch_up);
         let (phase, time, owed) = self.arrival(r.phase, r.time, m.late, r.domain, grid);
-        (r.slot, r.seq, r.phase, r.time) = (idx, seq, phase, time);
-        self.put(&r);
+        self.put_at(r, idx, seq, phase, time);
         self.settle(idx, cb, hook, owed)
     }
 

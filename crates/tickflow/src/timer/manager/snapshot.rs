@@ -401,6 +401,19 @@ impl<C: 'static> Timers<C> {
     /// Stores one saved timer in its slot (without its callback, which the caller binds)
     /// and places it where its phase says.
     pub(super) fn put(&mut self, r: &TimerRecord) {
+        self.put_at(r, r.slot, r.seq, r.phase, r.time);
+    }
+
+    /// [`put`](Self::put) in slot `idx` with set-order number `seq`, in `phase` at `time`,
+    /// whatever the record says of those (a moved timer's are its source's).
+    pub(super) fn put_at(
+        &mut self,
+        r: &TimerRecord,
+        idx: u32,
+        seq: u32,
+        phase: DurablePhase,
+        time: u64,
+    ) {
         let calls_hi = (r.calls >> 32) as u32;
         let x = r.extras.as_deref();
         let extras = (x.is_some() || calls_hi != 0).then(|| {
@@ -420,9 +433,9 @@ impl<C: 'static> Timers<C> {
             e
         });
         let flags = Flags::new(r.domain, r.catch_up, r.looping);
-        let flags = self.put_side(r.slot, r.tag, extras, flags);
-        (self.slots.at_mut(r.slot)).restore(r.seq, r.period, r.calls as u32, flags);
-        self.put_phase(r.slot, r.phase, r.time);
+        let flags = self.put_side(idx, r.tag, extras, flags);
+        (self.slots.at_mut(idx)).restore(seq, r.period, r.calls as u32, flags);
+        self.put_phase(idx, phase, time);
     }
 
     /// Stores a timer's tag and side data for slot `idx` (the owner indexed); returns `flags`
