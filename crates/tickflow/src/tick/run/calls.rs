@@ -66,7 +66,7 @@ impl<C: 'static> TickFunctions<C> {
         if let Some(hot) = self.graph.hot_at(p) {
             crate::prefetch::prefetch(hot);
         }
-        if let Some(body) = self.bodies.get(p as usize) {
+        if let Some(body) = self.bodies.serial_record(p as usize) {
             crate::prefetch::prefetch(body);
         }
     }
@@ -113,7 +113,7 @@ impl<C: 'static> TickFunctions<C> {
             return;
         }
         self.flush_batch(env);
-        let Some(Some(Body::Serial(f))) = self.bodies.get_mut(i) else {
+        let Some(f) = self.bodies.serial_at(i) else {
             return;
         };
         let call = TickCall {
@@ -131,10 +131,8 @@ impl<C: 'static> TickFunctions<C> {
     /// Returns a parallel callback to its slot if its function is still registered (else it
     /// is dropped here).
     pub(super) fn put_back(&mut self, h: TickHandle, body: Body<C>) {
-        if let Some(p) = self.graph.pos_of(h) {
-            if let Some(slot @ None) = self.bodies.get_mut(p as usize) {
-                *slot = Some(body);
-            }
+        if let (Some(p), Body::Parallel(f)) = (self.graph.pos_of(h), body) {
+            self.bodies.put_back_parallel(p, f);
         }
     }
 
@@ -158,16 +156,8 @@ impl<C: 'static> TickFunctions<C> {
         {
             self.flush_batch(env);
         }
-        let Some(slot) = (self.graph.pos_of(h)).and_then(|p| self.bodies.get_mut(p as usize))
-        else {
+        let Some(body) = (self.graph.pos_of(h)).and_then(|p| self.bodies.take_parallel(p)) else {
             return;
-        };
-        let body = match slot.take() {
-            Some(Body::Parallel(body)) => body,
-            other => {
-                *slot = other;
-                return;
-            }
         };
         self.batch.insert(h.index());
         self.jobs.push(ParJob {

@@ -7,7 +7,6 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Env, TickFunctions};
-use crate::tick::body::Body;
 use crate::tick::cx::{TickCall, TickCx};
 use crate::tick::graph::{ENABLED, PARALLEL, SLOW, WHEN_PAUSED};
 use crate::tick::handle::TickHandle;
@@ -169,7 +168,7 @@ impl<C: 'static> TickFunctions<C> {
         let wake = env.wake;
         let mut cx = TickCx::new(env.clocks, &mut *env.timers, call);
         let (Some((hots, slots)), Some(bodies)) =
-            (self.graph.laid_mut(a..b), self.bodies.get_mut(a..b))
+            (self.graph.laid_mut(a..b), self.bodies.serial_range(a..b))
         else {
             // Not reached: a lane is laid out over positions that exist, and none is taken
             // away before the next layout. Were one missing, the next function there takes
@@ -194,7 +193,7 @@ impl<C: 'static> TickFunctions<C> {
                 continue;
             }
             hot.last_run = frame;
-            let (Some(Body::Serial(f)), Some(tag)) = (body, tag) else {
+            let (Some(f), Some(tag)) = (body, tag) else {
                 continue;
             };
             cx.kind_mut().handle = TickHandle::new(slot, tag);
@@ -261,7 +260,7 @@ impl<C: 'static> TickFunctions<C> {
                 return Next::Slow((h, p));
             }
             hot.last_run = frame;
-            let Some(Some(Body::Serial(f))) = bodies.get_mut(i) else {
+            let Some(f) = bodies.serial_at(i) else {
                 continue;
             };
             cx.kind_mut().handle = h;

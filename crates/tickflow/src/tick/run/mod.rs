@@ -24,6 +24,7 @@
 //!   function's place.
 //! - A panic in a callback puts everything back (`recover`) before it travels on.
 
+mod bodies;
 mod calls;
 mod due;
 mod fast;
@@ -45,6 +46,7 @@ use crate::tick::handle::TickHandle;
 use crate::tick::settings::{TickError, TickGroup, TickSettings, MAX_SPAWN_PASSES};
 use crate::time::Clocks;
 use crate::timer::Timers;
+use bodies::Bodies;
 
 /// A group's run fetches the records of the due interval function this many places after
 /// the next one (`exec`): 2 and 4 measured alike on S2's game shape, about 5 % off its frame.
@@ -71,9 +73,8 @@ pub(crate) struct Env<'a, C> {
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub struct TickFunctions<C> {
     graph: TickGraph<C>,
-    /// Callbacks by position, beside the graph's check records (`None` for a free position,
-    /// or a parallel callback out for its batch).
-    bodies: Vec<Option<Body<C>>>,
+    /// Callbacks by position, beside the graph's check records.
+    bodies: Bodies<C>,
     plan: Plan,
     runner: Option<Runner<C>>,
     /// `false` runs parallel batches one by one on the game thread (same results).
@@ -121,7 +122,7 @@ impl<C: 'static> TickFunctions<C> {
     pub(crate) fn new(alloc: crate::handle::SharedAlloc, wake: Arc<AtomicBool>) -> Self {
         TickFunctions {
             graph: TickGraph::with_wake(alloc, wake),
-            bodies: Vec::new(),
+            bodies: Bodies::default(),
             plan: Plan::default(),
             runner: None,
             threads: true,
@@ -206,11 +207,7 @@ impl<C: 'static> TickFunctions<C> {
                 BodyEvent::Insert(p, body) => (p, Some(body)),
                 BodyEvent::Remove(p) => (p, None),
             };
-            let i = p as usize;
-            if self.bodies.len() <= i {
-                self.bodies.resize_with(i + 1, || None);
-            }
-            gone.extend(mem::replace(&mut self.bodies[i], body));
+            gone.extend(self.bodies.replace(p, body));
         }
         crate::unwind::each_then_raise(gone, |body| {
             drop(body);
@@ -259,11 +256,7 @@ impl<C: 'static> TickFunctions<C> {
             .map(|h| h.index())
             .collect();
         let from = self.graph.reorder(order.into_iter());
-        let mut old = mem::take(&mut self.bodies);
-        self.bodies = (from.iter())
-            .map(|&p| old.get_mut(p as usize).and_then(Option::take))
-            .collect();
-        debug_assert!(old.iter().all(Option::is_none), "every callback moved");
+        self.bodies.reorder(&from);
         let graph = &self.graph;
         for lane in self.plan.lanes_mut() {
             lane.locate(|h| graph.pos_of(h));

@@ -28,9 +28,7 @@ impl<C: 'static> TickFunctions<C> {
                 .graph
                 .pos_of(h)
                 .expect("a live function has a position") as usize;
-            let body = self.bodies[p]
-                .take()
-                .expect("a live function has its callback");
+            let body = (self.bodies.take(p as u32)).expect("a live function has its callback");
             let runner = matches!(body, Body::Parallel(_))
                 .then_some(self.runner)
                 .flatten();
