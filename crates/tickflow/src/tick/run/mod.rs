@@ -69,7 +69,8 @@ pub(crate) struct Env<'a, C> {
 // `../service.rs`, the frame's run here, its fast walk in `fast.rs`, the full path of one
 // function in `calls.rs`, spawned functions in `spawned.rs`, moving an owner's functions in
 // `moved.rs`. The run's files are this module's children because they share the callbacks
-// and the frame's run state, which no other file sees.
+// (their table, `bodies.rs`, keeps its own fields) and the frame's run state, which no other
+// file sees.
 /// The tick functions of a scheduler: the graph, the callbacks and the frame's run state.
 pub struct TickFunctions<C> {
     graph: TickGraph<C>,
