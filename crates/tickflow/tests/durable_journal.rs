@@ -176,7 +176,9 @@ proptest! {
         let report = loaded.load_durable(only.clone(), saved, Span::ZERO, &mut registry(&log2)).unwrap();
         prop_assert_eq!(report.loaded, only.len());
         // Each row comes back whole (its times moved to the new clocks, its set order renumbered).
-        let whole = |rows: Vec<DurableTimer>| rows.into_iter().map(|t| ((t.owner, t.name.clone()), DurableTimer { time: 0, seq: 0, ..t })).collect::<BTreeMap<_, _>>();
+        let whole = |rows: Vec<DurableTimer>| rows.into_iter()
+            .map(|t| ((t.owner, t.name.clone()), DurableTimer { time: 0, seq: 0, ..t }))
+            .collect::<BTreeMap<_, _>>();
         prop_assert_eq!(whole(loaded.durable_timers()), whole(only.clone()));
         // The original's non-durable timers would log too: drop them first.
         for h in plain {

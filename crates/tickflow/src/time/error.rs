@@ -59,13 +59,15 @@ impl TimeError {
         }
     }
 
-    /// `true` when a frame rate of zero was given ([`Span::try_frames`](crate::time::Span::try_frames)).
+    /// `true` when a frame rate of zero was given
+    /// ([`Span::try_frames`](crate::time::Span::try_frames)).
     pub fn is_zero_rate(&self) -> bool {
         self.kind == TimeErrorKind::ZeroRate
     }
 
-    /// `true` when a frame rate was so high that a frame is shorter than half a flick
-    /// (above about 1.4 GHz, [`Span::try_frames`](crate::time::Span::try_frames)): it would round to no time at all.
+    /// `true` when a frame rate was so high that a frame is shorter than half a flick (above
+    /// about 1.4 GHz, [`Span::try_frames`](crate::time::Span::try_frames)): it would round to
+    /// no time at all.
     pub fn is_rate_too_high(&self) -> bool {
         matches!(self.kind, TimeErrorKind::RateTooHigh(_))
     }

@@ -11,8 +11,8 @@ use crate::time::span::Span;
 /// gives the span between two points (zero if the right one is later); `Time - Span` gives an
 /// earlier point (saturating at [`Time::ZERO`]).
 ///
-/// On the [`Domain::Frames`](crate::time::Domain::Frames) clock a `Time` counts frames: `flicks()` is the number of frames
-/// that clock counted.
+/// On the [`Domain::Frames`](crate::time::Domain::Frames) clock a `Time` counts frames:
+/// `flicks()` is the number of frames that clock counted.
 ///
 /// # Examples
 ///
@@ -60,8 +60,8 @@ impl Time {
         Time(span.flicks())
     }
 
-    /// The point `secs` seconds after the clock started, as [`secs`](crate::time::secs) makes the span (its
-    /// rounding and its panics).
+    /// The point `secs` seconds after the clock started, as [`secs`](crate::time::secs) makes
+    /// the span (its rounding and its panics).
     #[track_caller]
     pub fn from_secs(secs: f64) -> Time {
         Time::at(crate::time::span::secs(secs))

@@ -32,28 +32,18 @@ impl<C> Default for Bodies<C> {
 }
 
 impl<C> Bodies<C> {
-    /// Puts `body` at position `p` (`None` empties it); returns what was there.
+    /// Puts `body` at position `p` (`None` empties it); returns what was there. The serial
+    /// table reaches every position an event named, so that a lane's range is in it.
     pub(super) fn replace(&mut self, p: u32, body: Option<Body<C>>) -> Option<Body<C>> {
         let i = p as usize;
-        if self.serial.len() <= i {
-            self.serial.resize_with(i + 1, || None);
+        let old = self.take(p);
+        let serial = at(&mut self.serial, i);
+        match body {
+            Some(Body::Serial(f)) => *serial = Some(f),
+            Some(Body::Parallel(f)) => *at(&mut self.parallel, i) = Some(f),
+            None => {}
         }
-        let (serial, parallel) = match body {
-            Some(Body::Serial(f)) => (Some(f), None),
-            Some(Body::Parallel(f)) => (None, Some(f)),
-            None => (None, None),
-        };
-        if parallel.is_some() && self.parallel.len() <= i {
-            self.parallel.resize_with(i + 1, || None);
-        }
-        let old_parallel = match self.parallel.get_mut(i) {
-            Some(slot) => std::mem::replace(slot, parallel),
-            None => None,
-        };
-        let old_serial = std::mem::replace(&mut self.serial[i], serial);
-        old_serial
-            .map(Body::Serial)
-            .or(old_parallel.map(Body::Parallel))
+        old
     }
 
     /// Takes the callback at `p`, of either kind.
@@ -115,6 +105,14 @@ impl<C> Bodies<C> {
     }
 }
 
+/// Entry `i` of `table`, grown to reach it.
+fn at<T>(table: &mut Vec<Option<T>>, i: usize) -> &mut Option<T> {
+    if table.len() <= i {
+        table.resize_with(i + 1, || None);
+    }
+    &mut table[i]
+}
+
 /// `table` in a new order: entry `i` is what entry `from[i]` held.
 fn moved<T>(table: &mut Vec<Option<T>>, from: &[u32]) -> Vec<Option<T>> {
     let mut old = std::mem::take(table);
@@ -136,11 +134,6 @@ mod tests {
 
     fn parallel() -> Body<u32> {
         Body::Parallel(Box::new(|_, _| {}))
-    }
-
-    #[test]
-    fn a_serial_record_is_16_bytes() {
-        assert_eq!(std::mem::size_of::<Option<SerialFn<()>>>(), 16);
     }
 
     #[test]

@@ -228,8 +228,8 @@ impl<C: 'static> TickFunctions<C> {
         }
     }
 
-    /// The walk of `run_fast`, for one [`Check`]. Functions run are counted from how far the list moved less
-    /// those skipped, so the loop keeps no counter across the call.
+    /// The walk of `run_fast`, for one [`Check`]. Functions run are counted from how far the
+    /// list moved less those skipped, so the loop keeps no counter across the call.
     #[inline]
     fn walk_list<const MASK: u8, const WANT: u8>(
         &mut self,

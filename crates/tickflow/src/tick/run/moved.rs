@@ -24,11 +24,8 @@ impl<C: 'static> TickFunctions<C> {
         let records = self.graph.moved_records(&list, self.frame);
         let mut out = Vec::with_capacity(list.len());
         for (h, m) in list.into_iter().zip(records) {
-            let p = self
-                .graph
-                .pos_of(h)
-                .expect("a live function has a position") as usize;
-            let body = (self.bodies.take(p as u32)).expect("a live function has its callback");
+            let p = (self.graph.pos_of(h)).expect("a live function has a position");
+            let body = (self.bodies.take(p)).expect("a live function has its callback");
             let runner = matches!(body, Body::Parallel(_))
                 .then_some(self.runner)
                 .flatten();

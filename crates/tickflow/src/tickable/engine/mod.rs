@@ -2,8 +2,8 @@
 //! per-frame run. Its snapshot and its moves between schedulers are its children (`save.rs`,
 //! `moved.rs`), which read its private entries.
 
-pub(crate) mod moved;
-pub(crate) mod save;
+pub(super) mod moved;
+pub(super) mod save;
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -11,11 +11,10 @@ use std::panic::{self, AssertUnwindSafe};
 
 use crate::handle::SharedAlloc;
 use crate::owner::{Fresh, OwnerId, Owners};
-use crate::time::{Clocks, Span};
-use crate::timer::Timers;
-
 use crate::tickable::cx::{TickableCall, TickableCx};
 use crate::tickable::object::{Tickable, TickableHandle, TickableMode};
+use crate::time::{Clocks, Span};
+use crate::timer::Timers;
 
 struct TickableEntry<C: 'static> {
     gen: NonZeroU32,

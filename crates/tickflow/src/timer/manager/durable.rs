@@ -21,11 +21,10 @@
 //! - A durable timer has three shapes on its round trip: what the builder holds, its entry
 //!   (slot and side data), and its row. A row is read straight from the entry
 //!   (`durable_at`) and loaded straight into one (`put_row`), with no snapshot record in
-//!   between. A snapshot keeps a record of its own ([`TimerSnapshot`](crate::timer::TimerSnapshot)'s
-//!   `TimerRecord`), on purpose: every timer is in it, most with no owner, name or payload,
-//!   and its record is 64 bytes with those boxed apart, where a row is 144 (a rollback
-//!   snapshot of a million plain timers would more than double). Both spell the phase with
-//!   [`DurablePhase`].
+//!   between. A snapshot keeps a record of its own (`TimerRecord`, in `snapshot.rs`), on
+//!   purpose: every timer is in it, most with no owner, name or payload, and its record is 64
+//!   bytes with those boxed apart, where a row is 144 (a rollback snapshot of a million plain
+//!   timers would more than double). Both spell the phase with [`DurablePhase`].
 
 use super::journal::key_of;
 

@@ -27,7 +27,7 @@
 use super::durable::{DurablePhase, DurableTimer, LoadReport};
 use super::extras::Extras;
 use super::moved::burst_grid;
-use super::snapshot::Bind;
+use super::snapshot::{unbound, Bind};
 use crate::format::RestoreError;
 use crate::time::{Domain, Span};
 use crate::timer::callback::Callback;
@@ -399,7 +399,7 @@ fn bind<C: 'static>(
         calls_left: row.times_left,
     };
     let bound = bind_cb(&info, false).map(|(cb, _)| cb);
-    let bound = bound.ok_or_else(|| crate::timer::manager::snapshot::unbound(&info));
+    let bound = bound.ok_or_else(|| unbound(&info));
     row.name = info.name.take().unwrap_or_default();
     bound
 }

@@ -6,10 +6,10 @@
 //! 32-byte records). Within one tick the due times lie in a narrow range and the set-order
 //! numbers in a known one, so `(due - min, seq, position)` packs into one `u64` for almost every
 //! tick: the packed integers are sorted (the standard library's sort of primitive integers is
-//! branch-free where it matters) and the calls gathered in their order into the run. That measured a fifth
-//! faster for the whole tick than the comparison sort, and faster than a radix sort of the same
-//! keys (a tick's keys span about 40 bits: six passes). A tick whose keys do not fit is sorted
-//! by comparison, as is a small one.
+//! branch-free where it matters) and the calls gathered in their order into the run. That
+//! measured a fifth faster for the whole tick than the comparison sort, and faster than a radix
+//! sort of the same keys (a tick's keys span about 40 bits: six passes). A tick whose keys do
+//! not fit is sorted by comparison, as is a small one.
 
 /// Below this many calls the comparison sort is as fast, and packing costs a pass.
 const PACK_MIN: usize = 32;
